@@ -1,0 +1,264 @@
+//! One radix-2 negacyclic NTT algorithm, written once over a vector-lane abstraction.
+//!
+//! The scalar, AVX2, AVX-512 and AVX-512 IFMA kernels are this same code instantiated with a
+//! different [`Lanes`] implementation; the only per-ISA pieces are the lane primitives and the
+//! shuffles used when a butterfly's stride `t` is smaller than the vector width. Every kernel
+//! therefore computes the same lazy (Harvey) butterflies and, after the final canonical
+//! reduction, the same output bits.
+//!
+//! Forward (Cooley-Tukey, natural order in, bit-reversed order out) keeps values in `[0, 4q)`:
+//! `x <- x mod 2q`, `t <- w*y` lazily in `[0, 2q)`, outputs `x + t` and `x - t + 2q`.
+//! Inverse (Gentleman-Sande, bit-reversed in, natural out) keeps values in `[0, 2q)` and folds
+//! the `N^{-1}` scaling into its last stage.
+//!
+//! Cache blocking: stages whose butterfly span exceeds [`BLOCK`] words sweep the whole limb;
+//! the remaining stages run block by block so the block stays in L1.
+
+use super::tables::{StageTwiddles, Tables};
+
+/// Words per L1-resident block (16 KiB of 64-bit words).
+pub(crate) const BLOCK: usize = 2048;
+
+/// Vector-lane primitives over 64-bit unsigned integers.
+///
+/// # Safety
+/// Implementations use ISA intrinsics; callers must only instantiate the driver with an
+/// implementation whose target features are available (checked by `Kernel::is_available`).
+pub(crate) trait Lanes {
+    type V: Copy;
+    /// Number of 64-bit lanes.
+    const L: usize;
+    unsafe fn load(p: *const u64) -> Self::V;
+    unsafe fn store(p: *mut u64, v: Self::V);
+    unsafe fn splat(x: u64) -> Self::V;
+    unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn sub(a: Self::V, b: Self::V) -> Self::V;
+    /// Unsigned minimum; `min(x, x - m)` reduces `x in [0, 2m)` to `[0, m)`.
+    unsafe fn min(a: Self::V, b: Self::V) -> Self::V;
+    /// Lazy Shoup product, a value congruent to `y*w` in `[0, 2q)`.
+    unsafe fn mul_shoup_lazy(y: Self::V, w: Self::V, ws: Self::V, q: Self::V) -> Self::V;
+    /// From two consecutive vectors (2L words), gather the butterfly inputs of stride `t < L`
+    /// as (all x, all y), ordered by butterfly index.
+    unsafe fn split(t: usize, v0: Self::V, v1: Self::V) -> (Self::V, Self::V);
+    /// Inverse of [`Lanes::split`].
+    unsafe fn merge(t: usize, x: Self::V, y: Self::V) -> (Self::V, Self::V);
+}
+
+#[inline(always)]
+unsafe fn small_mod<S: Lanes>(x: S::V, m: S::V) -> S::V {
+    S::min(x, S::sub(x, m))
+}
+
+/// Cooley-Tukey butterfly: inputs in `[0, 4q)`, outputs in `[0, 4q)`.
+#[inline(always)]
+unsafe fn ct<S: Lanes>(x: S::V, y: S::V, w: S::V, ws: S::V, q: S::V, two_q: S::V) -> (S::V, S::V) {
+    let x = small_mod::<S>(x, two_q);
+    let t = S::mul_shoup_lazy(y, w, ws, q);
+    (S::add(x, t), S::add(S::sub(x, t), two_q))
+}
+
+/// Gentleman-Sande butterfly: inputs in `[0, 2q)`, outputs in `[0, 2q)`.
+#[inline(always)]
+unsafe fn gs<S: Lanes>(x: S::V, y: S::V, w: S::V, ws: S::V, q: S::V, two_q: S::V) -> (S::V, S::V) {
+    let s = small_mod::<S>(S::add(x, y), two_q);
+    let d = S::mul_shoup_lazy(S::add(S::sub(x, y), two_q), w, ws, q);
+    (s, d)
+}
+
+/// One stage of stride `t` over `a[base .. base + len)`, `len` a multiple of `max(2t, 2L)`.
+#[inline(always)]
+unsafe fn stage<S: Lanes, const FWD: bool>(
+    a: *mut u64,
+    base: usize,
+    len: usize,
+    t: usize,
+    n: usize,
+    tw: &StageTwiddles,
+    q: S::V,
+    two_q: S::V,
+) {
+    let m = n / (2 * t);
+    let bfly = if FWD { ct::<S> } else { gs::<S> };
+    if t >= S::L {
+        let first_block = base / (2 * t);
+        for k in 0..len / (2 * t) {
+            let idx = m + first_block + k;
+            let w = S::splat(*tw.w.get_unchecked(idx));
+            let ws = S::splat(*tw.ws.get_unchecked(idx));
+            let p = a.add(base + 2 * k * t);
+            let mut j = 0;
+            while j < t {
+                let x = S::load(p.add(j));
+                let y = S::load(p.add(j + t));
+                let (x, y) = bfly(x, y, w, ws, q, two_q);
+                S::store(p.add(j), x);
+                S::store(p.add(j + t), y);
+                j += S::L;
+            }
+        }
+    } else {
+        // Per-butterfly twiddles, ordered by butterfly index b: twiddle of block m + b / t.
+        let (w_exp, ws_exp) = tw.expanded(t);
+        let mut c = 0;
+        while c < len {
+            let p = a.add(base + c);
+            let b = (base + c) / 2;
+            let (x, y) = S::split(t, S::load(p), S::load(p.add(S::L)));
+            let w = S::load(w_exp.as_ptr().add(b));
+            let ws = S::load(ws_exp.as_ptr().add(b));
+            let (x, y) = bfly(x, y, w, ws, q, two_q);
+            let (v0, v1) = S::merge(t, x, y);
+            S::store(p, v0);
+            S::store(p.add(S::L), v1);
+            c += 2 * S::L;
+        }
+    }
+}
+
+/// Forward negacyclic NTT in place; canonical input (< 4q) and canonical output (< q), in
+/// bit-reversed order. `a.len()` must be a power of two with `a.len() >= 2 * S::L`.
+#[inline(always)]
+pub(crate) unsafe fn forward<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) {
+    let n = a.len();
+    let ptr = a.as_mut_ptr();
+    let q = S::splat(qv);
+    let two_q = S::splat(2 * qv);
+    let tw = &tables.fwd;
+    let block = BLOCK.min(n);
+    let mut t = n / 2;
+    while 2 * t > block {
+        stage::<S, true>(ptr, 0, n, t, n, tw, q, two_q);
+        t /= 2;
+    }
+    let t_block = t;
+    for base in (0..n).step_by(block) {
+        let mut t = t_block;
+        while t >= 1 {
+            stage::<S, true>(ptr, base, block, t, n, tw, q, two_q);
+            t /= 2;
+        }
+    }
+    let mut i = 0;
+    while i < n {
+        let x = S::load(ptr.add(i));
+        let x = small_mod::<S>(small_mod::<S>(x, two_q), q);
+        S::store(ptr.add(i), x);
+        i += S::L;
+    }
+}
+
+/// Inverse negacyclic NTT in place (bit-reversed in, natural out), including the `N^{-1}`
+/// scaling; input < 2q, output canonical.
+#[inline(always)]
+pub(crate) unsafe fn inverse<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) {
+    let n = a.len();
+    let ptr = a.as_mut_ptr();
+    let q = S::splat(qv);
+    let two_q = S::splat(2 * qv);
+    let tw = &tables.inv;
+    // Kernels are only used with n >= 4L, so every block holds at least two vectors.
+    let block = BLOCK.min(n / 2);
+    for base in (0..n).step_by(block) {
+        let mut t = 1;
+        while 2 * t <= block {
+            stage::<S, false>(ptr, base, block, t, n, tw, q, two_q);
+            t *= 2;
+        }
+    }
+    let mut t = block;
+    while t < n / 2 {
+        stage::<S, false>(ptr, 0, n, t, n, tw, q, two_q);
+        t *= 2;
+    }
+    // Last stage (t = n/2, single block) with N^{-1} folded into both outputs.
+    let half = n / 2;
+    let ni = S::splat(tables.n_inv);
+    let nis = S::splat(tables.n_inv_shoup);
+    let wn = S::splat(tables.last_w_n_inv);
+    let wns = S::splat(tables.last_w_n_inv_shoup);
+    let mut j = 0;
+    while j < half {
+        let x = S::load(ptr.add(j));
+        let y = S::load(ptr.add(j + half));
+        let s = S::mul_shoup_lazy(S::add(x, y), ni, nis, q);
+        let d = S::mul_shoup_lazy(S::add(S::sub(x, y), two_q), wn, wns, q);
+        S::store(ptr.add(j), small_mod::<S>(s, q));
+        S::store(ptr.add(j + half), small_mod::<S>(d, q));
+        j += S::L;
+    }
+}
+
+/// The portable path: one lane of plain `u64` arithmetic.
+pub(crate) struct Scalar;
+
+impl Lanes for Scalar {
+    type V = u64;
+    const L: usize = 1;
+    #[inline(always)]
+    unsafe fn load(p: *const u64) -> u64 {
+        *p
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut u64, v: u64) {
+        *p = v
+    }
+    #[inline(always)]
+    unsafe fn splat(x: u64) -> u64 {
+        x
+    }
+    #[inline(always)]
+    unsafe fn add(a: u64, b: u64) -> u64 {
+        a.wrapping_add(b)
+    }
+    #[inline(always)]
+    unsafe fn sub(a: u64, b: u64) -> u64 {
+        a.wrapping_sub(b)
+    }
+    #[inline(always)]
+    unsafe fn min(a: u64, b: u64) -> u64 {
+        a.min(b)
+    }
+    #[inline(always)]
+    unsafe fn mul_shoup_lazy(y: u64, w: u64, ws: u64, q: u64) -> u64 {
+        let qhat = ((y as u128 * ws as u128) >> 64) as u64;
+        y.wrapping_mul(w).wrapping_sub(qhat.wrapping_mul(q))
+    }
+    unsafe fn split(_: usize, _: u64, _: u64) -> (u64, u64) {
+        unreachable!("a one-lane kernel never has a stride below its width")
+    }
+    unsafe fn merge(_: usize, _: u64, _: u64) -> (u64, u64) {
+        unreachable!("a one-lane kernel never has a stride below its width")
+    }
+}
+
+/// Lane index tables for two-source permutes that implement [`Lanes::split`] and
+/// [`Lanes::merge`] for `L` lanes and stride `t < L` (indices `>= L` select the second source).
+pub(crate) const fn split_indices<const L: usize>(t: usize) -> ([u64; L], [u64; L]) {
+    let mut x = [0u64; L];
+    let mut y = [0u64; L];
+    let mut k = 0;
+    while k < L {
+        let pos = (k / t) * 2 * t + k % t;
+        x[k] = pos as u64;
+        y[k] = (pos + t) as u64;
+        k += 1;
+    }
+    (x, y)
+}
+
+/// See [`split_indices`]: where each chunk position comes from in the (x, y) pair.
+pub(crate) const fn merge_indices<const L: usize>(t: usize) -> ([u64; L], [u64; L]) {
+    let mut v = [[0u64; L]; 2];
+    let mut p = 0;
+    while p < 2 * L {
+        let (block, off) = (p / (2 * t), p % (2 * t));
+        let src = if off < t {
+            block * t + off
+        } else {
+            L + block * t + off - t
+        };
+        v[p / L][p % L] = src as u64;
+        p += 1;
+    }
+    (v[0], v[1])
+}

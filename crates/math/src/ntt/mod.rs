@@ -1,0 +1,422 @@
+//! Negacyclic number-theoretic transforms over `Z_q[X]/(X^N + 1)`.
+//!
+//! * [`NttPlan`]: the radix-2 transform with the 2N-th-root twisting merged into the butterflies
+//!   and lazy (Harvey) reduction, with runtime-dispatched kernels ([`Kernel`]). Forward output is
+//!   in **bit-reversed order**: slot `k` holds the evaluation at `psi^(2*brev(k)+1)`.
+//! * [`four_step::FourStepNtt`]: the four-step / hybrid `N = N1 x N2` form the accelerators use
+//!   (reed.md Algorithm 1), with optional on-the-fly twisting factors (ark.md section V-C).
+
+pub mod four_step;
+mod lanes;
+mod tables;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+pub use tables::bit_reverse;
+
+use crate::error::{MathError, Result};
+use crate::modular::Modulus;
+use crate::primes::{check_ntt_prime, primitive_root_2n};
+use tables::Tables;
+
+/// Smallest supported ring degree.
+pub const MIN_DEGREE: usize = 2;
+/// Largest supported ring degree.
+pub const MAX_DEGREE: usize = 1 << 17;
+
+/// Checks that `n` is a power of two in `[MIN_DEGREE, MAX_DEGREE]`.
+pub fn check_degree(n: usize) -> Result<()> {
+    if !n.is_power_of_two() || !(MIN_DEGREE..=MAX_DEGREE).contains(&n) {
+        return Err(MathError::InvalidDegree {
+            n,
+            min: MIN_DEGREE,
+            max: MAX_DEGREE,
+        });
+    }
+    Ok(())
+}
+
+/// An NTT implementation. All kernels produce bit-identical results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// Portable `u64` code.
+    Scalar,
+    /// 4 lanes, AVX2.
+    Avx2,
+    /// 8 lanes, AVX-512F/DQ with 64-bit Shoup products (any modulus up to 62 bits).
+    Avx512,
+    /// 8 lanes, AVX-512 IFMA52 Shoup products (moduli below 2^50).
+    Avx512Ifma,
+}
+
+impl Kernel {
+    /// Every kernel, fastest last.
+    pub const ALL: [Kernel; 4] = [
+        Kernel::Scalar,
+        Kernel::Avx2,
+        Kernel::Avx512,
+        Kernel::Avx512Ifma,
+    ];
+
+    /// Short lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Scalar => "scalar",
+            Kernel::Avx2 => "avx2",
+            Kernel::Avx512 => "avx512",
+            Kernel::Avx512Ifma => "avx512-ifma",
+        }
+    }
+
+    fn lanes(self) -> usize {
+        match self {
+            Kernel::Scalar => 1,
+            Kernel::Avx2 => 4,
+            Kernel::Avx512 | Kernel::Avx512Ifma => 8,
+        }
+    }
+
+    /// Whether this CPU has the instructions the kernel needs.
+    pub fn cpu_supports(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            match self {
+                Kernel::Scalar => true,
+                Kernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+                Kernel::Avx512 => {
+                    std::arch::is_x86_feature_detected!("avx512f")
+                        && std::arch::is_x86_feature_detected!("avx512dq")
+                }
+                Kernel::Avx512Ifma => {
+                    Kernel::Avx512.cpu_supports()
+                        && std::arch::is_x86_feature_detected!("avx512ifma")
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Kernel::Scalar
+        }
+    }
+
+    /// Whether the kernel can transform degree `n` modulo `q` on this CPU.
+    pub fn supports(self, q: u64, n: usize) -> bool {
+        let fits = match self {
+            Kernel::Avx512Ifma => q < (1 << 50),
+            _ => true,
+        };
+        // The vector kernels need at least two vectors per half-limb (see `lanes::inverse`).
+        fits && self.cpu_supports() && (self == Kernel::Scalar || n >= 4 * self.lanes())
+    }
+
+    /// The fastest kernel that supports `(q, n)` here.
+    pub fn best(q: u64, n: usize) -> Kernel {
+        *Kernel::ALL
+            .iter()
+            .rev()
+            .find(|k| k.supports(q, n))
+            .unwrap_or(&Kernel::Scalar)
+    }
+}
+
+/// A precomputed negacyclic NTT for one prime and one degree.
+pub struct NttPlan {
+    n: usize,
+    modulus: Modulus,
+    psi: u64,
+    tables: Tables,
+    /// 52-bit Shoup tables for the IFMA kernel, present when `q < 2^50`.
+    tables52: Option<Tables>,
+    kernel: Kernel,
+}
+
+impl std::fmt::Debug for NttPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NttPlan")
+            .field("n", &self.n)
+            .field("q", &self.modulus.value())
+            .field("psi", &self.psi)
+            .field("kernel", &self.kernel)
+            .finish()
+    }
+}
+
+impl NttPlan {
+    /// Plans the transform of degree `n` modulo the NTT-friendly prime `q`, using the fastest
+    /// kernel this CPU supports.
+    pub fn new(n: usize, q: u64) -> Result<Self> {
+        check_degree(n)?;
+        check_ntt_prime(q, n)?;
+        let modulus = Modulus::new(q)?;
+        let psi = primitive_root_2n(q, n)?;
+        let tables = Tables::new(&modulus, n, psi, 64);
+        let tables52 = (q < (1 << 50)).then(|| Tables::new(&modulus, n, psi, 52));
+        Ok(Self {
+            n,
+            modulus,
+            psi,
+            tables,
+            tables52,
+            kernel: Kernel::best(q, n),
+        })
+    }
+
+    /// Ring degree.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The modulus.
+    pub fn modulus(&self) -> &Modulus {
+        &self.modulus
+    }
+
+    /// The primitive 2N-th root of unity used.
+    pub fn psi(&self) -> u64 {
+        self.psi
+    }
+
+    /// The kernel [`NttPlan::forward`] and [`NttPlan::inverse`] dispatch to.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// `psi^(2*brev(k)+1)`: the point that slot `k` of the forward output evaluates at.
+    pub fn slot_root_exponent(&self, k: usize) -> usize {
+        2 * bit_reverse(k, self.n.trailing_zeros()) + 1
+    }
+
+    fn check(&self, a: &[u64], kernel: Kernel) -> Result<()> {
+        if a.len() != self.n {
+            return Err(MathError::LengthMismatch {
+                what: "NTT input",
+                expected: self.n,
+                found: a.len(),
+            });
+        }
+        if !kernel.supports(self.modulus.value(), self.n) {
+            return Err(MathError::OutOfRange {
+                name: "kernel",
+                value: kernel.name().into(),
+                allowed: format!(
+                    "a kernel this CPU supports for q = {} and N = {}",
+                    self.modulus.value(),
+                    self.n
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Forward NTT in place: coefficients (each `< q`) to evaluations in bit-reversed order.
+    pub fn forward(&self, a: &mut [u64]) -> Result<()> {
+        self.forward_with(self.kernel, a)
+    }
+
+    /// Inverse NTT in place: bit-reversed evaluations (each `< q`) to coefficients.
+    pub fn inverse(&self, a: &mut [u64]) -> Result<()> {
+        self.inverse_with(self.kernel, a)
+    }
+
+    /// Forward NTT with a chosen kernel (for testing and benchmarking kernels against each other).
+    pub fn forward_with(&self, kernel: Kernel, a: &mut [u64]) -> Result<()> {
+        self.check(a, kernel)?;
+        let q = self.modulus.value();
+        debug_assert!(a.iter().all(|&x| x < q));
+        // SAFETY: `check` verified the CPU features and the length the kernel needs.
+        unsafe {
+            match kernel {
+                Kernel::Scalar => lanes::forward::<lanes::Scalar>(a, &self.tables, q),
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx2 => x86::forward_avx2(a, &self.tables, q),
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx512 => x86::forward_avx512(a, &self.tables, q),
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx512Ifma => x86::forward_ifma(a, self.ifma_tables(), q),
+                #[cfg(not(target_arch = "x86_64"))]
+                _ => unreachable!(),
+            }
+        }
+        Ok(())
+    }
+
+    /// Inverse NTT with a chosen kernel.
+    pub fn inverse_with(&self, kernel: Kernel, a: &mut [u64]) -> Result<()> {
+        self.check(a, kernel)?;
+        let q = self.modulus.value();
+        debug_assert!(a.iter().all(|&x| x < q));
+        // SAFETY: as in `forward_with`.
+        unsafe {
+            match kernel {
+                Kernel::Scalar => lanes::inverse::<lanes::Scalar>(a, &self.tables, q),
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx2 => x86::inverse_avx2(a, &self.tables, q),
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx512 => x86::inverse_avx512(a, &self.tables, q),
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx512Ifma => x86::inverse_ifma(a, self.ifma_tables(), q),
+                #[cfg(not(target_arch = "x86_64"))]
+                _ => unreachable!(),
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn ifma_tables(&self) -> &Tables {
+        self.tables52
+            .as_ref()
+            .expect("Kernel::supports admits IFMA only for q < 2^50")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::primes::generate_ntt_primes;
+    use proptest::prelude::*;
+
+    /// Schoolbook negacyclic product mod q.
+    fn schoolbook(a: &[u64], b: &[u64], m: &Modulus) -> Vec<u64> {
+        let n = a.len();
+        let mut c = vec![0u64; n];
+        for i in 0..n {
+            for j in 0..n {
+                let p = m.mul(a[i], b[j]);
+                let k = i + j;
+                if k < n {
+                    c[k] = m.add(c[k], p);
+                } else {
+                    c[k - n] = m.sub(c[k - n], p);
+                }
+            }
+        }
+        c
+    }
+
+    /// Direct evaluation of a(psi^e) mod q.
+    fn evaluate(a: &[u64], point: u64, m: &Modulus) -> u64 {
+        a.iter().rev().fold(0, |acc, &c| m.add(m.mul(acc, point), c))
+    }
+
+    fn random_poly(n: usize, q: u64, seed: u64) -> Vec<u64> {
+        let mut s = seed | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                s % q
+            })
+            .collect()
+    }
+
+    #[test]
+    fn forward_is_evaluation_at_odd_powers_in_bit_reversed_order() {
+        for (bits, n) in [(20u32, 16usize), (40, 64), (60, 256)] {
+            let q = generate_ntt_primes(bits, n, 1, &[]).unwrap()[0];
+            let plan = NttPlan::new(n, q).unwrap();
+            let m = plan.modulus();
+            let a = random_poly(n, q, 7);
+            let mut f = a.clone();
+            plan.forward(&mut f).unwrap();
+            for (k, &fk) in f.iter().enumerate() {
+                let pt = m.pow(plan.psi(), plan.slot_root_exponent(k) as u64);
+                assert_eq!(fk, evaluate(&a, pt, m));
+            }
+        }
+    }
+
+    #[test]
+    fn ntt_product_matches_schoolbook_for_many_primes_and_sizes() {
+        let mut seed = 1;
+        for log_n in 1..=10u32 {
+            let n = 1usize << log_n;
+            let min_bits = log_n + 3;
+            for bits in [min_bits.max(17), 30, 36, 45, 49, 50, 52, 55, 59, 60, 61, 62] {
+                let Ok(qs) = generate_ntt_primes(bits, n, 2, &[]) else {
+                    continue;
+                };
+                for q in qs {
+                    let plan = NttPlan::new(n, q).unwrap();
+                    let m = plan.modulus();
+                    seed += 1;
+                    let a = random_poly(n, q, seed);
+                    let b = random_poly(n, q, seed * 31);
+                    let expect = schoolbook(&a, &b, m);
+                    for k in Kernel::ALL.into_iter().filter(|k| k.supports(q, n)) {
+                        let (mut fa, mut fb) = (a.clone(), b.clone());
+                        plan.forward_with(k, &mut fa).unwrap();
+                        plan.forward_with(k, &mut fb).unwrap();
+                        let mut c: Vec<u64> =
+                            fa.iter().zip(&fb).map(|(&x, &y)| m.mul(x, y)).collect();
+                        plan.inverse_with(k, &mut c).unwrap();
+                        assert_eq!(c, expect, "kernel {:?}, N = {n}, q = {q}", k);
+                    }
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Every SIMD kernel is bit-identical to the scalar kernel, forward and inverse.
+        #[test]
+        fn simd_kernels_equal_scalar(log_n in 5u32..=16, bits in prop::sample::select(vec![32u32, 45, 49, 50, 54, 60, 61, 62]), seed in any::<u64>()) {
+            let n = 1usize << log_n;
+            let q = generate_ntt_primes(bits, n, 1, &[]).unwrap()[0];
+            let plan = NttPlan::new(n, q).unwrap();
+            let a = random_poly(n, q, seed);
+            let mut fs = a.clone();
+            plan.forward_with(Kernel::Scalar, &mut fs).unwrap();
+            let mut is = a.clone();
+            plan.inverse_with(Kernel::Scalar, &mut is).unwrap();
+            for k in Kernel::ALL.into_iter().filter(|k| k.supports(q, n)) {
+                let mut f = a.clone();
+                plan.forward_with(k, &mut f).unwrap();
+                prop_assert_eq!(&f, &fs, "forward kernel {:?}", k);
+                let mut i = a.clone();
+                plan.inverse_with(k, &mut i).unwrap();
+                prop_assert_eq!(&i, &is, "inverse kernel {:?}", k);
+                plan.inverse_with(k, &mut f).unwrap();
+                prop_assert_eq!(&f, &a, "round trip kernel {:?}", k);
+            }
+        }
+
+        /// Extreme inputs (all q-1) stress the lazy-reduction bounds.
+        #[test]
+        fn extreme_inputs(log_n in 5u32..=12, bits in prop::sample::select(vec![49u32, 50, 62])) {
+            let n = 1usize << log_n;
+            let q = generate_ntt_primes(bits, n, 1, &[]).unwrap()[0];
+            let plan = NttPlan::new(n, q).unwrap();
+            let a = vec![q - 1; n];
+            let mut fs = a.clone();
+            plan.forward_with(Kernel::Scalar, &mut fs).unwrap();
+            for k in Kernel::ALL.into_iter().filter(|k| k.supports(q, n)) {
+                let mut f = a.clone();
+                plan.forward_with(k, &mut f).unwrap();
+                prop_assert_eq!(&f, &fs);
+                plan.inverse_with(k, &mut f).unwrap();
+                prop_assert_eq!(&f, &a);
+            }
+        }
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        assert!(matches!(NttPlan::new(1000, 12289), Err(MathError::InvalidDegree { .. })));
+        assert!(matches!(NttPlan::new(0, 12289), Err(MathError::InvalidDegree { .. })));
+        assert!(matches!(
+            NttPlan::new(1 << 20, 12289),
+            Err(MathError::InvalidDegree { .. })
+        ));
+        assert!(matches!(NttPlan::new(1024, 12289 * 3), Err(MathError::NotPrime { .. })));
+        assert!(matches!(NttPlan::new(4096, 12289), Err(MathError::NotNttFriendly { .. })));
+        let plan = NttPlan::new(1024, 12289).unwrap();
+        let mut short = vec![0u64; 512];
+        assert!(matches!(
+            plan.forward(&mut short),
+            Err(MathError::LengthMismatch { .. })
+        ));
+    }
+}

@@ -1,0 +1,286 @@
+//! x86-64 lane implementations: AVX2 (4 lanes), AVX-512 (8 lanes, 64-bit Shoup products
+//! emulated from 32x32 multiplies) and AVX-512 IFMA (8 lanes, 52-bit Shoup products with
+//! `vpmadd52{lo,hi}uq`, for moduli below 2^50 so lazy values stay below 2^52).
+//!
+//! Each `#[target_feature]` entry point instantiates the generic driver in [`super::lanes`];
+//! the `#[inline(always)]` lane methods are compiled inside it with the enabled features.
+
+use super::lanes::{self, merge_indices, split_indices, Lanes};
+use super::tables::Tables;
+use core::arch::x86_64::*;
+
+/// High 64 bits of the 64x64-bit products, from four 32x32 multiplies.
+macro_rules! mulhi_u64 {
+    ($mul:ident, $srli:ident, $add:ident, $and:ident, $set1:ident, $a:expr, $b:expr) => {{
+        let a = $a;
+        let b = $b;
+        let mask = $set1(0xffff_ffff);
+        let a_hi = $srli::<32>(a);
+        let b_hi = $srli::<32>(b);
+        let ll = $mul(a, b);
+        let lh = $mul(a, b_hi);
+        let hl = $mul(a_hi, b);
+        let hh = $mul(a_hi, b_hi);
+        let t = $add(lh, $srli::<32>(ll));
+        let u = $add(hl, $and(t, mask));
+        $add($add(hh, $srli::<32>(t)), $srli::<32>(u))
+    }};
+}
+
+// ---------------------------------------------------------------------------------------------
+// AVX2
+// ---------------------------------------------------------------------------------------------
+
+pub(crate) struct Avx2;
+
+#[inline(always)]
+unsafe fn set1_256(x: i64) -> __m256i {
+    _mm256_set1_epi64x(x)
+}
+
+#[inline(always)]
+unsafe fn mullo_256(a: __m256i, b: __m256i) -> __m256i {
+    // Low 64 bits of a*b: a_lo*b_lo + ((a_lo*b_hi + a_hi*b_lo) << 32).
+    let ll = _mm256_mul_epu32(a, b);
+    let lh = _mm256_mul_epu32(a, _mm256_srli_epi64::<32>(b));
+    let hl = _mm256_mul_epu32(_mm256_srli_epi64::<32>(a), b);
+    _mm256_add_epi64(ll, _mm256_slli_epi64::<32>(_mm256_add_epi64(lh, hl)))
+}
+
+impl Lanes for Avx2 {
+    type V = __m256i;
+    const L: usize = 4;
+    #[inline(always)]
+    unsafe fn load(p: *const u64) -> __m256i {
+        _mm256_loadu_si256(p as *const __m256i)
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut u64, v: __m256i) {
+        _mm256_storeu_si256(p as *mut __m256i, v)
+    }
+    #[inline(always)]
+    unsafe fn splat(x: u64) -> __m256i {
+        _mm256_set1_epi64x(x as i64)
+    }
+    #[inline(always)]
+    unsafe fn add(a: __m256i, b: __m256i) -> __m256i {
+        _mm256_add_epi64(a, b)
+    }
+    #[inline(always)]
+    unsafe fn sub(a: __m256i, b: __m256i) -> __m256i {
+        _mm256_sub_epi64(a, b)
+    }
+    #[inline(always)]
+    unsafe fn min(a: __m256i, b: __m256i) -> __m256i {
+        // AVX2 has no unsigned 64-bit compare: flip the sign bits and compare signed.
+        let sign = _mm256_set1_epi64x(i64::MIN);
+        let gt = _mm256_cmpgt_epi64(_mm256_xor_si256(a, sign), _mm256_xor_si256(b, sign));
+        _mm256_blendv_epi8(a, b, gt)
+    }
+    #[inline(always)]
+    unsafe fn mul_shoup_lazy(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
+        let qhat = mulhi_u64!(
+            _mm256_mul_epu32,
+            _mm256_srli_epi64,
+            _mm256_add_epi64,
+            _mm256_and_si256,
+            set1_256,
+            y,
+            ws
+        );
+        _mm256_sub_epi64(mullo_256(y, w), mullo_256(qhat, q))
+    }
+    #[inline(always)]
+    unsafe fn split(t: usize, v0: __m256i, v1: __m256i) -> (__m256i, __m256i) {
+        match t {
+            2 => (
+                _mm256_permute2x128_si256::<0x20>(v0, v1),
+                _mm256_permute2x128_si256::<0x31>(v0, v1),
+            ),
+            _ => (
+                _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_unpacklo_epi64(v0, v1)),
+                _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_unpackhi_epi64(v0, v1)),
+            ),
+        }
+    }
+    #[inline(always)]
+    unsafe fn merge(t: usize, x: __m256i, y: __m256i) -> (__m256i, __m256i) {
+        match t {
+            2 => Self::split(2, x, y),
+            _ => {
+                let x = _mm256_permute4x64_epi64::<0b11_01_10_00>(x);
+                let y = _mm256_permute4x64_epi64::<0b11_01_10_00>(y);
+                (_mm256_unpacklo_epi64(x, y), _mm256_unpackhi_epi64(x, y))
+            }
+        }
+    }
+}
+
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn forward_avx2(a: &mut [u64], t: &Tables, q: u64) {
+    lanes::forward::<Avx2>(a, t, q)
+}
+
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn inverse_avx2(a: &mut [u64], t: &Tables, q: u64) {
+    lanes::inverse::<Avx2>(a, t, q)
+}
+
+// ---------------------------------------------------------------------------------------------
+// AVX-512 (shared 8-lane plumbing)
+// ---------------------------------------------------------------------------------------------
+
+const SPLIT4: ([u64; 8], [u64; 8]) = split_indices::<8>(4);
+const SPLIT2: ([u64; 8], [u64; 8]) = split_indices::<8>(2);
+const SPLIT1: ([u64; 8], [u64; 8]) = split_indices::<8>(1);
+const MERGE4: ([u64; 8], [u64; 8]) = merge_indices::<8>(4);
+const MERGE2: ([u64; 8], [u64; 8]) = merge_indices::<8>(2);
+const MERGE1: ([u64; 8], [u64; 8]) = merge_indices::<8>(1);
+
+#[inline(always)]
+unsafe fn idx(i: &[u64; 8]) -> __m512i {
+    _mm512_loadu_si512(i.as_ptr() as *const __m512i)
+}
+
+#[inline(always)]
+unsafe fn permute_pair(
+    tabs: &([u64; 8], [u64; 8]),
+    a: __m512i,
+    b: __m512i,
+) -> (__m512i, __m512i) {
+    (
+        _mm512_permutex2var_epi64(a, idx(&tabs.0), b),
+        _mm512_permutex2var_epi64(a, idx(&tabs.1), b),
+    )
+}
+
+#[inline(always)]
+unsafe fn split8(t: usize, v0: __m512i, v1: __m512i) -> (__m512i, __m512i) {
+    match t {
+        4 => permute_pair(&SPLIT4, v0, v1),
+        2 => permute_pair(&SPLIT2, v0, v1),
+        _ => permute_pair(&SPLIT1, v0, v1),
+    }
+}
+
+#[inline(always)]
+unsafe fn merge8(t: usize, x: __m512i, y: __m512i) -> (__m512i, __m512i) {
+    match t {
+        4 => permute_pair(&MERGE4, x, y),
+        2 => permute_pair(&MERGE2, x, y),
+        _ => permute_pair(&MERGE1, x, y),
+    }
+}
+
+#[inline(always)]
+unsafe fn set1_512(x: i64) -> __m512i {
+    _mm512_set1_epi64(x)
+}
+
+/// Lane methods common to both 8-lane kernels; they differ only in the Shoup product.
+macro_rules! impl_lanes_512 {
+    ($ty:ty, $shoup:ident) => {
+        impl Lanes for $ty {
+            type V = __m512i;
+            const L: usize = 8;
+            #[inline(always)]
+            unsafe fn load(p: *const u64) -> __m512i {
+                _mm512_loadu_si512(p as *const __m512i)
+            }
+            #[inline(always)]
+            unsafe fn store(p: *mut u64, v: __m512i) {
+                _mm512_storeu_si512(p as *mut __m512i, v)
+            }
+            #[inline(always)]
+            unsafe fn splat(x: u64) -> __m512i {
+                _mm512_set1_epi64(x as i64)
+            }
+            #[inline(always)]
+            unsafe fn add(a: __m512i, b: __m512i) -> __m512i {
+                _mm512_add_epi64(a, b)
+            }
+            #[inline(always)]
+            unsafe fn sub(a: __m512i, b: __m512i) -> __m512i {
+                _mm512_sub_epi64(a, b)
+            }
+            #[inline(always)]
+            unsafe fn min(a: __m512i, b: __m512i) -> __m512i {
+                _mm512_min_epu64(a, b)
+            }
+            #[inline(always)]
+            unsafe fn mul_shoup_lazy(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
+                $shoup(y, w, ws, q)
+            }
+            #[inline(always)]
+            unsafe fn split(t: usize, v0: __m512i, v1: __m512i) -> (__m512i, __m512i) {
+                split8(t, v0, v1)
+            }
+            #[inline(always)]
+            unsafe fn merge(t: usize, x: __m512i, y: __m512i) -> (__m512i, __m512i) {
+                merge8(t, x, y)
+            }
+        }
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
+// AVX-512F/DQ: 64-bit Shoup products.
+// ---------------------------------------------------------------------------------------------
+
+pub(crate) struct Avx512;
+
+#[inline(always)]
+unsafe fn shoup64_512(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
+    let qhat = mulhi_u64!(
+        _mm512_mul_epu32,
+        _mm512_srli_epi64,
+        _mm512_add_epi64,
+        _mm512_and_si512,
+        set1_512,
+        y,
+        ws
+    );
+    _mm512_sub_epi64(_mm512_mullo_epi64(y, w), _mm512_mullo_epi64(qhat, q))
+}
+
+impl_lanes_512!(Avx512, shoup64_512);
+
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(crate) unsafe fn forward_avx512(a: &mut [u64], t: &Tables, q: u64) {
+    lanes::forward::<Avx512>(a, t, q)
+}
+
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(crate) unsafe fn inverse_avx512(a: &mut [u64], t: &Tables, q: u64) {
+    lanes::inverse::<Avx512>(a, t, q)
+}
+
+// ---------------------------------------------------------------------------------------------
+// AVX-512 IFMA: 52-bit Shoup products (q < 2^50, all lazy values < 4q < 2^52).
+// ---------------------------------------------------------------------------------------------
+
+pub(crate) struct Avx512Ifma;
+
+#[inline(always)]
+unsafe fn shoup52_512(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
+    let zero = _mm512_setzero_si512();
+    let qhat = _mm512_madd52hi_epu64(zero, y, ws);
+    let yw = _mm512_madd52lo_epu64(zero, y, w);
+    let qq = _mm512_madd52lo_epu64(zero, qhat, q);
+    _mm512_and_si512(
+        _mm512_sub_epi64(yw, qq),
+        _mm512_set1_epi64((1i64 << 52) - 1),
+    )
+}
+
+impl_lanes_512!(Avx512Ifma, shoup52_512);
+
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+pub(crate) unsafe fn forward_ifma(a: &mut [u64], t: &Tables, q: u64) {
+    lanes::forward::<Avx512Ifma>(a, t, q)
+}
+
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+pub(crate) unsafe fn inverse_ifma(a: &mut [u64], t: &Tables, q: u64) {
+    lanes::inverse::<Avx512Ifma>(a, t, q)
+}
