@@ -14,7 +14,9 @@ pub enum MathError {
     InvalidDegree { n: usize, min: usize, max: usize },
 
     /// A modulus lies outside the range the word-size arithmetic supports.
-    #[error("modulus q = {q} has {bits} bits; supported moduli have {min_bits} to {max_bits} bits")]
+    #[error(
+        "modulus q = {q} has {bits} bits; supported moduli have {min_bits} to {max_bits} bits"
+    )]
     ModulusOutOfRange {
         q: u64,
         bits: u32,

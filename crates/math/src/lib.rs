@@ -13,3 +13,11 @@ pub mod primes;
 pub use error::{MathError, Result};
 pub use modular::{Modulus, Montgomery};
 pub use ntt::{Kernel, NttPlan};
+pub mod automorphism;
+pub mod parallel;
+pub mod poly;
+pub mod rns;
+pub mod sampling;
+
+pub use poly::{Representation, RingContext, RnsPoly};
+pub use rns::{BaseConverter, ConversionMode, RnsBasis};

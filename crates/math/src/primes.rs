@@ -152,7 +152,12 @@ mod tests {
 
     #[test]
     fn generated_primes_are_distinct_and_friendly() {
-        for (bits, n) in [(30u32, 1usize << 10), (50, 1 << 12), (60, 1 << 16), (62, 1 << 16)] {
+        for (bits, n) in [
+            (30u32, 1usize << 10),
+            (50, 1 << 12),
+            (60, 1 << 16),
+            (62, 1 << 16),
+        ] {
             let ps = generate_ntt_primes(bits, n, 8, &[]).unwrap();
             let mut sorted = ps.clone();
             sorted.dedup();
@@ -179,7 +184,10 @@ mod tests {
 
     #[test]
     fn bad_primes_are_errors() {
-        assert!(matches!(check_ntt_prime(15, 4), Err(MathError::NotPrime { .. })));
+        assert!(matches!(
+            check_ntt_prime(15, 4),
+            Err(MathError::NotPrime { .. })
+        ));
         assert!(matches!(
             check_ntt_prime(65537, 1 << 16),
             Err(MathError::NotNttFriendly { .. })

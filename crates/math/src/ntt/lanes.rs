@@ -18,6 +18,8 @@ use super::tables::{StageTwiddles, Tables};
 
 /// Words per L1-resident block (16 KiB of 64-bit words).
 pub(crate) const BLOCK: usize = 2048;
+const PAIR_WHOLE: bool = true;
+const PAIR_BLOCK: bool = false;
 
 /// Vector-lane primitives over 64-bit unsigned integers.
 ///
@@ -49,6 +51,12 @@ unsafe fn small_mod<S: Lanes>(x: S::V, m: S::V) -> S::V {
     S::min(x, S::sub(x, m))
 }
 
+/// `[0, 4q) -> [0, q)`.
+#[inline(always)]
+unsafe fn canonical<S: Lanes>(x: S::V, q: S::V, two_q: S::V) -> S::V {
+    small_mod::<S>(small_mod::<S>(x, two_q), q)
+}
+
 /// Cooley-Tukey butterfly: inputs in `[0, 4q)`, outputs in `[0, 4q)`.
 #[inline(always)]
 unsafe fn ct<S: Lanes>(x: S::V, y: S::V, w: S::V, ws: S::V, q: S::V, two_q: S::V) -> (S::V, S::V) {
@@ -66,8 +74,10 @@ unsafe fn gs<S: Lanes>(x: S::V, y: S::V, w: S::V, ws: S::V, q: S::V, two_q: S::V
 }
 
 /// One stage of stride `t` over `a[base .. base + len)`, `len` a multiple of `max(2t, 2L)`.
+/// With `FINAL` (forward only, last stage) the outputs are reduced to canonical form in the
+/// same pass instead of a separate sweep.
 #[inline(always)]
-unsafe fn stage<S: Lanes, const FWD: bool>(
+unsafe fn stage<S: Lanes, const FWD: bool, const FINAL: bool>(
     a: *mut u64,
     base: usize,
     len: usize,
@@ -91,6 +101,11 @@ unsafe fn stage<S: Lanes, const FWD: bool>(
                 let x = S::load(p.add(j));
                 let y = S::load(p.add(j + t));
                 let (x, y) = bfly(x, y, w, ws, q, two_q);
+                let (x, y) = if FINAL {
+                    (canonical::<S>(x, q, two_q), canonical::<S>(y, q, two_q))
+                } else {
+                    (x, y)
+                };
                 S::store(p.add(j), x);
                 S::store(p.add(j + t), y);
                 j += S::L;
@@ -107,10 +122,72 @@ unsafe fn stage<S: Lanes, const FWD: bool>(
             let w = S::load(w_exp.as_ptr().add(b));
             let ws = S::load(ws_exp.as_ptr().add(b));
             let (x, y) = bfly(x, y, w, ws, q, two_q);
+            let (x, y) = if FINAL {
+                (canonical::<S>(x, q, two_q), canonical::<S>(y, q, two_q))
+            } else {
+                (x, y)
+            };
             let (v0, v1) = S::merge(t, x, y);
             S::store(p, v0);
             S::store(p.add(S::L), v1);
             c += 2 * S::L;
+        }
+    }
+}
+
+/// Two stages in one sweep (radix-4 unit) over `a[base .. base + len)`: strides `T` and `T/2`
+/// (forward: `T` first; inverse: `T/2` first), `T/2 >= L`, `len` a multiple of `2T`. Halves the
+/// loads and stores of the radix-2 form.
+#[inline(always)]
+unsafe fn stage_pair<S: Lanes, const FWD: bool>(
+    a: *mut u64,
+    base: usize,
+    len: usize,
+    big_t: usize,
+    n: usize,
+    tw: &StageTwiddles,
+    q: S::V,
+    two_q: S::V,
+) {
+    let h = big_t / 2;
+    let m = n / (2 * big_t);
+    let first_block = base / (2 * big_t);
+    for k in 0..len / (2 * big_t) {
+        let i = first_block + k;
+        let splat = |idx: usize| {
+            (
+                S::splat(*tw.w.get_unchecked(idx)),
+                S::splat(*tw.ws.get_unchecked(idx)),
+            )
+        };
+        let (w1, w1s) = splat(m + i);
+        let (w2, w2s) = splat(2 * m + 2 * i);
+        let (w3, w3s) = splat(2 * m + 2 * i + 1);
+        let p = a.add(base + 2 * k * big_t);
+        let mut j = 0;
+        while j < h {
+            let a0 = S::load(p.add(j));
+            let a1 = S::load(p.add(j + h));
+            let a2 = S::load(p.add(j + 2 * h));
+            let a3 = S::load(p.add(j + 3 * h));
+            let (a0, a1, a2, a3) = if FWD {
+                let (a0, a2) = ct::<S>(a0, a2, w1, w1s, q, two_q);
+                let (a1, a3) = ct::<S>(a1, a3, w1, w1s, q, two_q);
+                let (a0, a1) = ct::<S>(a0, a1, w2, w2s, q, two_q);
+                let (a2, a3) = ct::<S>(a2, a3, w3, w3s, q, two_q);
+                (a0, a1, a2, a3)
+            } else {
+                let (a0, a1) = gs::<S>(a0, a1, w2, w2s, q, two_q);
+                let (a2, a3) = gs::<S>(a2, a3, w3, w3s, q, two_q);
+                let (a0, a2) = gs::<S>(a0, a2, w1, w1s, q, two_q);
+                let (a1, a3) = gs::<S>(a1, a3, w1, w1s, q, two_q);
+                (a0, a1, a2, a3)
+            };
+            S::store(p.add(j), a0);
+            S::store(p.add(j + h), a1);
+            S::store(p.add(j + 2 * h), a2);
+            S::store(p.add(j + 3 * h), a3);
+            j += S::L;
         }
     }
 }
@@ -125,25 +202,31 @@ pub(crate) unsafe fn forward<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) 
     let two_q = S::splat(2 * qv);
     let tw = &tables.fwd;
     let block = BLOCK.min(n);
+    // Whole-limb sweeps for spans larger than a block, two stages at a time.
     let mut t = n / 2;
     while 2 * t > block {
-        stage::<S, true>(ptr, 0, n, t, n, tw, q, two_q);
-        t /= 2;
-    }
-    let t_block = t;
-    for base in (0..n).step_by(block) {
-        let mut t = t_block;
-        while t >= 1 {
-            stage::<S, true>(ptr, base, block, t, n, tw, q, two_q);
+        if PAIR_WHOLE && t > block && t / 2 >= S::L {
+            stage_pair::<S, true>(ptr, 0, n, t, n, tw, q, two_q);
+            t /= 4;
+        } else {
+            stage::<S, true, false>(ptr, 0, n, t, n, tw, q, two_q);
             t /= 2;
         }
     }
-    let mut i = 0;
-    while i < n {
-        let x = S::load(ptr.add(i));
-        let x = small_mod::<S>(small_mod::<S>(x, two_q), q);
-        S::store(ptr.add(i), x);
-        i += S::L;
+    // The remaining stages block by block, in L1.
+    let t_block = t;
+    for base in (0..n).step_by(block) {
+        let mut t = t_block;
+        while t > 1 {
+            if PAIR_BLOCK && t / 2 >= S::L && t / 2 > 1 {
+                stage_pair::<S, true>(ptr, base, block, t, n, tw, q, two_q);
+                t /= 4;
+            } else {
+                stage::<S, true, false>(ptr, base, block, t, n, tw, q, two_q);
+                t /= 2;
+            }
+        }
+        stage::<S, true, true>(ptr, base, block, 1, n, tw, q, two_q);
     }
 }
 
@@ -161,14 +244,24 @@ pub(crate) unsafe fn inverse<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) 
     for base in (0..n).step_by(block) {
         let mut t = 1;
         while 2 * t <= block {
-            stage::<S, false>(ptr, base, block, t, n, tw, q, two_q);
-            t *= 2;
+            if t >= S::L && 4 * t <= block {
+                stage_pair::<S, false>(ptr, base, block, 2 * t, n, tw, q, two_q);
+                t *= 4;
+            } else {
+                stage::<S, false, false>(ptr, base, block, t, n, tw, q, two_q);
+                t *= 2;
+            }
         }
     }
     let mut t = block;
     while t < n / 2 {
-        stage::<S, false>(ptr, 0, n, t, n, tw, q, two_q);
-        t *= 2;
+        if 2 * t < n / 2 {
+            stage_pair::<S, false>(ptr, 0, n, 2 * t, n, tw, q, two_q);
+            t *= 4;
+        } else {
+            stage::<S, false, false>(ptr, 0, n, t, n, tw, q, two_q);
+            t *= 2;
+        }
     }
     // Last stage (t = n/2, single block) with N^{-1} folded into both outputs.
     let half = n / 2;
@@ -261,4 +354,38 @@ pub(crate) const fn merge_indices<const L: usize>(t: usize) -> ([u64; L], [u64; 
         p += 1;
     }
     (v[0], v[1])
+}
+
+/// Register-resident throughput of the forward butterfly: `chains` independent butterfly
+/// streams (enough to hide latency) iterated `iters` times with no loads or stores. Returns the
+/// number of butterflies executed; the caller times it. This is the compute ceiling of the NTT
+/// on this core, the basis of the butterfly-throughput bound in `docs/benchmarks.md`.
+#[inline(always)]
+pub(crate) unsafe fn butterfly_loop<S: Lanes>(
+    qv: u64,
+    w: u64,
+    ws: u64,
+    iters: usize,
+) -> (u64, usize) {
+    const CHAINS: usize = 8;
+    let q = S::splat(qv);
+    let two_q = S::splat(2 * qv);
+    let (w, ws) = (S::splat(w), S::splat(ws));
+    let mut x = [S::splat(1); CHAINS];
+    let mut y = [S::splat(qv - 1); CHAINS];
+    for _ in 0..iters {
+        for c in 0..CHAINS {
+            let (nx, ny) = ct::<S>(x[c], y[c], w, ws, q, two_q);
+            x[c] = ny;
+            y[c] = nx;
+        }
+    }
+    // Fold the lanes so the work cannot be optimised away.
+    let mut buf = vec![0u64; S::L];
+    let mut acc = 0u64;
+    for c in 0..CHAINS {
+        S::store(buf.as_mut_ptr(), S::add(x[c], y[c]));
+        acc = buf.iter().fold(acc, |a, &v| a.wrapping_add(v));
+    }
+    (acc, iters * CHAINS * S::L)
 }

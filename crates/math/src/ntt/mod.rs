@@ -6,6 +6,7 @@
 //! * [`four_step::FourStepNtt`]: the four-step / hybrid `N = N1 x N2` form the accelerators use
 //!   (reed.md Algorithm 1), with optional on-the-fly twisting factors (ark.md section V-C).
 
+pub mod bound;
 pub mod four_step;
 mod lanes;
 mod tables;
@@ -296,7 +297,9 @@ mod tests {
 
     /// Direct evaluation of a(psi^e) mod q.
     fn evaluate(a: &[u64], point: u64, m: &Modulus) -> u64 {
-        a.iter().rev().fold(0, |acc, &c| m.add(m.mul(acc, point), c))
+        a.iter()
+            .rev()
+            .fold(0, |acc, &c| m.add(m.mul(acc, point), c))
     }
 
     fn random_poly(n: usize, q: u64, seed: u64) -> Vec<u64> {
@@ -404,14 +407,26 @@ mod tests {
 
     #[test]
     fn bad_input_is_an_error() {
-        assert!(matches!(NttPlan::new(1000, 12289), Err(MathError::InvalidDegree { .. })));
-        assert!(matches!(NttPlan::new(0, 12289), Err(MathError::InvalidDegree { .. })));
+        assert!(matches!(
+            NttPlan::new(1000, 12289),
+            Err(MathError::InvalidDegree { .. })
+        ));
+        assert!(matches!(
+            NttPlan::new(0, 12289),
+            Err(MathError::InvalidDegree { .. })
+        ));
         assert!(matches!(
             NttPlan::new(1 << 20, 12289),
             Err(MathError::InvalidDegree { .. })
         ));
-        assert!(matches!(NttPlan::new(1024, 12289 * 3), Err(MathError::NotPrime { .. })));
-        assert!(matches!(NttPlan::new(4096, 12289), Err(MathError::NotNttFriendly { .. })));
+        assert!(matches!(
+            NttPlan::new(1024, 12289 * 3),
+            Err(MathError::NotPrime { .. })
+        ));
+        assert!(matches!(
+            NttPlan::new(4096, 12289),
+            Err(MathError::NotNttFriendly { .. })
+        ));
         let plan = NttPlan::new(1024, 12289).unwrap();
         let mut short = vec![0u64; 512];
         assert!(matches!(

@@ -25,9 +25,7 @@ impl StageTwiddles {
                 return (Vec::new(), Vec::new());
             }
             let m = n / (2 * t);
-            (0..n / 2)
-                .map(|b| (w[m + b / t], ws[m + b / t]))
-                .unzip()
+            (0..n / 2).map(|b| (w[m + b / t], ws[m + b / t])).unzip()
         };
         let (exp2, exp4) = (expand(2), expand(4));
         Self { w, ws, exp2, exp4 }

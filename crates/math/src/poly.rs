@@ -1,0 +1,777 @@
+//! RNS polynomials: an `l x N` matrix of residues (one row, a *limb*, per modulus) that knows
+//! its limb set and whether it holds coefficients or evaluations.
+//!
+//! Every operation checks that its operands share the ring, the limb set and the required
+//! representation, and returns a typed error otherwise, so mismatched levels surface as errors
+//! instead of garbage. Work is limb-parallel on the pool of [`crate::parallel`].
+
+use crate::automorphism::{
+    apply_permutation, automorphism_coeff, automorphism_permutation, galois_check,
+};
+use crate::error::{MathError, Result};
+use crate::modular::Modulus;
+use crate::ntt::{check_degree, NttPlan};
+use crate::parallel::install;
+use crate::rns::{BaseConverter, ConversionMode, RnsBasis};
+use num_bigint::BigInt;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Coefficient or evaluation (NTT, bit-reversed slot order) representation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Representation {
+    /// Coefficients of `X^0 .. X^(N-1)`.
+    Coefficient,
+    /// Values at the odd powers of `psi`, in the radix-2 NTT's bit-reversed order.
+    Evaluation,
+}
+
+impl Representation {
+    fn name(self) -> &'static str {
+        match self {
+            Representation::Coefficient => "coefficient",
+            Representation::Evaluation => "evaluation",
+        }
+    }
+}
+
+/// The ring `Z[X]/(X^N + 1)` with every prime a parameter set uses (chain and special primes),
+/// their NTT plans, and caches of automorphism permutations and base converters.
+pub struct RingContext {
+    n: usize,
+    moduli: Vec<Modulus>,
+    plans: Vec<NttPlan>,
+    index: HashMap<u64, usize>,
+    perms: Mutex<HashMap<u64, Arc<Vec<u32>>>>,
+    converters: Mutex<HashMap<(Vec<usize>, Vec<usize>), Arc<BaseConverter>>>,
+}
+
+impl std::fmt::Debug for RingContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RingContext")
+            .field("n", &self.n)
+            .field(
+                "moduli",
+                &self.moduli.iter().map(|m| m.value()).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl RingContext {
+    /// A ring of degree `n` over distinct NTT-friendly primes.
+    pub fn new(n: usize, primes: &[u64]) -> Result<Arc<Self>> {
+        check_degree(n)?;
+        RnsBasis::new(primes)?; // distinctness and primality
+        let plans = primes
+            .par_iter()
+            .map(|&q| NttPlan::new(n, q))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Arc::new(Self {
+            n,
+            moduli: plans.iter().map(|p| *p.modulus()).collect(),
+            index: primes.iter().enumerate().map(|(i, &q)| (q, i)).collect(),
+            plans,
+            perms: Mutex::new(HashMap::new()),
+            converters: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// Ring degree N.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// All moduli of the ring, in the order given at construction.
+    pub fn moduli(&self) -> &[Modulus] {
+        &self.moduli
+    }
+
+    /// NTT plan of modulus number `i`.
+    pub fn plan(&self, i: usize) -> &NttPlan {
+        &self.plans[i]
+    }
+
+    /// Position of modulus `q` in the ring.
+    pub fn index_of(&self, q: u64) -> Result<usize> {
+        self.index
+            .get(&q)
+            .copied()
+            .ok_or(MathError::UnknownModulus { q })
+    }
+
+    fn check_limbs(&self, limbs: &[usize]) -> Result<()> {
+        for (k, &i) in limbs.iter().enumerate() {
+            if i >= self.moduli.len() || limbs[..k].contains(&i) {
+                return Err(MathError::OutOfRange {
+                    name: "limb index",
+                    value: i.to_string(),
+                    allowed: format!("distinct indices below {}", self.moduli.len()),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn permutation(&self, g: u64) -> Result<Arc<Vec<u32>>> {
+        let mut cache = self.perms.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = cache.get(&g) {
+            return Ok(p.clone());
+        }
+        let p = Arc::new(automorphism_permutation(g, self.n)?);
+        cache.insert(g, p.clone());
+        Ok(p)
+    }
+
+    /// The (cached) base converter between two limb sets.
+    pub fn converter(&self, from: &[usize], to: &[usize]) -> Result<Arc<BaseConverter>> {
+        self.check_limbs(from)?;
+        self.check_limbs(to)?;
+        let key = (from.to_vec(), to.to_vec());
+        let mut cache = self.converters.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = cache.get(&key) {
+            return Ok(c.clone());
+        }
+        let basis = |l: &[usize]| {
+            RnsBasis::new(
+                &l.iter()
+                    .map(|&i| self.moduli[i].value())
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let c = Arc::new(BaseConverter::new(&basis(from)?, &basis(to)?)?);
+        cache.insert(key, c.clone());
+        Ok(c)
+    }
+}
+
+/// A polynomial in RNS form over a subset of the ring's moduli.
+#[derive(Clone)]
+pub struct RnsPoly {
+    ctx: Arc<RingContext>,
+    limbs: Vec<usize>,
+    data: Vec<u64>,
+    repr: Representation,
+}
+
+impl std::fmt::Debug for RnsPoly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RnsPoly")
+            .field("n", &self.ctx.n)
+            .field("moduli", &self.moduli())
+            .field("repr", &self.repr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for RnsPoly {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.ctx, &other.ctx)
+            && self.limbs == other.limbs
+            && self.repr == other.repr
+            && self.data == other.data
+    }
+}
+
+impl RnsPoly {
+    /// The zero polynomial over the given limbs.
+    pub fn zero(ctx: &Arc<RingContext>, limbs: &[usize], repr: Representation) -> Result<Self> {
+        ctx.check_limbs(limbs)?;
+        Ok(Self {
+            ctx: ctx.clone(),
+            limbs: limbs.to_vec(),
+            data: vec![0u64; limbs.len() * ctx.n],
+            repr,
+        })
+    }
+
+    /// Wraps limb-major residues (`limbs.len() * N` words, each below its modulus).
+    pub fn from_data(
+        ctx: &Arc<RingContext>,
+        limbs: &[usize],
+        data: Vec<u64>,
+        repr: Representation,
+    ) -> Result<Self> {
+        let mut p = Self::zero(ctx, limbs, repr)?;
+        if data.len() != p.data.len() {
+            return Err(MathError::LengthMismatch {
+                what: "RNS polynomial data",
+                expected: p.data.len(),
+                found: data.len(),
+            });
+        }
+        for (k, chunk) in data.chunks(ctx.n).enumerate() {
+            let q = ctx.moduli[limbs[k]].value();
+            if let Some(&bad) = chunk.iter().find(|&&x| x >= q) {
+                return Err(MathError::OutOfRange {
+                    name: "residue",
+                    value: bad.to_string(),
+                    allowed: format!("below its modulus {q}"),
+                });
+            }
+        }
+        p.data = data;
+        Ok(p)
+    }
+
+    /// Small signed coefficients (secrets, errors, encoded messages) in coefficient form.
+    pub fn from_signed(ctx: &Arc<RingContext>, limbs: &[usize], coeffs: &[i64]) -> Result<Self> {
+        let mut p = Self::zero(ctx, limbs, Representation::Coefficient)?;
+        if coeffs.len() != ctx.n {
+            return Err(MathError::LengthMismatch {
+                what: "coefficient vector",
+                expected: ctx.n,
+                found: coeffs.len(),
+            });
+        }
+        p.for_each_limb(|m, _, limb| {
+            for (o, &c) in limb.iter_mut().zip(coeffs) {
+                *o = m.reduce_i64(c);
+            }
+        });
+        Ok(p)
+    }
+
+    /// Big-integer coefficients (any sign), reduced into each limb.
+    pub fn from_bigints(
+        ctx: &Arc<RingContext>,
+        limbs: &[usize],
+        coeffs: &[BigInt],
+    ) -> Result<Self> {
+        let mut p = Self::zero(ctx, limbs, Representation::Coefficient)?;
+        if coeffs.len() != ctx.n {
+            return Err(MathError::LengthMismatch {
+                what: "coefficient vector",
+                expected: ctx.n,
+                found: coeffs.len(),
+            });
+        }
+        let basis = p.basis()?;
+        let n = ctx.n;
+        for (k, c) in coeffs.iter().enumerate() {
+            for (i, r) in basis.decompose(c).into_iter().enumerate() {
+                p.data[i * n + k] = r;
+            }
+        }
+        Ok(p)
+    }
+
+    /// The ring.
+    pub fn context(&self) -> &Arc<RingContext> {
+        &self.ctx
+    }
+
+    /// Ring degree.
+    pub fn n(&self) -> usize {
+        self.ctx.n
+    }
+
+    /// Indices (into the ring's moduli) of this polynomial's limbs.
+    pub fn limb_indices(&self) -> &[usize] {
+        &self.limbs
+    }
+
+    /// Modulus values of the limbs.
+    pub fn moduli(&self) -> Vec<u64> {
+        self.limbs
+            .iter()
+            .map(|&i| self.ctx.moduli[i].value())
+            .collect()
+    }
+
+    /// The limbs' RNS basis.
+    pub fn basis(&self) -> Result<RnsBasis> {
+        RnsBasis::new(&self.moduli())
+    }
+
+    /// Number of limbs.
+    pub fn num_limbs(&self) -> usize {
+        self.limbs.len()
+    }
+
+    /// Current representation.
+    pub fn repr(&self) -> Representation {
+        self.repr
+    }
+
+    /// Limb-major residues.
+    pub fn data(&self) -> &[u64] {
+        &self.data
+    }
+
+    /// Limb `k` (the k-th of this polynomial's limbs).
+    pub fn limb(&self, k: usize) -> &[u64] {
+        &self.data[k * self.ctx.n..(k + 1) * self.ctx.n]
+    }
+
+    /// Runs `f(modulus, ring index, limb)` on every limb in parallel.
+    fn for_each_limb(&mut self, f: impl Fn(&Modulus, usize, &mut [u64]) + Sync + Send) {
+        let (ctx, limbs, n) = (&self.ctx, &self.limbs, self.ctx.n);
+        let data = &mut self.data;
+        install(|| {
+            data.par_chunks_mut(n)
+                .zip(limbs.par_iter())
+                .for_each(|(limb, &i)| f(&ctx.moduli[i], i, limb));
+        });
+    }
+
+    /// Runs `f(modulus, self limb, other limb)` over matching limbs, after checking that the
+    /// operands are compatible.
+    fn zip_limbs(
+        &mut self,
+        other: &RnsPoly,
+        op: &'static str,
+        need: Option<Representation>,
+        f: impl Fn(&Modulus, &mut [u64], &[u64]) + Sync + Send,
+    ) -> Result<()> {
+        self.check_compatible(other, op, need)?;
+        let (ctx, limbs, n) = (&self.ctx, &self.limbs, self.ctx.n);
+        let data = &mut self.data;
+        install(|| {
+            data.par_chunks_mut(n)
+                .zip(other.data.par_chunks(n))
+                .zip(limbs.par_iter())
+                .for_each(|((a, b), &i)| f(&ctx.moduli[i], a, b));
+        });
+        Ok(())
+    }
+
+    fn check_compatible(
+        &self,
+        other: &RnsPoly,
+        op: &'static str,
+        need: Option<Representation>,
+    ) -> Result<()> {
+        if !Arc::ptr_eq(&self.ctx, &other.ctx) || self.limbs != other.limbs {
+            return Err(MathError::LimbMismatch {
+                op,
+                left: self.moduli(),
+                right: other.moduli(),
+            });
+        }
+        if self.repr != other.repr {
+            return Err(MathError::RepresentationMismatch {
+                op,
+                expected: self.repr.name(),
+                found: other.repr.name(),
+            });
+        }
+        self.require(op, need)
+    }
+
+    fn require(&self, op: &'static str, need: Option<Representation>) -> Result<()> {
+        match need {
+            Some(r) if r != self.repr => Err(MathError::RepresentationMismatch {
+                op,
+                expected: r.name(),
+                found: self.repr.name(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// `self += other`.
+    pub fn add_assign(&mut self, other: &RnsPoly) -> Result<()> {
+        self.zip_limbs(other, "add", None, |m, a, b| {
+            for (x, &y) in a.iter_mut().zip(b) {
+                *x = m.add(*x, y);
+            }
+        })
+    }
+
+    /// `self -= other`.
+    pub fn sub_assign(&mut self, other: &RnsPoly) -> Result<()> {
+        self.zip_limbs(other, "sub", None, |m, a, b| {
+            for (x, &y) in a.iter_mut().zip(b) {
+                *x = m.sub(*x, y);
+            }
+        })
+    }
+
+    /// `self = -self`.
+    pub fn neg_assign(&mut self) {
+        self.for_each_limb(|m, _, a| {
+            for x in a.iter_mut() {
+                *x = m.neg(*x);
+            }
+        });
+    }
+
+    /// `self *= other` (pointwise; both in evaluation representation).
+    pub fn mul_assign(&mut self, other: &RnsPoly) -> Result<()> {
+        self.zip_limbs(
+            other,
+            "multiply",
+            Some(Representation::Evaluation),
+            |m, a, b| {
+                for (x, &y) in a.iter_mut().zip(b) {
+                    *x = m.mul(*x, y);
+                }
+            },
+        )
+    }
+
+    /// `self += a * b` (pointwise multiply-accumulate; all in evaluation representation).
+    pub fn mul_acc(&mut self, a: &RnsPoly, b: &RnsPoly) -> Result<()> {
+        a.check_compatible(b, "multiply-accumulate", Some(Representation::Evaluation))?;
+        self.check_compatible(a, "multiply-accumulate", Some(Representation::Evaluation))?;
+        let (ctx, limbs, n) = (&self.ctx, &self.limbs, self.ctx.n);
+        let data = &mut self.data;
+        install(|| {
+            data.par_chunks_mut(n)
+                .zip(a.data.par_chunks(n).zip(b.data.par_chunks(n)))
+                .zip(limbs.par_iter())
+                .for_each(|((acc, (x, y)), &i)| {
+                    let m = &ctx.moduli[i];
+                    for ((o, &u), &v) in acc.iter_mut().zip(x).zip(y) {
+                        *o = m.mul_add(u, v, *o);
+                    }
+                });
+        });
+        Ok(())
+    }
+
+    /// `self *= c` for a signed integer constant (any representation).
+    pub fn mul_scalar_assign(&mut self, c: i64) {
+        self.for_each_limb(|m, _, a| {
+            let w = m.reduce_i64(c);
+            let ws = m.shoup(w);
+            for x in a.iter_mut() {
+                *x = m.mul_shoup(*x, w, ws);
+            }
+        });
+    }
+
+    /// `self *= c_k` with one constant per limb (e.g. a big integer's residues).
+    pub fn mul_scalar_limbs(&mut self, c: &[u64]) -> Result<()> {
+        if c.len() != self.limbs.len() {
+            return Err(MathError::LengthMismatch {
+                what: "per-limb constants",
+                expected: self.limbs.len(),
+                found: c.len(),
+            });
+        }
+        let (ctx, limbs, n) = (&self.ctx, &self.limbs, self.ctx.n);
+        let data = &mut self.data;
+        install(|| {
+            data.par_chunks_mut(n)
+                .zip(limbs.par_iter().zip(c.par_iter()))
+                .for_each(|(a, (&i, &cv))| {
+                    let m = &ctx.moduli[i];
+                    let w = m.reduce(cv);
+                    let ws = m.shoup(w);
+                    for x in a.iter_mut() {
+                        *x = m.mul_shoup(*x, w, ws);
+                    }
+                });
+        });
+        Ok(())
+    }
+
+    /// Forward NTT of every limb: coefficient -> evaluation.
+    pub fn ntt(&mut self) -> Result<()> {
+        self.require("NTT", Some(Representation::Coefficient))?;
+        let ctx = self.ctx.clone();
+        self.for_each_limb(|_, i, a| ctx.plans[i].forward(a).expect("limb length is N"));
+        self.repr = Representation::Evaluation;
+        Ok(())
+    }
+
+    /// Inverse NTT of every limb: evaluation -> coefficient.
+    pub fn intt(&mut self) -> Result<()> {
+        self.require("INTT", Some(Representation::Evaluation))?;
+        let ctx = self.ctx.clone();
+        self.for_each_limb(|_, i, a| ctx.plans[i].inverse(a).expect("limb length is N"));
+        self.repr = Representation::Coefficient;
+        Ok(())
+    }
+
+    /// The automorphism `X -> X^g` (`g` odd, below 2N) in the current representation.
+    pub fn automorphism(&self, g: u64) -> Result<RnsPoly> {
+        let mut out = Self::zero(&self.ctx, &self.limbs, self.repr)?;
+        let n = self.ctx.n;
+        match self.repr {
+            Representation::Coefficient => {
+                galois_check(g, n)?;
+                let src = &self.data;
+                let ctx = &self.ctx;
+                let limbs = &self.limbs;
+                install(|| {
+                    out.data
+                        .par_chunks_mut(n)
+                        .zip(src.par_chunks(n))
+                        .zip(limbs.par_iter())
+                        .for_each(|((o, a), &i)| {
+                            automorphism_coeff(a, g, ctx.moduli[i].value(), o).expect("checked");
+                        });
+                });
+            }
+            Representation::Evaluation => {
+                let perm = self.ctx.permutation(g)?;
+                let src = &self.data;
+                install(|| {
+                    out.data
+                        .par_chunks_mut(n)
+                        .zip(src.par_chunks(n))
+                        .for_each(|(o, a)| apply_permutation(a, &perm, o));
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Removes the last limb (level drop without division).
+    pub fn drop_last_limb(&mut self) -> Result<()> {
+        if self.limbs.len() < 2 {
+            return Err(MathError::OutOfRange {
+                name: "limbs",
+                value: self.limbs.len().to_string(),
+                allowed: "at least 2 to drop one".into(),
+            });
+        }
+        self.limbs.pop();
+        self.data.truncate(self.limbs.len() * self.ctx.n);
+        Ok(())
+    }
+
+    /// Divides by the last limb's modulus `q_l` with rounding and drops that limb
+    /// (the rescale of CKKS): `x <- round(x / q_l)` over the remaining moduli. Works in either
+    /// representation; in evaluation form the last limb is brought back to coefficients once and
+    /// re-transformed under each remaining modulus.
+    pub fn divide_round_by_last(&mut self) -> Result<()> {
+        if self.limbs.len() < 2 {
+            return Err(MathError::OutOfRange {
+                name: "limbs",
+                value: self.limbs.len().to_string(),
+                allowed: "at least 2 to divide by the last".into(),
+            });
+        }
+        let n = self.ctx.n;
+        let last_idx = *self.limbs.last().expect("non-empty");
+        let ql = self.ctx.moduli[last_idx];
+        let half = ql.value() >> 1;
+        // r = [x_last + floor(q_l/2)]_(q_l) - floor(q_l/2), in coefficient form, so that
+        // x - r = q_l * floor((x + floor(q_l/2)) / q_l) = q_l * round(x / q_l) exactly. (Adding
+        // the offset to x itself would be wrong in evaluation form: a constant added to every
+        // slot is the constant polynomial, not an offset on every coefficient.)
+        let mut t = self.data[(self.limbs.len() - 1) * n..].to_vec();
+        if self.repr == Representation::Evaluation {
+            self.ctx.plans[last_idx].inverse(&mut t)?;
+        }
+        let r: Vec<i64> = t
+            .iter()
+            .map(|&x| ql.add(x, half) as i64 - half as i64)
+            .collect();
+        self.drop_last_limb()?;
+        let (ctx, repr) = (self.ctx.clone(), self.repr);
+        self.for_each_limb(|m, i, a| {
+            let inv = m.inv(ql.value() % m.value()).expect("distinct primes");
+            let inv_s = m.shoup(inv);
+            let mut ri: Vec<u64> = r.iter().map(|&x| m.reduce_i64(x)).collect();
+            if repr == Representation::Evaluation {
+                ctx.plans[i].forward(&mut ri).expect("limb length is N");
+            }
+            for (x, &y) in a.iter_mut().zip(&ri) {
+                *x = m.mul_shoup(m.sub(*x, y), inv, inv_s);
+            }
+        });
+        Ok(())
+    }
+
+    /// Fast base conversion of this polynomial's limbs to the limb set `to` (coefficient
+    /// representation required; see [`crate::rns`] for the two modes).
+    pub fn bconv(&self, to: &[usize], mode: ConversionMode) -> Result<RnsPoly> {
+        self.require("BConv", Some(Representation::Coefficient))?;
+        let conv = self.ctx.converter(&self.limbs, to)?;
+        let mut out = Self::zero(&self.ctx, to, Representation::Coefficient)?;
+        install(|| conv.convert(&self.data, &mut out.data, self.ctx.n, mode))?;
+        Ok(out)
+    }
+
+    /// Centered big-integer coefficients (CRT reconstruction; coefficient representation).
+    pub fn to_centered_bigints(&self) -> Result<Vec<BigInt>> {
+        self.require("CRT reconstruction", Some(Representation::Coefficient))?;
+        let basis = self.basis()?;
+        let (n, l) = (self.ctx.n, self.limbs.len());
+        (0..n)
+            .map(|k| {
+                let res: Vec<u64> = (0..l).map(|i| self.data[i * n + k]).collect();
+                basis.reconstruct_centered(&res)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::primes::generate_ntt_primes;
+    use crate::rns::div_round;
+    use num_integer::Integer;
+    use proptest::prelude::*;
+
+    fn ring(n: usize, count: usize) -> Arc<RingContext> {
+        let mut ps = generate_ntt_primes(50, n, count / 2, &[]).unwrap();
+        ps.extend(generate_ntt_primes(58, n, count - count / 2, &ps).unwrap());
+        RingContext::new(n, &ps).unwrap()
+    }
+
+    fn random_poly(ctx: &Arc<RingContext>, limbs: &[usize], seed: u64) -> RnsPoly {
+        let n = ctx.n();
+        let mut s = seed | 1;
+        let data = limbs
+            .iter()
+            .flat_map(|&i| {
+                let q = ctx.moduli()[i].value();
+                (0..n)
+                    .map(|_| {
+                        s ^= s << 13;
+                        s ^= s >> 7;
+                        s ^= s << 17;
+                        s % q
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        RnsPoly::from_data(ctx, limbs, data, Representation::Coefficient).unwrap()
+    }
+
+    /// Schoolbook negacyclic product over the integers, then reduced mod Q (centered).
+    fn big_negacyclic(a: &[BigInt], b: &[BigInt], q: &BigInt) -> Vec<BigInt> {
+        let n = a.len();
+        let mut c = vec![BigInt::from(0); n];
+        for i in 0..n {
+            for j in 0..n {
+                let p = &a[i] * &b[j];
+                if i + j < n {
+                    c[i + j] += p;
+                } else {
+                    c[i + j - n] -= p;
+                }
+            }
+        }
+        c.into_iter().map(|x| x.mod_floor(q)).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+        #[test]
+        fn ring_operations_match_big_integers(log_n in 2u32..=6, l in 1usize..5, seed in any::<u64>()) {
+            let n = 1 << log_n;
+            let ctx = ring(n, 5);
+            let limbs: Vec<usize> = (0..l).collect();
+            let a = random_poly(&ctx, &limbs, seed);
+            let b = random_poly(&ctx, &limbs, seed ^ 0xabcdef);
+            let q = BigInt::from(a.basis().unwrap().product().clone());
+            let (ba, bb) = (a.to_centered_bigints().unwrap(), b.to_centered_bigints().unwrap());
+            let norm = |v: Vec<BigInt>| v.into_iter().map(|x| x.mod_floor(&q)).collect::<Vec<_>>();
+
+            let mut s = a.clone();
+            s.add_assign(&b).unwrap();
+            prop_assert_eq!(norm(s.to_centered_bigints().unwrap()), norm(ba.iter().zip(&bb).map(|(x, y)| x + y).collect()));
+            let mut d = a.clone();
+            d.sub_assign(&b).unwrap();
+            d.neg_assign();
+            prop_assert_eq!(norm(d.to_centered_bigints().unwrap()), norm(ba.iter().zip(&bb).map(|(x, y)| y - x).collect()));
+            let mut c = a.clone();
+            c.mul_scalar_assign(-7);
+            prop_assert_eq!(norm(c.to_centered_bigints().unwrap()), norm(ba.iter().map(|x| x * -7).collect()));
+
+            // Product through the NTT, and multiply-accumulate.
+            let (mut fa, mut fb) = (a.clone(), b.clone());
+            fa.ntt().unwrap();
+            fb.ntt().unwrap();
+            let mut acc = fa.clone();
+            acc.mul_acc(&fa, &fb).unwrap();
+            fa.mul_assign(&fb).unwrap();
+            fa.intt().unwrap();
+            let expect = big_negacyclic(&ba, &bb, &q);
+            prop_assert_eq!(norm(fa.to_centered_bigints().unwrap()), expect.clone());
+            acc.intt().unwrap();
+            prop_assert_eq!(norm(acc.to_centered_bigints().unwrap()),
+                            norm(ba.iter().zip(&expect).map(|(x, y)| x + y).collect()));
+        }
+
+        #[test]
+        fn rescale_is_rounded_division(log_n in 2u32..=8, l in 2usize..6, eval in any::<bool>(), seed in any::<u64>()) {
+            let n = 1 << log_n;
+            let ctx = ring(n, 6);
+            let limbs: Vec<usize> = (0..l).collect();
+            let a = random_poly(&ctx, &limbs, seed);
+            let before = a.to_centered_bigints().unwrap();
+            let ql = BigInt::from(ctx.moduli()[l - 1].value());
+            let mut r = a.clone();
+            if eval { r.ntt().unwrap(); }
+            r.divide_round_by_last().unwrap();
+            if eval { r.intt().unwrap(); }
+            prop_assert_eq!(r.num_limbs(), l - 1);
+            let expect: Vec<BigInt> = before.iter().map(|x| div_round(x, &ql)).collect();
+            prop_assert_eq!(r.to_centered_bigints().unwrap(), expect);
+        }
+
+        #[test]
+        fn poly_bconv_and_automorphism(log_n in 3u32..=7, seed in any::<u64>(), r in -20i64..20) {
+            let n = 1 << log_n;
+            let ctx = ring(n, 6);
+            let a = random_poly(&ctx, &[0, 1, 2], seed);
+            let xs = a.to_centered_bigints().unwrap();
+            let b = a.bconv(&[3, 4, 5], ConversionMode::ExactCentered).unwrap();
+            let bb = b.basis().unwrap();
+            let pv = BigInt::from(bb.product().clone());
+            let got = b.to_centered_bigints().unwrap();
+            for (x, y) in xs.iter().zip(&got) {
+                prop_assert_eq!(x.mod_floor(&pv), y.mod_floor(&pv));
+            }
+            let g = crate::automorphism::galois_element(r, n).unwrap();
+            let coeff = a.automorphism(g).unwrap();
+            let mut fa = a.clone();
+            fa.ntt().unwrap();
+            let mut eval = fa.automorphism(g).unwrap();
+            eval.intt().unwrap();
+            prop_assert_eq!(coeff, eval);
+        }
+    }
+
+    #[test]
+    fn mismatches_are_errors() {
+        let ctx = ring(16, 4);
+        let other = ring(16, 4);
+        let mut a = random_poly(&ctx, &[0, 1], 1);
+        let b = random_poly(&ctx, &[0, 2], 2);
+        assert!(matches!(
+            a.add_assign(&b),
+            Err(MathError::LimbMismatch { .. })
+        ));
+        let c = random_poly(&other, &[0, 1], 3);
+        assert!(matches!(
+            a.add_assign(&c),
+            Err(MathError::LimbMismatch { .. })
+        ));
+        let d = random_poly(&ctx, &[0, 1], 4);
+        assert!(matches!(
+            a.mul_assign(&d),
+            Err(MathError::RepresentationMismatch { .. })
+        ));
+        let mut e = d.clone();
+        e.ntt().unwrap();
+        assert!(matches!(
+            a.add_assign(&e),
+            Err(MathError::RepresentationMismatch { .. })
+        ));
+        assert!(e.ntt().is_err());
+        assert!(e.bconv(&[2], ConversionMode::Approximate).is_err());
+        assert!(RnsPoly::zero(&ctx, &[0, 0], Representation::Coefficient).is_err());
+        assert!(RnsPoly::zero(&ctx, &[9], Representation::Coefficient).is_err());
+        assert!(RnsPoly::from_signed(&ctx, &[0], &[1, 2, 3]).is_err());
+        let mut one = random_poly(&ctx, &[0], 5);
+        assert!(one.drop_last_limb().is_err());
+        assert!(one.divide_round_by_last().is_err());
+        assert!(one.automorphism(2).is_err());
+        assert!(RingContext::new(24, &[97]).is_err());
+        assert!(
+            RnsPoly::from_data(&ctx, &[0], vec![u64::MAX; 16], Representation::Coefficient)
+                .is_err()
+        );
+    }
+}

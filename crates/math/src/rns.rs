@@ -1,0 +1,465 @@
+//! RNS bases: CRT decomposition and reconstruction, and fast base conversion (BConv).
+//!
+//! An integer `x mod Q`, `Q = q_0 ... q_(l-1)`, is held as its residues `x_i = x mod q_i`.
+//! BConv to another basis `{p_j}` is the two-step procedure of the accelerator papers:
+//! 1. per-limb scaling `y_i = [x_i * qhat_i^{-1}]_(q_i)`, with `qhat_i = Q / q_i`;
+//! 2. an `(l_out x l_in) * (l_in x N)` multiply-accumulate `z_j = sum_i y_i * [qhat_i]_(p_j)`,
+//!    accumulated lazily in 128 bits and reduced once per output (or every `max_terms` terms).
+//!
+//! The result is `x + u*Q (mod p_j)` for some `0 <= u < l_in` (the *fast*, approximate
+//! conversion, enough for ModUp). The *exact* variant subtracts `v*Q` with
+//! `v = round(sum_i y_i / q_i)`, computed in double precision, and yields the centered
+//! representative of `x` in `(-Q/2, Q/2)`: what ModDown's division by `P` needs. The double
+//! rounding can only go wrong when `x` is within about `l_in * 2^-52 * Q` of `+-Q/2`.
+
+use crate::error::{MathError, Result};
+use crate::modular::Modulus;
+use num_bigint::{BigInt, BigUint, Sign};
+use num_integer::Integer;
+use num_traits::{One, ToPrimitive, Zero};
+use rayon::prelude::*;
+
+/// A set of distinct word-size primes with their CRT constants.
+#[derive(Clone, Debug)]
+pub struct RnsBasis {
+    moduli: Vec<Modulus>,
+    product: BigUint,
+    /// `Q / q_i`.
+    qhat: Vec<BigUint>,
+    /// `(Q / q_i)^{-1} mod q_i` and its Shoup quotient.
+    qhat_inv: Vec<(u64, u64)>,
+}
+
+impl RnsBasis {
+    /// A basis of distinct primes (each 2 to 62 bits).
+    pub fn new(primes: &[u64]) -> Result<Self> {
+        if primes.is_empty() {
+            return Err(MathError::OutOfRange {
+                name: "number of RNS moduli",
+                value: "0".into(),
+                allowed: "at least 1".into(),
+            });
+        }
+        let mut moduli = Vec::with_capacity(primes.len());
+        for (i, &q) in primes.iter().enumerate() {
+            if primes[..i].contains(&q) {
+                return Err(MathError::OutOfRange {
+                    name: "RNS modulus",
+                    value: q.to_string(),
+                    allowed: "pairwise distinct primes".into(),
+                });
+            }
+            if !crate::primes::is_prime(q) {
+                return Err(MathError::NotPrime { q });
+            }
+            moduli.push(Modulus::new(q)?);
+        }
+        let product: BigUint = primes.iter().map(|&q| BigUint::from(q)).product();
+        let qhat: Vec<BigUint> = primes.iter().map(|&q| &product / q).collect();
+        let qhat_inv = moduli
+            .iter()
+            .zip(&qhat)
+            .map(|(m, qh)| {
+                let r = (qh % m.value()).to_u64().expect("residue fits a word");
+                let inv = m.inv(r).expect("distinct primes are coprime");
+                (inv, m.shoup(inv))
+            })
+            .collect();
+        Ok(Self {
+            moduli,
+            product,
+            qhat,
+            qhat_inv,
+        })
+    }
+
+    /// Number of moduli.
+    pub fn len(&self) -> usize {
+        self.moduli.len()
+    }
+
+    /// Always false: a basis has at least one modulus.
+    pub fn is_empty(&self) -> bool {
+        self.moduli.is_empty()
+    }
+
+    /// The moduli.
+    pub fn moduli(&self) -> &[Modulus] {
+        &self.moduli
+    }
+
+    /// The modulus values.
+    pub fn values(&self) -> Vec<u64> {
+        self.moduli.iter().map(|m| m.value()).collect()
+    }
+
+    /// `Q`, the product of the moduli.
+    pub fn product(&self) -> &BigUint {
+        &self.product
+    }
+
+    /// Residues of an integer (any sign): `x mod q_i` in `[0, q_i)`.
+    pub fn decompose(&self, x: &BigInt) -> Vec<u64> {
+        self.moduli
+            .iter()
+            .map(|m| {
+                let r = x.mod_floor(&BigInt::from(m.value()));
+                r.to_u64().expect("residue fits a word")
+            })
+            .collect()
+    }
+
+    /// CRT reconstruction in `[0, Q)`: `sum_i [x_i * qhat_i^{-1}]_(q_i) * qhat_i mod Q`.
+    pub fn reconstruct(&self, residues: &[u64]) -> Result<BigUint> {
+        if residues.len() != self.len() {
+            return Err(MathError::LengthMismatch {
+                what: "CRT residues",
+                expected: self.len(),
+                found: residues.len(),
+            });
+        }
+        let mut acc = BigUint::zero();
+        for ((m, &(inv, inv_s)), (qh, &x)) in self
+            .moduli
+            .iter()
+            .zip(&self.qhat_inv)
+            .zip(self.qhat.iter().zip(residues))
+        {
+            let y = m.mul_shoup(m.reduce(x), inv, inv_s);
+            acc += qh * y;
+        }
+        Ok(acc % &self.product)
+    }
+
+    /// CRT reconstruction to the centered representative in `(-Q/2, Q/2]`.
+    pub fn reconstruct_centered(&self, residues: &[u64]) -> Result<BigInt> {
+        let x = self.reconstruct(residues)?;
+        let half = &self.product >> 1u32;
+        Ok(if x > half {
+            BigInt::from_biguint(Sign::Plus, x)
+                - BigInt::from_biguint(Sign::Plus, self.product.clone())
+        } else {
+            BigInt::from_biguint(Sign::Plus, x)
+        })
+    }
+}
+
+/// How BConv treats the overflow multiple `u*Q`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConversionMode {
+    /// Fast conversion: the result may carry `+u*Q`, `0 <= u < l_in` (ModUp).
+    Approximate,
+    /// Exact centered conversion with floating-point rounding of `u` (ModDown).
+    ExactCentered,
+}
+
+/// Precomputed fast base conversion from one basis to another.
+#[derive(Clone, Debug)]
+pub struct BaseConverter {
+    from: RnsBasis,
+    to: RnsBasis,
+    /// `[qhat_i]_(p_j)`, row `j` holds the `l_in` entries for output limb `j`.
+    qhat_mod_p: Vec<Vec<u64>>,
+    /// `[Q]_(p_j)`.
+    q_mod_p: Vec<u64>,
+    /// `1 / q_i` in double precision.
+    q_inv_f64: Vec<f64>,
+    /// Products accumulated in 128 bits before a reduction is due.
+    max_terms: usize,
+}
+
+impl BaseConverter {
+    /// Plans the conversion `from -> to`.
+    pub fn new(from: &RnsBasis, to: &RnsBasis) -> Result<Self> {
+        let qhat_mod_p = to
+            .moduli
+            .iter()
+            .map(|p| {
+                from.qhat
+                    .iter()
+                    .map(|qh| (qh % p.value()).to_u64().expect("fits"))
+                    .collect()
+            })
+            .collect();
+        let q_mod_p = to
+            .moduli
+            .iter()
+            .map(|p| (&from.product % p.value()).to_u64().expect("fits"))
+            .collect();
+        let max_in = from.moduli.iter().map(|m| m.value()).max().unwrap_or(2) as u128;
+        let max_out = to.moduli.iter().map(|m| m.value()).max().unwrap_or(2) as u128;
+        let max_terms = (u128::MAX / ((max_in - 1) * (max_out - 1))).min(1 << 20) as usize;
+        Ok(Self {
+            from: from.clone(),
+            to: to.clone(),
+            qhat_mod_p,
+            q_mod_p,
+            q_inv_f64: from.moduli.iter().map(|m| 1.0 / m.value() as f64).collect(),
+            max_terms,
+        })
+    }
+
+    /// Source basis.
+    pub fn from_basis(&self) -> &RnsBasis {
+        &self.from
+    }
+
+    /// Target basis.
+    pub fn to_basis(&self) -> &RnsBasis {
+        &self.to
+    }
+
+    /// Step 1: `y_i = [x_i * qhat_i^{-1}]_(q_i)`, limb-parallel. `input` is `l_in` limbs of
+    /// `n` coefficients each, limb-major.
+    pub fn scale(&self, input: &[u64], n: usize) -> Result<Vec<u64>> {
+        self.check(input.len(), self.from.len(), n, "BConv input")?;
+        let mut y = vec![0u64; input.len()];
+        y.par_chunks_mut(n)
+            .zip(input.par_chunks(n))
+            .zip(self.from.moduli.par_iter().zip(&self.from.qhat_inv))
+            .for_each(|((yl, xl), (m, &(inv, inv_s)))| {
+                for (o, &x) in yl.iter_mut().zip(xl) {
+                    *o = m.mul_shoup(x, inv, inv_s);
+                }
+            });
+        Ok(y)
+    }
+
+    fn check(&self, len: usize, limbs: usize, n: usize, what: &'static str) -> Result<()> {
+        if n == 0 || len != limbs * n {
+            return Err(MathError::LengthMismatch {
+                what,
+                expected: limbs * n,
+                found: len,
+            });
+        }
+        Ok(())
+    }
+
+    /// Converts `input` (`l_in` limbs of `n` coefficients, coefficient representation) into
+    /// `output` (`l_out` limbs).
+    pub fn convert(
+        &self,
+        input: &[u64],
+        output: &mut [u64],
+        n: usize,
+        mode: ConversionMode,
+    ) -> Result<()> {
+        self.check(output.len(), self.to.len(), n, "BConv output")?;
+        let y = self.scale(input, n)?;
+        let v: Option<Vec<u64>> =
+            (mode == ConversionMode::ExactCentered).then(|| self.overflow_counts(&y, n));
+        let l_in = self.from.len();
+        output.par_chunks_mut(n).enumerate().for_each(|(j, out)| {
+            let p = &self.to.moduli[j];
+            let row = &self.qhat_mod_p[j];
+            const CHUNK: usize = 256;
+            let mut acc = [0u128; CHUNK];
+            for start in (0..n).step_by(CHUNK) {
+                let len = CHUNK.min(n - start);
+                let acc = &mut acc[..len];
+                acc.fill(0);
+                let mut terms = 0;
+                for i in 0..l_in {
+                    if terms == self.max_terms {
+                        for a in acc.iter_mut() {
+                            *a = p.reduce_u128(*a) as u128;
+                        }
+                        terms = 1;
+                    }
+                    let yi = &y[i * n + start..i * n + start + len];
+                    let c = row[i] as u128;
+                    for (a, &yv) in acc.iter_mut().zip(yi) {
+                        *a += yv as u128 * c;
+                    }
+                    terms += 1;
+                }
+                let o = &mut out[start..start + len];
+                for (k, (dst, &a)) in o.iter_mut().zip(acc.iter()).enumerate() {
+                    let r = p.reduce_u128(a);
+                    *dst = match &v {
+                        Some(v) => p.sub(r, p.mul(v[start + k], self.q_mod_p[j])),
+                        None => r,
+                    };
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// `v_k = round(sum_i y_ik / q_i)` per coefficient: the multiple of `Q` to subtract for the
+    /// centered exact result.
+    fn overflow_counts(&self, y: &[u64], n: usize) -> Vec<u64> {
+        let mut v = vec![0u64; n];
+        v.par_chunks_mut(1024).enumerate().for_each(|(c, vc)| {
+            let base = c * 1024;
+            for (k, out) in vc.iter_mut().enumerate() {
+                let s: f64 = self
+                    .q_inv_f64
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &qi)| y[i * n + base + k] as f64 * qi)
+                    .sum();
+                *out = s.round() as u64;
+            }
+        });
+        v
+    }
+}
+
+/// `floor(x / d + 1/2)` for integers and `d > 0` (the exact reference for rescaling).
+pub fn div_round(x: &BigInt, d: &BigInt) -> BigInt {
+    let two = BigInt::from(2);
+    let (q, r) = x.div_mod_floor(d);
+    if &r * &two >= *d {
+        q + BigInt::one()
+    } else {
+        q
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::primes::generate_ntt_primes;
+    use proptest::prelude::*;
+
+    fn basis(bits: u32, count: usize, exclude: &[u64]) -> RnsBasis {
+        RnsBasis::new(&generate_ntt_primes(bits, 64, count, exclude).unwrap()).unwrap()
+    }
+
+    /// A pseudo-random integer below `bound` from a xorshift stream (test inputs only).
+    fn big_below(bound: &BigUint, seed: u64) -> BigUint {
+        let mut s = seed | 1;
+        let words = bound.bits() as usize / 64 + 2;
+        let mut x = BigUint::zero();
+        for _ in 0..words {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            x = (x << 64u32) + BigUint::from(s);
+        }
+        x % bound
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn crt_round_trip(count in 1usize..12, bits in prop::sample::select(vec![30u32, 45, 60, 62]), seed in any::<u64>(), neg in any::<bool>()) {
+            let b = basis(bits, count, &[]);
+            let x = big_below(b.product(), seed);
+            prop_assert_eq!(b.reconstruct(&b.decompose(&BigInt::from(x.clone()))).unwrap(), x.clone());
+            // Centered round trip of a value in (-Q/2, Q/2].
+            let half = b.product() >> 1u32;
+            let xc = BigInt::from(x.clone() % &half) * if neg { -1 } else { 1 };
+            prop_assert_eq!(b.reconstruct_centered(&b.decompose(&xc)).unwrap(), xc);
+        }
+
+        #[test]
+        fn bconv_matches_big_integer_reconstruction(l_in in 1usize..10, l_out in 1usize..6,
+                                                    bits_in in prop::sample::select(vec![36u32, 50, 60, 62]),
+                                                    bits_out in prop::sample::select(vec![36u32, 60, 62]),
+                                                    seed in any::<u64>()) {
+            let from = basis(bits_in, l_in, &[]);
+            let to = basis(bits_out, l_out, &from.values());
+            let conv = BaseConverter::new(&from, &to).unwrap();
+            let n = 16;
+            let xs: Vec<BigUint> = (0..n as u64).map(|k| big_below(from.product(), seed ^ (k * 0x9e37))).collect();
+            let mut input = vec![0u64; l_in * n];
+            for (k, x) in xs.iter().enumerate() {
+                for (i, r) in from.decompose(&BigInt::from(x.clone())).into_iter().enumerate() {
+                    input[i * n + k] = r;
+                }
+            }
+            let mut approx = vec![0u64; l_out * n];
+            conv.convert(&input, &mut approx, n, ConversionMode::Approximate).unwrap();
+            let mut exact = vec![0u64; l_out * n];
+            conv.convert(&input, &mut exact, n, ConversionMode::ExactCentered).unwrap();
+            let q = BigInt::from(from.product().clone());
+            for (k, x) in xs.iter().enumerate() {
+                let xc = from.reconstruct_centered(&from.decompose(&BigInt::from(x.clone()))).unwrap();
+                for (j, p) in to.moduli().iter().enumerate() {
+                    let pv = BigInt::from(p.value());
+                    // Approximate: x + u*Q for some 0 <= u < l_in.
+                    let got = BigInt::from(approx[j * n + k]);
+                    let ok = (0..l_in as i64).any(|u| (BigInt::from(x.clone()) + &q * u - &got).mod_floor(&pv).is_zero());
+                    prop_assert!(ok, "approximate BConv is not x + uQ");
+                    // Exact: the centered representative.
+                    prop_assert_eq!(BigInt::from(exact[j * n + k]), xc.mod_floor(&pv));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rejects_bad_bases() {
+        assert!(RnsBasis::new(&[]).is_err());
+        assert!(RnsBasis::new(&[97, 97]).is_err());
+        assert!(matches!(
+            RnsBasis::new(&[97, 91]),
+            Err(MathError::NotPrime { q: 91 })
+        ));
+        let b = basis(30, 3, &[]);
+        assert!(b.reconstruct(&[1, 2]).is_err());
+        let c = BaseConverter::new(&b, &basis(40, 2, &[])).unwrap();
+        let mut out = vec![0u64; 2 * 8];
+        assert!(c
+            .convert(&[0u64; 3 * 7], &mut out, 8, ConversionMode::Approximate)
+            .is_err());
+    }
+
+    #[test]
+    fn many_terms_trigger_intermediate_reduction() {
+        // 40 limbs of 62-bit primes exceeds the 16-term lazy window.
+        let from = basis(62, 40, &[]);
+        let to = basis(61, 2, &[]);
+        let conv = BaseConverter::new(&from, &to).unwrap();
+        assert!(conv.max_terms < 40);
+        let n = 4;
+        let mut rng = Xs(99);
+        let xs: Vec<BigUint> = (0..n).map(|_| rng.big(from.product())).collect();
+        let mut input = vec![0u64; 40 * n];
+        for (k, x) in xs.iter().enumerate() {
+            for (i, r) in from
+                .decompose(&BigInt::from(x.clone()))
+                .into_iter()
+                .enumerate()
+            {
+                input[i * n + k] = r;
+            }
+        }
+        let mut exact = vec![0u64; 2 * n];
+        conv.convert(&input, &mut exact, n, ConversionMode::ExactCentered)
+            .unwrap();
+        for (k, x) in xs.iter().enumerate() {
+            let xc = from
+                .reconstruct_centered(&from.decompose(&BigInt::from(x.clone())))
+                .unwrap();
+            for (j, p) in to.moduli().iter().enumerate() {
+                assert_eq!(
+                    BigInt::from(exact[j * n + k]),
+                    xc.mod_floor(&BigInt::from(p.value()))
+                );
+            }
+        }
+    }
+
+    struct Xs(u64);
+    impl Xs {
+        fn big(&mut self, bound: &BigUint) -> BigUint {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            big_below(bound, self.0)
+        }
+    }
+
+    #[test]
+    fn div_round_is_round_half_up() {
+        let d = BigInt::from(10);
+        for (x, r) in [(14, 1), (15, 2), (-15, -1), (-16, -2), (0, 0)] {
+            assert_eq!(div_round(&BigInt::from(x), &d), BigInt::from(r));
+        }
+    }
+}
