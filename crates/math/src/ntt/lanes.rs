@@ -12,14 +12,15 @@
 //! the `N^{-1}` scaling into its last stage.
 //!
 //! Cache blocking: stages whose butterfly span exceeds [`BLOCK`] words sweep the whole limb;
-//! the remaining stages run block by block so the block stays in L1.
+//! the remaining stages run block by block so the block stays in L1. The forward transform's
+//! final canonical reduction is fused into its last stage. (A radix-4 variant that fuses two
+//! stages per sweep was measured and dropped: on Zen 4 the kernel is bound by butterfly
+//! arithmetic, not by loads and stores, and radix-4 was 0-5% slower; see docs/benchmarks.md.)
 
 use super::tables::{StageTwiddles, Tables};
 
 /// Words per L1-resident block (16 KiB of 64-bit words).
 pub(crate) const BLOCK: usize = 2048;
-const PAIR_WHOLE: bool = true;
-const PAIR_BLOCK: bool = false;
 
 /// Vector-lane primitives over 64-bit unsigned integers.
 ///
@@ -135,63 +136,6 @@ unsafe fn stage<S: Lanes, const FWD: bool, const FINAL: bool>(
     }
 }
 
-/// Two stages in one sweep (radix-4 unit) over `a[base .. base + len)`: strides `T` and `T/2`
-/// (forward: `T` first; inverse: `T/2` first), `T/2 >= L`, `len` a multiple of `2T`. Halves the
-/// loads and stores of the radix-2 form.
-#[inline(always)]
-unsafe fn stage_pair<S: Lanes, const FWD: bool>(
-    a: *mut u64,
-    base: usize,
-    len: usize,
-    big_t: usize,
-    n: usize,
-    tw: &StageTwiddles,
-    q: S::V,
-    two_q: S::V,
-) {
-    let h = big_t / 2;
-    let m = n / (2 * big_t);
-    let first_block = base / (2 * big_t);
-    for k in 0..len / (2 * big_t) {
-        let i = first_block + k;
-        let splat = |idx: usize| {
-            (
-                S::splat(*tw.w.get_unchecked(idx)),
-                S::splat(*tw.ws.get_unchecked(idx)),
-            )
-        };
-        let (w1, w1s) = splat(m + i);
-        let (w2, w2s) = splat(2 * m + 2 * i);
-        let (w3, w3s) = splat(2 * m + 2 * i + 1);
-        let p = a.add(base + 2 * k * big_t);
-        let mut j = 0;
-        while j < h {
-            let a0 = S::load(p.add(j));
-            let a1 = S::load(p.add(j + h));
-            let a2 = S::load(p.add(j + 2 * h));
-            let a3 = S::load(p.add(j + 3 * h));
-            let (a0, a1, a2, a3) = if FWD {
-                let (a0, a2) = ct::<S>(a0, a2, w1, w1s, q, two_q);
-                let (a1, a3) = ct::<S>(a1, a3, w1, w1s, q, two_q);
-                let (a0, a1) = ct::<S>(a0, a1, w2, w2s, q, two_q);
-                let (a2, a3) = ct::<S>(a2, a3, w3, w3s, q, two_q);
-                (a0, a1, a2, a3)
-            } else {
-                let (a0, a1) = gs::<S>(a0, a1, w2, w2s, q, two_q);
-                let (a2, a3) = gs::<S>(a2, a3, w3, w3s, q, two_q);
-                let (a0, a2) = gs::<S>(a0, a2, w1, w1s, q, two_q);
-                let (a1, a3) = gs::<S>(a1, a3, w1, w1s, q, two_q);
-                (a0, a1, a2, a3)
-            };
-            S::store(p.add(j), a0);
-            S::store(p.add(j + h), a1);
-            S::store(p.add(j + 2 * h), a2);
-            S::store(p.add(j + 3 * h), a3);
-            j += S::L;
-        }
-    }
-}
-
 /// Forward negacyclic NTT in place; canonical input (< 4q) and canonical output (< q), in
 /// bit-reversed order. `a.len()` must be a power of two with `a.len() >= 2 * S::L`.
 #[inline(always)]
@@ -202,29 +146,19 @@ pub(crate) unsafe fn forward<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) 
     let two_q = S::splat(2 * qv);
     let tw = &tables.fwd;
     let block = BLOCK.min(n);
-    // Whole-limb sweeps for spans larger than a block, two stages at a time.
+    // Whole-limb sweeps for spans larger than a block.
     let mut t = n / 2;
     while 2 * t > block {
-        if PAIR_WHOLE && t > block && t / 2 >= S::L {
-            stage_pair::<S, true>(ptr, 0, n, t, n, tw, q, two_q);
-            t /= 4;
-        } else {
-            stage::<S, true, false>(ptr, 0, n, t, n, tw, q, two_q);
-            t /= 2;
-        }
+        stage::<S, true, false>(ptr, 0, n, t, n, tw, q, two_q);
+        t /= 2;
     }
     // The remaining stages block by block, in L1.
     let t_block = t;
     for base in (0..n).step_by(block) {
         let mut t = t_block;
         while t > 1 {
-            if PAIR_BLOCK && t / 2 >= S::L && t / 2 > 1 {
-                stage_pair::<S, true>(ptr, base, block, t, n, tw, q, two_q);
-                t /= 4;
-            } else {
-                stage::<S, true, false>(ptr, base, block, t, n, tw, q, two_q);
-                t /= 2;
-            }
+            stage::<S, true, false>(ptr, base, block, t, n, tw, q, two_q);
+            t /= 2;
         }
         stage::<S, true, true>(ptr, base, block, 1, n, tw, q, two_q);
     }
@@ -244,24 +178,14 @@ pub(crate) unsafe fn inverse<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) 
     for base in (0..n).step_by(block) {
         let mut t = 1;
         while 2 * t <= block {
-            if t >= S::L && 4 * t <= block {
-                stage_pair::<S, false>(ptr, base, block, 2 * t, n, tw, q, two_q);
-                t *= 4;
-            } else {
-                stage::<S, false, false>(ptr, base, block, t, n, tw, q, two_q);
-                t *= 2;
-            }
+            stage::<S, false, false>(ptr, base, block, t, n, tw, q, two_q);
+            t *= 2;
         }
     }
     let mut t = block;
     while t < n / 2 {
-        if 2 * t < n / 2 {
-            stage_pair::<S, false>(ptr, 0, n, 2 * t, n, tw, q, two_q);
-            t *= 4;
-        } else {
-            stage::<S, false, false>(ptr, 0, n, t, n, tw, q, two_q);
-            t *= 2;
-        }
+        stage::<S, false, false>(ptr, 0, n, t, n, tw, q, two_q);
+        t *= 2;
     }
     // Last stage (t = n/2, single block) with N^{-1} folded into both outputs.
     let half = n / 2;

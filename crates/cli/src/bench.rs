@@ -1,0 +1,228 @@
+//! `tessera bench ...`: kernel measurements with medians over repeated runs.
+
+use crate::output::{json_line, table};
+use clap::{Subcommand, ValueEnum};
+use serde_json::json;
+use std::time::Instant;
+use tessera_math::ntt::bound::{butterfly_rate, clock_hz};
+use tessera_math::primes::generate_ntt_primes;
+use tessera_math::{parallel, Kernel, MathError, NttPlan};
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Forward negacyclic NTT of one limb (radix-2, lazy reduction, best SIMD kernel).
+    ///
+    /// With --threads T the pool transforms --limbs independent limbs at once (default T) and
+    /// median_s is the wall time of that batch divided by the number of limbs: the amortised
+    /// time of one limb's NTT at that thread count.
+    Ntt {
+        /// log2 of the ring degree N (1 to 17); without it, a table over 10..=16.
+        #[arg(long)]
+        logn: Option<u32>,
+        /// Prime size in bits (the largest NTT-friendly prime of that size is used).
+        #[arg(long, default_value_t = 60)]
+        bits: u32,
+        /// Worker threads.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Limbs transformed per measurement (default: one per thread).
+        #[arg(long)]
+        limbs: Option<usize>,
+        /// Kernel to use (default: the fastest this CPU supports for the prime).
+        #[arg(long, value_enum)]
+        kernel: Option<KernelArg>,
+        /// Timed repetitions (median reported).
+        #[arg(long, default_value_t = 101)]
+        reps: usize,
+        /// One JSON object per result line.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum KernelArg {
+    Scalar,
+    Avx2,
+    Avx512,
+    Avx512Ifma,
+}
+
+impl From<KernelArg> for Kernel {
+    fn from(k: KernelArg) -> Kernel {
+        match k {
+            KernelArg::Scalar => Kernel::Scalar,
+            KernelArg::Avx2 => Kernel::Avx2,
+            KernelArg::Avx512 => Kernel::Avx512,
+            KernelArg::Avx512Ifma => Kernel::Avx512Ifma,
+        }
+    }
+}
+
+pub fn run(cmd: BenchCommand) -> Result<(), MathError> {
+    match cmd {
+        BenchCommand::Ntt {
+            logn,
+            bits,
+            threads,
+            limbs,
+            kernel,
+            reps,
+            json,
+        } => bench_ntt(logn, bits, threads, limbs, kernel.map(Kernel::from), reps, json),
+    }
+}
+
+/// Median of `reps` timings of `f` after a short warm-up.
+fn median_time(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
+    for _ in 0..(reps / 10).max(3) {
+        f();
+    }
+    let mut t: Vec<f64> = (0..reps.max(1))
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    (t[t.len() / 2], t[0])
+}
+
+struct NttResult {
+    logn: u32,
+    q: u64,
+    kernel: Kernel,
+    median_s: f64,
+    min_s: f64,
+    bound_s: f64,
+}
+
+fn measure_ntt(
+    logn: u32,
+    bits: u32,
+    limbs: usize,
+    kernel: Option<Kernel>,
+    reps: usize,
+) -> Result<NttResult, MathError> {
+    if !(1..=17).contains(&logn) {
+        return Err(MathError::OutOfRange {
+            name: "logn",
+            value: logn.to_string(),
+            allowed: "1 to 17".into(),
+        });
+    }
+    let n = 1usize << logn;
+    let q = generate_ntt_primes(bits, n, 1, &[])?[0];
+    let plan = NttPlan::new(n, q)?;
+    let kernel = kernel.unwrap_or(plan.kernel());
+    let mut data: Vec<Vec<u64>> = (0..limbs)
+        .map(|l| (0..n as u64).map(|i| (i * 0x9E37_79B9 + l as u64) % q).collect())
+        .collect();
+    // Fail early with the typed error if the kernel cannot run here.
+    plan.forward_with(kernel, &mut data[0])?;
+    let (median, min) = if limbs == 1 {
+        // One limb runs on the calling thread: a pool hand-off costs microseconds by itself.
+        let a = &mut data[0];
+        median_time(reps, || plan.forward_with(kernel, a).expect("checked above"))
+    } else {
+        median_time(reps, || {
+            use rayon::prelude::*;
+            parallel::install(|| {
+                data.par_iter_mut()
+                    .for_each(|a| plan.forward_with(kernel, a).expect("checked above"))
+            })
+        })
+    };
+    let butterflies = (n / 2) as f64 * logn as f64;
+    Ok(NttResult {
+        logn,
+        q,
+        kernel,
+        median_s: median / limbs as f64,
+        min_s: min / limbs as f64,
+        bound_s: butterflies / butterfly_rate(kernel, q, 3)?,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bench_ntt(
+    logn: Option<u32>,
+    bits: u32,
+    threads: usize,
+    limbs: Option<usize>,
+    kernel: Option<Kernel>,
+    reps: usize,
+    json: bool,
+) -> Result<(), MathError> {
+    parallel::set_num_threads(threads)?;
+    let limbs = limbs.unwrap_or(threads);
+    if limbs == 0 {
+        return Err(MathError::OutOfRange {
+            name: "limbs",
+            value: "0".into(),
+            allowed: "at least 1".into(),
+        });
+    }
+    let sizes: Vec<u32> = match logn {
+        Some(l) => vec![l],
+        None => (10..=16).collect(),
+    };
+    let mut rows = Vec::new();
+    for l in sizes {
+        let r = measure_ntt(l, bits, limbs, kernel, reps)?;
+        if json {
+            json_line(&json!({
+                "op": "ntt", "logn": r.logn, "bits": bits, "threads": threads,
+                "median_s": r.median_s, "min_s": r.min_s, "limbs": limbs,
+                "kernel": r.kernel.name(), "q": r.q,
+                "butterfly_bound_s": r.bound_s,
+            }));
+        } else {
+            let per_bfly = r.median_s / ((1u64 << (r.logn - 1)) as f64 * r.logn as f64) * 1e9;
+            rows.push(vec![
+                format!("2^{}", r.logn),
+                bits.to_string(),
+                r.kernel.name().to_string(),
+                threads.to_string(),
+                format!("{:.2}", r.median_s * 1e6),
+                format!("{:.3}", per_bfly),
+                format!("{:.2}", r.bound_s * 1e6),
+                format!("{:.2}", r.median_s / r.bound_s),
+            ]);
+        }
+    }
+    if !json {
+        println!("Forward negacyclic NTT, one limb (median of {reps} runs; bound = butterflies / in-register butterfly rate)");
+        table(
+            &["N", "bits", "kernel", "threads", "median_us", "ns/butterfly", "bound_us", "x bound"],
+            &rows,
+        );
+    }
+    Ok(())
+}
+
+pub fn info(json: bool) -> Result<(), MathError> {
+    let q60 = generate_ntt_primes(60, 1 << 16, 1, &[])?[0];
+    let q49 = generate_ntt_primes(49, 1 << 16, 1, &[])?[0];
+    let clock = clock_hz();
+    let kernels: Vec<(Kernel, bool, bool)> = Kernel::ALL
+        .iter()
+        .map(|&k| (k, k.supports(q60, 1 << 16), k.supports(q49, 1 << 16)))
+        .collect();
+    if json {
+        json_line(&json!({
+            "clock_hz": clock,
+            "threads": parallel::num_threads(),
+            "kernels": kernels.iter().map(|(k, a, b)| json!({"kernel": k.name(), "primes_60_bit": a, "primes_49_bit": b})).collect::<Vec<_>>(),
+        }));
+    } else {
+        println!("estimated core clock: {:.2} GHz; threads available: {}", clock / 1e9, parallel::num_threads());
+        let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
+        table(
+            &["kernel", "60-bit primes", "49-bit primes"],
+            &kernels.iter().map(|(k, a, b)| vec![k.name().to_string(), yes(*a), yes(*b)]).collect::<Vec<_>>(),
+        );
+    }
+    Ok(())
+}
