@@ -1,6 +1,6 @@
 //! `tessera bench ...`: kernel measurements with medians over repeated runs.
 
-use crate::output::{json_line, table};
+use crate::output::{emit, json_line, table};
 use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 use std::time::Instant;
@@ -193,7 +193,7 @@ fn bench_ntt(
         }
     }
     if !json {
-        println!("Forward negacyclic NTT, one limb (median of {reps} runs; bound = butterflies / in-register butterfly rate)");
+        emit(&format!("Forward negacyclic NTT, one limb (median of {reps} runs; bound = butterflies / in-register butterfly rate)"));
         table(
             &["N", "bits", "kernel", "threads", "median_us", "ns/butterfly", "bound_us", "x bound"],
             &rows,
@@ -217,7 +217,11 @@ pub fn info(json: bool) -> Result<(), MathError> {
             "kernels": kernels.iter().map(|(k, a, b)| json!({"kernel": k.name(), "primes_60_bit": a, "primes_49_bit": b})).collect::<Vec<_>>(),
         }));
     } else {
-        println!("estimated core clock: {:.2} GHz; threads available: {}", clock / 1e9, parallel::num_threads());
+        emit(&format!(
+            "estimated core clock: {:.2} GHz; threads available: {}",
+            clock / 1e9,
+            parallel::num_threads()
+        ));
         let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
         table(
             &["kernel", "60-bit primes", "49-bit primes"],

@@ -1,6 +1,20 @@
 //! Presentation helpers: aligned tables for people, one JSON object per line for scripts.
 
 use serde_json::Value;
+use std::io::Write;
+
+/// Writes one line to stdout. A closed pipe (`tessera ... | head`) ends the program quietly
+/// instead of panicking, as command-line tools are expected to.
+pub fn emit(line: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{line}").and_then(|_| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to stdout: {e}");
+        std::process::exit(1);
+    }
+}
 
 /// Prints rows as an aligned text table.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) {
@@ -18,14 +32,14 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) {
             .collect::<Vec<_>>()
             .join("  ")
     };
-    println!("{}", line(headers.to_vec()));
-    println!("{}", width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+    emit(&line(headers.to_vec()));
+    emit(&width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
     for r in rows {
-        println!("{}", line(r.iter().map(|s| s.as_str()).collect()));
+        emit(&line(r.iter().map(|s| s.as_str()).collect()));
     }
 }
 
 /// Prints one JSON object on its own line.
 pub fn json_line(v: &Value) {
-    println!("{v}");
+    emit(&v.to_string());
 }

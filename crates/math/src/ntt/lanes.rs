@@ -1,21 +1,33 @@
 //! One radix-2 negacyclic NTT algorithm, written once over a vector-lane abstraction.
 //!
 //! The scalar, AVX2, AVX-512 and AVX-512 IFMA kernels are this same code instantiated with a
-//! different [`Lanes`] implementation; the only per-ISA pieces are the lane primitives and the
-//! shuffles used when a butterfly's stride `t` is smaller than the vector width. Every kernel
-//! therefore computes the same lazy (Harvey) butterflies and, after the final canonical
-//! reduction, the same output bits.
+//! different [`Lanes`] implementation; the only per-ISA pieces are the lane primitives, the
+//! Shoup product, and the shuffles used when a butterfly's stride `t` is smaller than the vector
+//! width. Every kernel ends with the same canonical reduction, so all produce the same bits.
 //!
-//! Forward (Cooley-Tukey, natural order in, bit-reversed order out) keeps values in `[0, 4q)`:
-//! `x <- x mod 2q`, `t <- w*y` lazily in `[0, 2q)`, outputs `x + t` and `x - t + 2q`.
-//! Inverse (Gentleman-Sande, bit-reversed in, natural out) keeps values in `[0, 2q)` and folds
-//! the `N^{-1}` scaling into its last stage.
+//! ## Lazy reduction (Harvey), two regimes for the forward transform
+//! The raw Shoup product `t = y*w - qhat*q` lies in `[0, 4q)` for any `y` below the word size
+//! (`[0, 2q)` when the kernel computes the exact quotient; see `x86::shoup_lazy_approx`).
+//!
+//! * **Narrow** (any `q`, values in `[0, 4q)`): `x <- x mod 2q`, `t <- t mod 2q`, outputs
+//!   `x + t` and `x - t + 2q`.
+//! * **Wide** (when `16q` fits the lane word, e.g. `q < 2^60` for 64-bit lanes): values stay in
+//!   `[0, 16q)` and no correction of `t` is needed. Stages alternate between *keep* (`x < 12q`
+//!   is used as is; outputs `x + t`, `x - t + 4q` are `< 16q`) and *reduce* (`x < 16q` becomes
+//!   `x mod 8q < 8q`; outputs `< 12q`). Starting from canonical input (`< q`) with a keep stage,
+//!   the invariant alternates `< 12q`, `< 16q`, ... This removes about three vector operations
+//!   per butterfly against the narrow form: the transform is bound by butterfly arithmetic.
+//!
+//! The inverse (Gentleman-Sande, bit-reversed in, natural out) keeps values in `[0, 2q)` and
+//! folds the `N^{-1}` scaling into its last stage.
 //!
 //! Cache blocking: stages whose butterfly span exceeds [`BLOCK`] words sweep the whole limb;
 //! the remaining stages run block by block so the block stays in L1. The forward transform's
 //! final canonical reduction is fused into its last stage. (A radix-4 variant that fuses two
 //! stages per sweep was measured and dropped: on Zen 4 the kernel is bound by butterfly
-//! arithmetic, not by loads and stores, and radix-4 was 0-5% slower; see docs/benchmarks.md.)
+//! arithmetic, not by loads and stores, and radix-4 was 0-5% slower. Fusing the three strides
+//! narrower than a vector into one in-register pass was measured too and gave no gain: those
+//! stages cost their permutes and the final reduction, not memory. See docs/benchmarks.md.)
 
 use super::tables::{StageTwiddles, Tables};
 
@@ -26,11 +38,15 @@ pub(crate) const BLOCK: usize = 2048;
 ///
 /// # Safety
 /// Implementations use ISA intrinsics; callers must only instantiate the driver with an
-/// implementation whose target features are available (checked by `Kernel::is_available`).
+/// implementation whose target features are available (checked by `Kernel::supports`).
 pub(crate) trait Lanes {
     type V: Copy;
     /// Number of 64-bit lanes.
     const L: usize;
+    /// Bits a lazy value may occupy (64, or 52 for IFMA whose multipliers read 52-bit inputs).
+    const WORD_BITS: u32;
+    /// Whether [`Lanes::mul_shoup_raw`] already returns values below `2q`.
+    const RAW_BELOW_2Q: bool;
     unsafe fn load(p: *const u64) -> Self::V;
     unsafe fn store(p: *mut u64, v: Self::V);
     unsafe fn splat(x: u64) -> Self::V;
@@ -38,8 +54,8 @@ pub(crate) trait Lanes {
     unsafe fn sub(a: Self::V, b: Self::V) -> Self::V;
     /// Unsigned minimum; `min(x, x - m)` reduces `x in [0, 2m)` to `[0, m)`.
     unsafe fn min(a: Self::V, b: Self::V) -> Self::V;
-    /// Lazy Shoup product, a value congruent to `y*w` in `[0, 2q)`.
-    unsafe fn mul_shoup_lazy(y: Self::V, w: Self::V, ws: Self::V, q: Self::V) -> Self::V;
+    /// Shoup product, a value congruent to `y*w` in `[0, 4q)` (`y < 2^WORD_BITS`).
+    unsafe fn mul_shoup_raw(y: Self::V, w: Self::V, ws: Self::V, q: Self::V) -> Self::V;
     /// From two consecutive vectors (2L words), gather the butterfly inputs of stride `t < L`
     /// as (all x, all y), ordered by butterfly index.
     unsafe fn split(t: usize, v0: Self::V, v1: Self::V) -> (Self::V, Self::V);
@@ -47,66 +63,134 @@ pub(crate) trait Lanes {
     unsafe fn merge(t: usize, x: Self::V, y: Self::V) -> (Self::V, Self::V);
 }
 
+/// Broadcast multiples of the modulus.
+#[derive(Clone, Copy)]
+struct Consts<V> {
+    q: V,
+    q2: V,
+    q4: V,
+    q8: V,
+}
+
+impl<V: Copy> Consts<V> {
+    #[inline(always)]
+    unsafe fn new<S: Lanes<V = V>>(q: u64) -> Self {
+        Self {
+            q: S::splat(q),
+            q2: S::splat(2 * q),
+            q4: S::splat(4 * q),
+            q8: S::splat(8 * q),
+        }
+    }
+}
+
+/// Forward butterfly regimes (see the module documentation).
+const NARROW: u8 = 0;
+const WIDE_KEEP: u8 = 1;
+const WIDE_REDUCE: u8 = 2;
+
 #[inline(always)]
 unsafe fn small_mod<S: Lanes>(x: S::V, m: S::V) -> S::V {
     S::min(x, S::sub(x, m))
 }
 
-/// `[0, 4q) -> [0, q)`.
+/// Shoup product in `[0, 2q)`.
 #[inline(always)]
-unsafe fn canonical<S: Lanes>(x: S::V, q: S::V, two_q: S::V) -> S::V {
-    small_mod::<S>(small_mod::<S>(x, two_q), q)
+unsafe fn mul_shoup_lazy<S: Lanes>(y: S::V, w: S::V, ws: S::V, k: &Consts<S::V>) -> S::V {
+    let t = S::mul_shoup_raw(y, w, ws, k.q);
+    if S::RAW_BELOW_2Q {
+        t
+    } else {
+        small_mod::<S>(t, k.q2)
+    }
 }
 
-/// Cooley-Tukey butterfly: inputs in `[0, 4q)`, outputs in `[0, 4q)`.
+/// Lazy value to `[0, q)`: from `[0, 16q)` when `WIDE`, else from `[0, 4q)`.
 #[inline(always)]
-unsafe fn ct<S: Lanes>(x: S::V, y: S::V, w: S::V, ws: S::V, q: S::V, two_q: S::V) -> (S::V, S::V) {
-    let x = small_mod::<S>(x, two_q);
-    let t = S::mul_shoup_lazy(y, w, ws, q);
-    (S::add(x, t), S::add(S::sub(x, t), two_q))
+unsafe fn canonical<S: Lanes, const WIDE: bool>(x: S::V, k: &Consts<S::V>) -> S::V {
+    let x = if WIDE {
+        small_mod::<S>(small_mod::<S>(x, k.q8), k.q4)
+    } else {
+        x
+    };
+    small_mod::<S>(small_mod::<S>(x, k.q2), k.q)
+}
+
+/// Cooley-Tukey butterfly in regime `M`.
+#[inline(always)]
+unsafe fn ct<S: Lanes, const M: u8>(x: S::V, y: S::V, w: S::V, ws: S::V, k: &Consts<S::V>) -> (S::V, S::V) {
+    if M == NARROW {
+        let x = small_mod::<S>(x, k.q2);
+        let t = mul_shoup_lazy::<S>(y, w, ws, k);
+        (S::add(x, t), S::add(S::sub(x, t), k.q2))
+    } else {
+        let x = if M == WIDE_REDUCE { small_mod::<S>(x, k.q8) } else { x };
+        let t = S::mul_shoup_raw(y, w, ws, k.q);
+        (S::add(x, t), S::add(S::sub(x, t), k.q4))
+    }
 }
 
 /// Gentleman-Sande butterfly: inputs in `[0, 2q)`, outputs in `[0, 2q)`.
 #[inline(always)]
-unsafe fn gs<S: Lanes>(x: S::V, y: S::V, w: S::V, ws: S::V, q: S::V, two_q: S::V) -> (S::V, S::V) {
-    let s = small_mod::<S>(S::add(x, y), two_q);
-    let d = S::mul_shoup_lazy(S::add(S::sub(x, y), two_q), w, ws, q);
+unsafe fn gs<S: Lanes>(x: S::V, y: S::V, w: S::V, ws: S::V, k: &Consts<S::V>) -> (S::V, S::V) {
+    let s = small_mod::<S>(S::add(x, y), k.q2);
+    let d = mul_shoup_lazy::<S>(S::add(S::sub(x, y), k.q2), w, ws, k);
     (s, d)
+}
+
+/// One butterfly of a stage: forward in regime `M` (canonical outputs with `FINAL`), or inverse.
+#[inline(always)]
+unsafe fn bfly<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
+    x: S::V,
+    y: S::V,
+    w: S::V,
+    ws: S::V,
+    k: &Consts<S::V>,
+) -> (S::V, S::V) {
+    if FWD {
+        let (x, y) = ct::<S, M>(x, y, w, ws, k);
+        if FINAL {
+            let wide = M != NARROW;
+            if wide {
+                (canonical::<S, true>(x, k), canonical::<S, true>(y, k))
+            } else {
+                (canonical::<S, false>(x, k), canonical::<S, false>(y, k))
+            }
+        } else {
+            (x, y)
+        }
+    } else {
+        gs::<S>(x, y, w, ws, k)
+    }
 }
 
 /// One stage of stride `t` over `a[base .. base + len)`, `len` a multiple of `max(2t, 2L)`.
 /// With `FINAL` (forward only, last stage) the outputs are reduced to canonical form in the
 /// same pass instead of a separate sweep.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn stage<S: Lanes, const FWD: bool, const FINAL: bool>(
+unsafe fn stage<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
     a: *mut u64,
     base: usize,
     len: usize,
     t: usize,
     n: usize,
     tw: &StageTwiddles,
-    q: S::V,
-    two_q: S::V,
+    k: &Consts<S::V>,
 ) {
     let m = n / (2 * t);
-    let bfly = if FWD { ct::<S> } else { gs::<S> };
     if t >= S::L {
         let first_block = base / (2 * t);
-        for k in 0..len / (2 * t) {
-            let idx = m + first_block + k;
+        for blk in 0..len / (2 * t) {
+            let idx = m + first_block + blk;
             let w = S::splat(*tw.w.get_unchecked(idx));
             let ws = S::splat(*tw.ws.get_unchecked(idx));
-            let p = a.add(base + 2 * k * t);
+            let p = a.add(base + 2 * blk * t);
             let mut j = 0;
             while j < t {
                 let x = S::load(p.add(j));
                 let y = S::load(p.add(j + t));
-                let (x, y) = bfly(x, y, w, ws, q, two_q);
-                let (x, y) = if FINAL {
-                    (canonical::<S>(x, q, two_q), canonical::<S>(y, q, two_q))
-                } else {
-                    (x, y)
-                };
+                let (x, y) = bfly::<S, FWD, M, FINAL>(x, y, w, ws, k);
                 S::store(p.add(j), x);
                 S::store(p.add(j + t), y);
                 j += S::L;
@@ -122,12 +206,7 @@ unsafe fn stage<S: Lanes, const FWD: bool, const FINAL: bool>(
             let (x, y) = S::split(t, S::load(p), S::load(p.add(S::L)));
             let w = S::load(w_exp.as_ptr().add(b));
             let ws = S::load(ws_exp.as_ptr().add(b));
-            let (x, y) = bfly(x, y, w, ws, q, two_q);
-            let (x, y) = if FINAL {
-                (canonical::<S>(x, q, two_q), canonical::<S>(y, q, two_q))
-            } else {
-                (x, y)
-            };
+            let (x, y) = bfly::<S, FWD, M, FINAL>(x, y, w, ws, k);
             let (v0, v1) = S::merge(t, x, y);
             S::store(p, v0);
             S::store(p.add(S::L), v1);
@@ -136,20 +215,50 @@ unsafe fn stage<S: Lanes, const FWD: bool, const FINAL: bool>(
     }
 }
 
-/// Forward negacyclic NTT in place; canonical input (< 4q) and canonical output (< q), in
-/// bit-reversed order. `a.len()` must be a power of two with `a.len() >= 2 * S::L`.
+/// Forward negacyclic NTT in place; canonical input (< q) and canonical output (< q), in
+/// bit-reversed order. `a.len()` must be a power of two with `a.len() >= 4 * S::L`.
 #[inline(always)]
 pub(crate) unsafe fn forward<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) {
+    if (qv as u128) * 16 < (1u128 << S::WORD_BITS) {
+        forward_regime::<S, true>(a, tables, qv)
+    } else {
+        forward_regime::<S, false>(a, tables, qv)
+    }
+}
+
+/// Forward stage of stride `t`: narrow, or wide with keep / reduce alternating by stage index.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn forward_stage<S: Lanes, const WIDE: bool, const FINAL: bool>(
+    a: *mut u64,
+    base: usize,
+    len: usize,
+    t: usize,
+    n: usize,
+    tw: &StageTwiddles,
+    k: &Consts<S::V>,
+) {
+    let stage_index = (n / (2 * t)).trailing_zeros();
+    if !WIDE {
+        stage::<S, true, NARROW, FINAL>(a, base, len, t, n, tw, k)
+    } else if stage_index % 2 == 0 {
+        stage::<S, true, WIDE_KEEP, FINAL>(a, base, len, t, n, tw, k)
+    } else {
+        stage::<S, true, WIDE_REDUCE, FINAL>(a, base, len, t, n, tw, k)
+    }
+}
+
+#[inline(always)]
+unsafe fn forward_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tables, qv: u64) {
     let n = a.len();
     let ptr = a.as_mut_ptr();
-    let q = S::splat(qv);
-    let two_q = S::splat(2 * qv);
+    let k = Consts::new::<S>(qv);
     let tw = &tables.fwd;
     let block = BLOCK.min(n);
     // Whole-limb sweeps for spans larger than a block.
     let mut t = n / 2;
     while 2 * t > block {
-        stage::<S, true, false>(ptr, 0, n, t, n, tw, q, two_q);
+        forward_stage::<S, WIDE, false>(ptr, 0, n, t, n, tw, &k);
         t /= 2;
     }
     // The remaining stages block by block, in L1.
@@ -157,10 +266,10 @@ pub(crate) unsafe fn forward<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) 
     for base in (0..n).step_by(block) {
         let mut t = t_block;
         while t > 1 {
-            stage::<S, true, false>(ptr, base, block, t, n, tw, q, two_q);
+            forward_stage::<S, WIDE, false>(ptr, base, block, t, n, tw, &k);
             t /= 2;
         }
-        stage::<S, true, true>(ptr, base, block, 1, n, tw, q, two_q);
+        forward_stage::<S, WIDE, true>(ptr, base, block, 1, n, tw, &k);
     }
 }
 
@@ -170,21 +279,20 @@ pub(crate) unsafe fn forward<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) 
 pub(crate) unsafe fn inverse<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) {
     let n = a.len();
     let ptr = a.as_mut_ptr();
-    let q = S::splat(qv);
-    let two_q = S::splat(2 * qv);
+    let k = Consts::new::<S>(qv);
     let tw = &tables.inv;
     // Kernels are only used with n >= 4L, so every block holds at least two vectors.
     let block = BLOCK.min(n / 2);
     for base in (0..n).step_by(block) {
         let mut t = 1;
         while 2 * t <= block {
-            stage::<S, false, false>(ptr, base, block, t, n, tw, q, two_q);
+            stage::<S, false, NARROW, false>(ptr, base, block, t, n, tw, &k);
             t *= 2;
         }
     }
     let mut t = block;
     while t < n / 2 {
-        stage::<S, false, false>(ptr, 0, n, t, n, tw, q, two_q);
+        stage::<S, false, NARROW, false>(ptr, 0, n, t, n, tw, &k);
         t *= 2;
     }
     // Last stage (t = n/2, single block) with N^{-1} folded into both outputs.
@@ -197,10 +305,10 @@ pub(crate) unsafe fn inverse<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) 
     while j < half {
         let x = S::load(ptr.add(j));
         let y = S::load(ptr.add(j + half));
-        let s = S::mul_shoup_lazy(S::add(x, y), ni, nis, q);
-        let d = S::mul_shoup_lazy(S::add(S::sub(x, y), two_q), wn, wns, q);
-        S::store(ptr.add(j), small_mod::<S>(s, q));
-        S::store(ptr.add(j + half), small_mod::<S>(d, q));
+        let s = mul_shoup_lazy::<S>(S::add(x, y), ni, nis, &k);
+        let d = mul_shoup_lazy::<S>(S::add(S::sub(x, y), k.q2), wn, wns, &k);
+        S::store(ptr.add(j), small_mod::<S>(s, k.q));
+        S::store(ptr.add(j + half), small_mod::<S>(d, k.q));
         j += S::L;
     }
 }
@@ -211,6 +319,8 @@ pub(crate) struct Scalar;
 impl Lanes for Scalar {
     type V = u64;
     const L: usize = 1;
+    const WORD_BITS: u32 = 64;
+    const RAW_BELOW_2Q: bool = true;
     #[inline(always)]
     unsafe fn load(p: *const u64) -> u64 {
         *p
@@ -236,7 +346,7 @@ impl Lanes for Scalar {
         a.min(b)
     }
     #[inline(always)]
-    unsafe fn mul_shoup_lazy(y: u64, w: u64, ws: u64, q: u64) -> u64 {
+    unsafe fn mul_shoup_raw(y: u64, w: u64, ws: u64, q: u64) -> u64 {
         let qhat = ((y as u128 * ws as u128) >> 64) as u64;
         y.wrapping_mul(w).wrapping_sub(qhat.wrapping_mul(q))
     }
@@ -292,14 +402,15 @@ pub(crate) unsafe fn butterfly_loop<S: Lanes>(
     iters: usize,
 ) -> (u64, usize) {
     const CHAINS: usize = 8;
-    let q = S::splat(qv);
-    let two_q = S::splat(2 * qv);
+    let k = Consts::new::<S>(qv);
     let (w, ws) = (S::splat(w), S::splat(ws));
     let mut x = [S::splat(1); CHAINS];
     let mut y = [S::splat(qv - 1); CHAINS];
     for _ in 0..iters {
         for c in 0..CHAINS {
-            let (nx, ny) = ct::<S>(x[c], y[c], w, ws, q, two_q);
+            // The reduce regime: what every other stage of a wide transform runs (the narrow
+            // regime costs the same operations plus a correction of t).
+            let (nx, ny) = ct::<S, WIDE_REDUCE>(x[c], y[c], w, ws, &k);
             x[c] = ny;
             y[c] = nx;
         }

@@ -15,11 +15,12 @@ use core::arch::x86_64::*;
 /// With `P = y * ws = hh*2^64 + (lh + hl)*2^32 + ll`, the dropped part
 /// `(lh mod 2^32 + hl mod 2^32)*2^32 + ll` is below `3 * 2^64`, so the exact quotient
 /// `Q = floor(P / 2^64)` satisfies `Q - hi' in {0, 1, 2}`. Shoup's bound for the exact quotient
-/// is `y*w - Q*q < q * (1 + y/2^64) < 2q` (for `y < 4q < 2^64`), hence `y*w - hi'*q < 4q`, and one
-/// conditional subtraction of `2q` restores the `[0, 2q)` range the butterflies rely on. The
-/// saving is about three vector operations per butterfly (21 -> 18).
+/// is `y*w - Q*q < q * (1 + y/2^64) < 2q` for any `y < 2^64`, hence `y*w - hi'*q < 4q`: the
+/// raw product of [`super::lanes::Lanes::mul_shoup_raw`]. The narrow regime corrects it with
+/// one conditional subtraction of `2q`; the wide regime absorbs it. The saving is five vector
+/// operations per product against the exact four-multiply quotient.
 macro_rules! shoup_lazy_approx {
-    ($mul:ident, $swap:ident, $srli:ident, $add:ident, $sub:ident, $mullo:ident, $min:expr,
+    ($mul:ident, $swap:ident, $srli:ident, $add:ident, $sub:ident, $mullo:ident,
      $y:expr, $w:expr, $ws:expr, $q:expr) => {{
         let (y, w, ws, q) = ($y, $w, $ws, $q);
         let y_hi = $swap::<0b1011_0001>(y);
@@ -28,9 +29,7 @@ macro_rules! shoup_lazy_approx {
         let hl = $mul(y_hi, ws);
         let hh = $mul(y_hi, ws_hi);
         let qhat = $add(hh, $add($srli::<32>(lh), $srli::<32>(hl)));
-        let t = $sub($mullo(y, w), $mullo(qhat, q));
-        let two_q = $add(q, q);
-        $min(t, $sub(t, two_q))
+        $sub($mullo(y, w), $mullo(qhat, q))
     }};
 }
 
@@ -52,6 +51,8 @@ unsafe fn mullo_256(a: __m256i, b: __m256i) -> __m256i {
 impl Lanes for Avx2 {
     type V = __m256i;
     const L: usize = 4;
+    const WORD_BITS: u32 = 64;
+    const RAW_BELOW_2Q: bool = false;
     #[inline(always)]
     unsafe fn load(p: *const u64) -> __m256i {
         _mm256_loadu_si256(p as *const __m256i)
@@ -80,7 +81,7 @@ impl Lanes for Avx2 {
         _mm256_blendv_epi8(a, b, gt)
     }
     #[inline(always)]
-    unsafe fn mul_shoup_lazy(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
+    unsafe fn mul_shoup_raw(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
         shoup_lazy_approx!(
             _mm256_mul_epu32,
             _mm256_shuffle_epi32,
@@ -88,7 +89,6 @@ impl Lanes for Avx2 {
             _mm256_add_epi64,
             _mm256_sub_epi64,
             mullo_256,
-            |a, b| Self::min(a, b),
             y,
             w,
             ws,
@@ -146,7 +146,6 @@ const SPLIT1: ([u64; 8], [u64; 8]) = split_indices::<8>(1);
 const MERGE4: ([u64; 8], [u64; 8]) = merge_indices::<8>(4);
 const MERGE2: ([u64; 8], [u64; 8]) = merge_indices::<8>(2);
 const MERGE1: ([u64; 8], [u64; 8]) = merge_indices::<8>(1);
-
 #[inline(always)]
 unsafe fn idx(i: &[u64; 8]) -> __m512i {
     _mm512_loadu_si512(i.as_ptr() as *const __m512i)
@@ -180,10 +179,12 @@ unsafe fn merge8(t: usize, x: __m512i, y: __m512i) -> (__m512i, __m512i) {
 
 /// Lane methods common to both 8-lane kernels; they differ only in the Shoup product.
 macro_rules! impl_lanes_512 {
-    ($ty:ty, $shoup:ident) => {
+    ($ty:ty, $shoup:ident, $word_bits:expr, $exact:expr) => {
         impl Lanes for $ty {
             type V = __m512i;
             const L: usize = 8;
+            const WORD_BITS: u32 = $word_bits;
+            const RAW_BELOW_2Q: bool = $exact;
             #[inline(always)]
             unsafe fn load(p: *const u64) -> __m512i {
                 _mm512_loadu_si512(p as *const __m512i)
@@ -209,7 +210,7 @@ macro_rules! impl_lanes_512 {
                 _mm512_min_epu64(a, b)
             }
             #[inline(always)]
-            unsafe fn mul_shoup_lazy(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
+            unsafe fn mul_shoup_raw(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
                 $shoup(y, w, ws, q)
             }
             #[inline(always)]
@@ -220,6 +221,7 @@ macro_rules! impl_lanes_512 {
             unsafe fn merge(t: usize, x: __m512i, y: __m512i) -> (__m512i, __m512i) {
                 merge8(t, x, y)
             }
+
         }
     };
 }
@@ -239,7 +241,6 @@ unsafe fn shoup64_512(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512
         _mm512_add_epi64,
         _mm512_sub_epi64,
         _mm512_mullo_epi64,
-        |a, b| _mm512_min_epu64(a, b),
         y,
         w,
         ws,
@@ -247,7 +248,7 @@ unsafe fn shoup64_512(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512
     )
 }
 
-impl_lanes_512!(Avx512, shoup64_512);
+impl_lanes_512!(Avx512, shoup64_512, 64, false);
 
 #[target_feature(enable = "avx512f,avx512dq")]
 pub(crate) unsafe fn butterflies_avx512(q: u64, w: u64, ws: u64, iters: usize) -> (u64, usize) {
@@ -282,7 +283,8 @@ unsafe fn shoup52_512(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512
     )
 }
 
-impl_lanes_512!(Avx512Ifma, shoup52_512);
+// The 52-bit quotient is exact: products stay below 2q, lazy values below 2^52.
+impl_lanes_512!(Avx512Ifma, shoup52_512, 52, true);
 
 #[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
 pub(crate) unsafe fn butterflies_ifma(q: u64, w: u64, ws: u64, iters: usize) -> (u64, usize) {
