@@ -69,7 +69,15 @@ pub fn run(cmd: BenchCommand) -> Result<(), MathError> {
             kernel,
             reps,
             json,
-        } => bench_ntt(logn, bits, threads, limbs, kernel.map(Kernel::from), reps, json),
+        } => bench_ntt(
+            logn,
+            bits,
+            threads,
+            limbs,
+            kernel.map(Kernel::from),
+            reps,
+            json,
+        ),
     }
 }
 
@@ -117,14 +125,20 @@ fn measure_ntt(
     let plan = NttPlan::new(n, q)?;
     let kernel = kernel.unwrap_or(plan.kernel());
     let mut data: Vec<Vec<u64>> = (0..limbs)
-        .map(|l| (0..n as u64).map(|i| (i * 0x9E37_79B9 + l as u64) % q).collect())
+        .map(|l| {
+            (0..n as u64)
+                .map(|i| (i * 0x9E37_79B9 + l as u64) % q)
+                .collect()
+        })
         .collect();
     // Fail early with the typed error if the kernel cannot run here.
     plan.forward_with(kernel, &mut data[0])?;
     let (median, min) = if limbs == 1 {
         // One limb runs on the calling thread: a pool hand-off costs microseconds by itself.
         let a = &mut data[0];
-        median_time(reps, || plan.forward_with(kernel, a).expect("checked above"))
+        median_time(reps, || {
+            plan.forward_with(kernel, a).expect("checked above")
+        })
     } else {
         median_time(reps, || {
             use rayon::prelude::*;
@@ -195,7 +209,16 @@ fn bench_ntt(
     if !json {
         emit(&format!("Forward negacyclic NTT, one limb (median of {reps} runs; bound = butterflies / in-register butterfly rate)"));
         table(
-            &["N", "bits", "kernel", "threads", "median_us", "ns/butterfly", "bound_us", "x bound"],
+            &[
+                "N",
+                "bits",
+                "kernel",
+                "threads",
+                "median_us",
+                "ns/butterfly",
+                "bound_us",
+                "x bound",
+            ],
             &rows,
         );
     }
@@ -225,7 +248,10 @@ pub fn info(json: bool) -> Result<(), MathError> {
         let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
         table(
             &["kernel", "60-bit primes", "49-bit primes"],
-            &kernels.iter().map(|(k, a, b)| vec![k.name().to_string(), yes(*a), yes(*b)]).collect::<Vec<_>>(),
+            &kernels
+                .iter()
+                .map(|(k, a, b)| vec![k.name().to_string(), yes(*a), yes(*b)])
+                .collect::<Vec<_>>(),
         );
     }
     Ok(())

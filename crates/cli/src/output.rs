@@ -33,7 +33,13 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) {
             .join("  ")
     };
     emit(&line(headers.to_vec()));
-    emit(&width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+    emit(
+        &width
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .join("  "),
+    );
     for r in rows {
         emit(&line(r.iter().map(|s| s.as_str()).collect()));
     }

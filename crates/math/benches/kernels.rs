@@ -5,12 +5,14 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
-use tessera_math::automorphism::{galois_element, automorphism_coeff};
+use tessera_math::automorphism::{automorphism_coeff, galois_element};
 use tessera_math::primes::generate_ntt_primes;
 use tessera_math::{ConversionMode, NttPlan, Representation, RingContext, RnsPoly};
 
 fn data(n: usize, q: u64, salt: u64) -> Vec<u64> {
-    (0..n as u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt) % q).collect()
+    (0..n as u64)
+        .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt) % q)
+        .collect()
 }
 
 fn ntt(c: &mut Criterion) {
@@ -21,12 +23,20 @@ fn ntt(c: &mut Criterion) {
         let peer = tfhe_ntt::prime64::Plan::try_new(n, q).unwrap();
         let mut g = c.benchmark_group(format!("ntt/N=2^{log_n}/{bits}-bit"));
         let mut a = data(n, q, 1);
-        g.bench_function(BenchmarkId::new("forward", "tessera"), |b| b.iter(|| ours.forward(black_box(&mut a)).unwrap()));
-        g.bench_function(BenchmarkId::new("forward", "tfhe-ntt"), |b| b.iter(|| peer.fwd(black_box(&mut a))));
+        g.bench_function(BenchmarkId::new("forward", "tessera"), |b| {
+            b.iter(|| ours.forward(black_box(&mut a)).unwrap())
+        });
+        g.bench_function(BenchmarkId::new("forward", "tfhe-ntt"), |b| {
+            b.iter(|| peer.fwd(black_box(&mut a)))
+        });
         let mut a = data(n, q, 2);
-        g.bench_function(BenchmarkId::new("inverse", "tessera"), |b| b.iter(|| ours.inverse(black_box(&mut a)).unwrap()));
+        g.bench_function(BenchmarkId::new("inverse", "tessera"), |b| {
+            b.iter(|| ours.inverse(black_box(&mut a)).unwrap())
+        });
         // tfhe-ntt's inverse leaves out the 1/N scaling; ours includes it.
-        g.bench_function(BenchmarkId::new("inverse", "tfhe-ntt"), |b| b.iter(|| peer.inv(black_box(&mut a))));
+        g.bench_function(BenchmarkId::new("inverse", "tfhe-ntt"), |b| {
+            b.iter(|| peer.inv(black_box(&mut a)))
+        });
         g.finish();
     }
 }
@@ -43,8 +53,12 @@ fn bconv(c: &mut Criterion) {
     let x = RnsPoly::from_data(&ctx, &from, input, Representation::Coefficient).unwrap();
     let mut g = c.benchmark_group("bconv/N=2^16/24->6");
     g.sample_size(20);
-    g.bench_function("approximate", |b| b.iter(|| x.bconv(&to, ConversionMode::Approximate).unwrap()));
-    g.bench_function("exact-centered", |b| b.iter(|| x.bconv(&to, ConversionMode::ExactCentered).unwrap()));
+    g.bench_function("approximate", |b| {
+        b.iter(|| x.bconv(&to, ConversionMode::Approximate).unwrap())
+    });
+    g.bench_function("exact-centered", |b| {
+        b.iter(|| x.bconv(&to, ConversionMode::ExactCentered).unwrap())
+    });
     g.finish();
 }
 
@@ -56,7 +70,9 @@ fn automorphism(c: &mut Criterion) {
     let a = data(n, q, 3);
     let mut out = vec![0u64; n];
     let mut grp = c.benchmark_group("automorphism/N=2^16/one limb");
-    grp.bench_function("coefficient", |b| b.iter(|| automorphism_coeff(black_box(&a), g5, q, &mut out).unwrap()));
+    grp.bench_function("coefficient", |b| {
+        b.iter(|| automorphism_coeff(black_box(&a), g5, q, &mut out).unwrap())
+    });
     let mut p = RnsPoly::from_data(&ctx, &[0], a.clone(), Representation::Coefficient).unwrap();
     p.ntt().unwrap();
     grp.bench_function("evaluation", |b| b.iter(|| p.automorphism(g5).unwrap()));

@@ -37,7 +37,7 @@ pub fn conjugation_element(n: usize) -> Result<u64> {
 /// Checks that `g` is a valid Galois element for degree `n`: odd and below `2N`.
 pub fn galois_check(g: u64, n: usize) -> Result<()> {
     check_degree(n)?;
-    if g % 2 == 0 || g >= 2 * n as u64 {
+    if g.is_multiple_of(2) || g >= 2 * n as u64 {
         return Err(MathError::OutOfRange {
             name: "Galois element",
             value: g.to_string(),

@@ -36,6 +36,9 @@ impl Representation {
     }
 }
 
+/// Cache of base converters, keyed by (source limbs, target limbs).
+type ConverterCache = HashMap<(Vec<usize>, Vec<usize>), Arc<BaseConverter>>;
+
 /// The ring `Z[X]/(X^N + 1)` with every prime a parameter set uses (chain and special primes),
 /// their NTT plans, and caches of automorphism permutations and base converters.
 pub struct RingContext {
@@ -44,7 +47,7 @@ pub struct RingContext {
     plans: Vec<NttPlan>,
     index: HashMap<u64, usize>,
     perms: Mutex<HashMap<u64, Arc<Vec<u32>>>>,
-    converters: Mutex<HashMap<(Vec<usize>, Vec<usize>), Arc<BaseConverter>>>,
+    converters: Mutex<ConverterCache>,
 }
 
 impl std::fmt::Debug for RingContext {

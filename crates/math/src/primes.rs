@@ -15,7 +15,7 @@ pub fn is_prime(n: u64) -> bool {
         return false;
     }
     for &p in &BASES {
-        if n % p == 0 {
+        if n.is_multiple_of(p) {
             return n == p;
         }
     }
@@ -134,7 +134,10 @@ mod tests {
     use super::*;
 
     fn slow_is_prime(n: u64) -> bool {
-        n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0)
+        n >= 2
+            && (2..)
+                .take_while(|d| d * d <= n)
+                .all(|d| !n.is_multiple_of(d))
     }
 
     #[test]

@@ -118,13 +118,23 @@ unsafe fn canonical<S: Lanes, const WIDE: bool>(x: S::V, k: &Consts<S::V>) -> S:
 
 /// Cooley-Tukey butterfly in regime `M`.
 #[inline(always)]
-unsafe fn ct<S: Lanes, const M: u8>(x: S::V, y: S::V, w: S::V, ws: S::V, k: &Consts<S::V>) -> (S::V, S::V) {
+unsafe fn ct<S: Lanes, const M: u8>(
+    x: S::V,
+    y: S::V,
+    w: S::V,
+    ws: S::V,
+    k: &Consts<S::V>,
+) -> (S::V, S::V) {
     if M == NARROW {
         let x = small_mod::<S>(x, k.q2);
         let t = mul_shoup_lazy::<S>(y, w, ws, k);
         (S::add(x, t), S::add(S::sub(x, t), k.q2))
     } else {
-        let x = if M == WIDE_REDUCE { small_mod::<S>(x, k.q8) } else { x };
+        let x = if M == WIDE_REDUCE {
+            small_mod::<S>(x, k.q8)
+        } else {
+            x
+        };
         let t = S::mul_shoup_raw(y, w, ws, k.q);
         (S::add(x, t), S::add(S::sub(x, t), k.q4))
     }
@@ -241,7 +251,7 @@ unsafe fn forward_stage<S: Lanes, const WIDE: bool, const FINAL: bool>(
     let stage_index = (n / (2 * t)).trailing_zeros();
     if !WIDE {
         stage::<S, true, NARROW, FINAL>(a, base, len, t, n, tw, k)
-    } else if stage_index % 2 == 0 {
+    } else if stage_index.is_multiple_of(2) {
         stage::<S, true, WIDE_KEEP, FINAL>(a, base, len, t, n, tw, k)
     } else {
         stage::<S, true, WIDE_REDUCE, FINAL>(a, base, len, t, n, tw, k)

@@ -221,7 +221,6 @@ macro_rules! impl_lanes_512 {
             unsafe fn merge(t: usize, x: __m512i, y: __m512i) -> (__m512i, __m512i) {
                 merge8(t, x, y)
             }
-
         }
     };
 }

@@ -1,0 +1,67 @@
+//! End-to-end checks of the `tessera` binary: results on good input, typed errors (exit code 2,
+//! a message naming the parameter) on bad input, never a panic.
+
+use std::process::Command;
+
+fn tessera(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bench_ntt_json_has_the_documented_fields() {
+    let (code, out, _) = tessera(&["bench", "ntt", "--logn", "10", "--reps", "5", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["op"], "ntt");
+    assert_eq!(v["logn"], 10);
+    assert_eq!(v["bits"], 60);
+    assert_eq!(v["threads"], 1);
+    assert!(v["median_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn bench_ntt_table_is_readable() {
+    let (code, out, _) = tessera(&[
+        "bench",
+        "ntt",
+        "--logn",
+        "11",
+        "--reps",
+        "3",
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("median_us"));
+    assert!(out.contains("2^11"));
+}
+
+#[test]
+fn bad_input_is_a_clear_error_not_a_panic() {
+    for (args, needle) in [
+        (vec!["bench", "ntt", "--logn", "20"], "logn"),
+        (vec!["bench", "ntt", "--logn", "0"], "logn"),
+        (vec!["bench", "ntt", "--logn", "10", "--bits", "70"], "bits"),
+        (
+            vec!["bench", "ntt", "--logn", "10", "--threads", "0"],
+            "threads",
+        ),
+        (
+            vec!["bench", "ntt", "--logn", "10", "--limbs", "0"],
+            "limbs",
+        ),
+    ] {
+        let (code, _, err) = tessera(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
