@@ -57,8 +57,11 @@ pub(crate) trait Lanes {
     /// Shoup product, a value congruent to `y*w` in `[0, 4q)` (`y < 2^WORD_BITS`).
     unsafe fn mul_shoup_raw(y: Self::V, w: Self::V, ws: Self::V, q: Self::V) -> Self::V;
     /// From two consecutive vectors (2L words), gather the butterfly inputs of stride `t < L`
-    /// as (all x, all y), ordered by butterfly index.
+    /// as (all x, all y), in the kernel's lane order for that stride.
     unsafe fn split(t: usize, v0: Self::V, v1: Self::V) -> (Self::V, Self::V);
+    /// The twiddles of the `L/t` consecutive blocks of a stride-`t < L` chunk, laid out in the
+    /// lane order of [`Lanes::split`]; `p` points at the first block's twiddle.
+    unsafe fn load_twiddles(t: usize, p: *const u64) -> Self::V;
     /// Inverse of [`Lanes::split`].
     unsafe fn merge(t: usize, x: Self::V, y: Self::V) -> (Self::V, Self::V);
 }
@@ -207,15 +210,15 @@ unsafe fn stage<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
             }
         }
     } else {
-        // Per-butterfly twiddles, ordered by butterfly index b: twiddle of block m + b / t.
-        let (w_exp, ws_exp) = tw.expanded(t);
+        // A chunk of 2L words holds L/t blocks; their twiddles are contiguous from block
+        // (base + c) / 2t of this stage, i.e. table entry m + (base + c) / 2t.
         let mut c = 0;
         while c < len {
             let p = a.add(base + c);
-            let b = (base + c) / 2;
+            let first = m + (base + c) / (2 * t);
             let (x, y) = S::split(t, S::load(p), S::load(p.add(S::L)));
-            let w = S::load(w_exp.as_ptr().add(b));
-            let ws = S::load(ws_exp.as_ptr().add(b));
+            let w = S::load_twiddles(t, tw.w.as_ptr().add(first));
+            let ws = S::load_twiddles(t, tw.ws.as_ptr().add(first));
             let (x, y) = bfly::<S, FWD, M, FINAL>(x, y, w, ws, k);
             let (v0, v1) = S::merge(t, x, y);
             S::store(p, v0);
@@ -366,16 +369,24 @@ impl Lanes for Scalar {
     unsafe fn merge(_: usize, _: u64, _: u64) -> (u64, u64) {
         unreachable!("a one-lane kernel never has a stride below its width")
     }
+    unsafe fn load_twiddles(_: usize, _: *const u64) -> u64 {
+        unreachable!("a one-lane kernel never has a stride below its width")
+    }
 }
 
 /// Lane index tables for two-source permutes that implement [`Lanes::split`] and
 /// [`Lanes::merge`] for `L` lanes and stride `t < L` (indices `>= L` select the second source).
+///
+/// Lane `k` holds block `k mod (L/t)`, offset `k div (L/t)`: the chunk's `L/t` distinct
+/// twiddles then repeat with period `L/t` across the lanes, which is exactly a 128-bit
+/// (`t = 4`) or 256-bit (`t = 2`) memory broadcast of the contiguous twiddle table.
 pub(crate) const fn split_indices<const L: usize>(t: usize) -> ([u64; L], [u64; L]) {
     let mut x = [0u64; L];
     let mut y = [0u64; L];
+    let blocks = L / t;
     let mut k = 0;
     while k < L {
-        let pos = (k / t) * 2 * t + k % t;
+        let pos = (k % blocks) * 2 * t + k / blocks;
         x[k] = pos as u64;
         y[k] = (pos + t) as u64;
         k += 1;
@@ -386,13 +397,15 @@ pub(crate) const fn split_indices<const L: usize>(t: usize) -> ([u64; L], [u64; 
 /// See [`split_indices`]: where each chunk position comes from in the (x, y) pair.
 pub(crate) const fn merge_indices<const L: usize>(t: usize) -> ([u64; L], [u64; L]) {
     let mut v = [[0u64; L]; 2];
+    let blocks = L / t;
     let mut p = 0;
     while p < 2 * L {
         let (block, off) = (p / (2 * t), p % (2 * t));
+        // Inverse of `split_indices`: lane k = off * blocks + block.
         let src = if off < t {
-            block * t + off
+            off * blocks + block
         } else {
-            L + block * t + off - t
+            L + (off - t) * blocks + block
         };
         v[p / L][p % L] = src as u64;
         p += 1;

@@ -3,46 +3,23 @@
 //! `w[k] = psi^{brev(k)}` (forward) or `psi^{-brev(k)}` (inverse), where `brev` reverses
 //! `log2 N` bits: stage with `m` blocks uses `w[m + i]` for block `i` (Longa-Naehrig). Each
 //! twiddle carries its Shoup quotient, for 64-bit words (`floor(w * 2^64 / q)`) or, for the IFMA
-//! kernel, for 52-bit words (`floor(w * 2^52 / q)`). Strides 2 and 4, which are narrower than a
-//! vector, get per-butterfly ("expanded") copies so every kernel loads twiddles contiguously.
+//! kernel, for 52-bit words (`floor(w * 2^52 / q)`). Strides narrower than a vector read the
+//! same tables: the `L/t` distinct twiddles of a vector are contiguous, and each kernel expands
+//! them with `Lanes::load_twiddles` (a memory broadcast on AVX-512), so no per-butterfly
+//! copies inflate the cache footprint.
 
 use crate::modular::Modulus;
 
-/// Twiddles of one direction.
+/// Twiddles of one direction: `w[k]` and its Shoup quotient `ws[k]`.
 pub(crate) struct StageTwiddles {
     pub w: Vec<u64>,
     pub ws: Vec<u64>,
-    exp2: (Vec<u64>, Vec<u64>),
-    exp4: (Vec<u64>, Vec<u64>),
 }
 
 impl StageTwiddles {
     fn new(w: Vec<u64>, shoup: impl Fn(u64) -> u64) -> Self {
-        let n = w.len();
-        let ws: Vec<u64> = w.iter().map(|&x| shoup(x)).collect();
-        let expand = |t: usize| -> (Vec<u64>, Vec<u64>) {
-            if n < 2 * t {
-                return (Vec::new(), Vec::new());
-            }
-            let m = n / (2 * t);
-            (0..n / 2).map(|b| (w[m + b / t], ws[m + b / t])).unzip()
-        };
-        let (exp2, exp4) = (expand(2), expand(4));
-        Self { w, ws, exp2, exp4 }
-    }
-
-    /// Per-butterfly twiddles for a stride narrower than a vector.
-    #[inline(always)]
-    pub fn expanded(&self, t: usize) -> (&[u64], &[u64]) {
-        match t {
-            1 => {
-                let h = self.w.len() / 2;
-                (&self.w[h..], &self.ws[h..])
-            }
-            2 => (&self.exp2.0, &self.exp2.1),
-            4 => (&self.exp4.0, &self.exp4.1),
-            _ => unreachable!("expanded twiddles exist only for strides 1, 2 and 4"),
-        }
+        let ws = w.iter().map(|&x| shoup(x)).collect();
+        Self { w, ws }
     }
 }
 

@@ -109,6 +109,16 @@ impl Lanes for Avx2 {
         }
     }
     #[inline(always)]
+    unsafe fn load_twiddles(t: usize, p: *const u64) -> __m256i {
+        match t {
+            // split(2) lanes are [blk0, blk0, blk1, blk1].
+            2 => _mm256_permute4x64_epi64::<0b01_01_00_00>(_mm256_castsi128_si256(
+                _mm_loadu_si128(p as *const __m128i),
+            )),
+            _ => _mm256_loadu_si256(p as *const __m256i),
+        }
+    }
+    #[inline(always)]
     unsafe fn merge(t: usize, x: __m256i, y: __m256i) -> (__m256i, __m256i) {
         match t {
             2 => Self::split(2, x, y),
@@ -220,6 +230,14 @@ macro_rules! impl_lanes_512 {
             #[inline(always)]
             unsafe fn merge(t: usize, x: __m512i, y: __m512i) -> (__m512i, __m512i) {
                 merge8(t, x, y)
+            }
+            #[inline(always)]
+            unsafe fn load_twiddles(t: usize, p: *const u64) -> __m512i {
+                match t {
+                    4 => _mm512_broadcast_i64x2(_mm_loadu_si128(p as *const __m128i)),
+                    2 => _mm512_broadcast_i64x4(_mm256_loadu_si256(p as *const __m256i)),
+                    _ => _mm512_loadu_si512(p as *const __m512i),
+                }
             }
         }
     };
