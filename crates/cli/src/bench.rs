@@ -6,7 +6,7 @@ use serde_json::json;
 use std::time::Instant;
 use tessera_math::ntt::bound::{butterfly_rate, clock_hz};
 use tessera_math::primes::generate_ntt_primes;
-use tessera_math::{parallel, Kernel, MathError, NttPlan};
+use tessera_math::{parallel, AlignedVec, Kernel, MathError, NttPlan};
 
 #[derive(Subcommand)]
 pub enum BenchCommand {
@@ -124,11 +124,13 @@ fn measure_ntt(
     let q = generate_ntt_primes(bits, n, 1, &[])?[0];
     let plan = NttPlan::new(n, q)?;
     let kernel = kernel.unwrap_or(plan.kernel());
-    let mut data: Vec<Vec<u64>> = (0..limbs)
+    // Cache-line-aligned limbs, as `RnsPoly` stores them.
+    let mut data: Vec<AlignedVec> = (0..limbs)
         .map(|l| {
-            (0..n as u64)
+            let words: Vec<u64> = (0..n as u64)
                 .map(|i| (i * 0x9E37_79B9 + l as u64) % q)
-                .collect()
+                .collect();
+            AlignedVec::from(words)
         })
         .collect();
     // Fail early with the typed error if the kernel cannot run here.

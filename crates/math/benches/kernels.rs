@@ -7,12 +7,14 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
 use tessera_math::automorphism::{automorphism_coeff, galois_element};
 use tessera_math::primes::generate_ntt_primes;
-use tessera_math::{ConversionMode, NttPlan, Representation, RingContext, RnsPoly};
+use tessera_math::{AlignedVec, ConversionMode, NttPlan, Representation, RingContext, RnsPoly};
 
-fn data(n: usize, q: u64, salt: u64) -> Vec<u64> {
-    (0..n as u64)
+/// Test data in a cache-line-aligned buffer (both libraries get the same kind of buffer).
+fn data(n: usize, q: u64, salt: u64) -> AlignedVec {
+    let words: Vec<u64> = (0..n as u64)
         .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt) % q)
-        .collect()
+        .collect();
+    AlignedVec::from(words)
 }
 
 fn ntt(c: &mut Criterion) {
@@ -49,7 +51,7 @@ fn bconv(c: &mut Criterion) {
     let ctx = RingContext::new(n, &all).unwrap();
     let from: Vec<usize> = (0..24).collect();
     let to: Vec<usize> = (24..30).collect();
-    let input: Vec<u64> = qs.iter().flat_map(|&q| data(n, q, q)).collect();
+    let input: Vec<u64> = qs.iter().flat_map(|&q| data(n, q, q).to_vec()).collect();
     let x = RnsPoly::from_data(&ctx, &from, input, Representation::Coefficient).unwrap();
     let mut g = c.benchmark_group("bconv/N=2^16/24->6");
     g.sample_size(20);
@@ -73,7 +75,7 @@ fn automorphism(c: &mut Criterion) {
     grp.bench_function("coefficient", |b| {
         b.iter(|| automorphism_coeff(black_box(&a), g5, q, &mut out).unwrap())
     });
-    let mut p = RnsPoly::from_data(&ctx, &[0], a.clone(), Representation::Coefficient).unwrap();
+    let mut p = RnsPoly::from_data(&ctx, &[0], a.to_vec(), Representation::Coefficient).unwrap();
     p.ntt().unwrap();
     grp.bench_function("evaluation", |b| b.iter(|| p.automorphism(g5).unwrap()));
     grp.finish();

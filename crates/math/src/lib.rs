@@ -41,11 +41,13 @@
 //! # }
 //! ```
 
+pub mod aligned;
 pub mod error;
 pub mod modular;
 pub mod ntt;
 pub mod primes;
 
+pub use aligned::AlignedVec;
 pub use error::{MathError, Result};
 pub use modular::{Modulus, Montgomery};
 pub use ntt::{Kernel, NttPlan};

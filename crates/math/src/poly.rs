@@ -5,6 +5,7 @@
 //! representation, and returns a typed error otherwise, so mismatched levels surface as errors
 //! instead of garbage. Work is limb-parallel on the pool of [`crate::parallel`].
 
+use crate::aligned::AlignedVec;
 use crate::automorphism::{
     apply_permutation, automorphism_coeff, automorphism_permutation, galois_check,
 };
@@ -154,7 +155,8 @@ impl RingContext {
 pub struct RnsPoly {
     ctx: Arc<RingContext>,
     limbs: Vec<usize>,
-    data: Vec<u64>,
+    /// Limb-major residues, each limb starting on a cache line.
+    data: AlignedVec,
     repr: Representation,
 }
 
@@ -173,7 +175,7 @@ impl PartialEq for RnsPoly {
         Arc::ptr_eq(&self.ctx, &other.ctx)
             && self.limbs == other.limbs
             && self.repr == other.repr
-            && self.data == other.data
+            && self.data[..] == other.data[..]
     }
 }
 
@@ -184,7 +186,7 @@ impl RnsPoly {
         Ok(Self {
             ctx: ctx.clone(),
             limbs: limbs.to_vec(),
-            data: vec![0u64; limbs.len() * ctx.n],
+            data: AlignedVec::zeroed(limbs.len() * ctx.n),
             repr,
         })
     }
@@ -214,7 +216,7 @@ impl RnsPoly {
                 });
             }
         }
-        p.data = data;
+        p.data.copy_from_slice(&data);
         Ok(p)
     }
 
