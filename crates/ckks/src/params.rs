@@ -1,0 +1,597 @@
+//! CKKS parameters: ring degree, the modulus chain `Q = q_0 ... q_L`, the special modulus
+//! `P = p_0 ... p_(K-1)` for hybrid key switching, the digit size `alpha` (limbs per
+//! key-switching digit, `dnum = ceil((L+1)/alpha)`), the default scale, the secret distribution
+//! and the error width, with validation and a 128-bit security check.
+//!
+//! ## Security
+//! `log2(PQ)` must not exceed the largest modulus the Homomorphic Encryption Standard allows for
+//! N at 128-bit classical security with a uniform ternary secret and error sigma = 3.2
+//! (Albrecht et al., "Homomorphic Encryption Security Standard", HomomorphicEncryption.org,
+//! Nov. 2018, Table 1, ternary rows: N = 2^10..2^15 -> 27, 54, 109, 218, 438, 881 bits). The
+//! standard stops at N = 2^15; for N = 2^16 we use 1772 bits, the extension of the same table
+//! that OpenFHE ships (`stdlatticeparms.cpp`, `HEStd_ternary`, `HEStd_128_classic`). No bound is
+//! claimed for N = 2^17 or for sparse (fixed Hamming weight) secrets, whose security the table
+//! does not cover: such sets are refused unless they are named `test-*`, and a `test-*` set
+//! always reports itself as not secure.
+
+use crate::error::{CkksError, Result};
+use std::sync::Arc;
+use tessera_math::primes::generate_ntt_primes;
+use tessera_math::RingContext;
+
+/// Secret-key distribution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecretDistribution {
+    /// Uniform on {-1, 0, 1}.
+    Ternary,
+    /// Exactly `h` non-zero coefficients in {-1, 1}.
+    Sparse { hamming_weight: usize },
+}
+
+/// How a level is dropped after a multiplication.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rescaling {
+    /// Divide by one prime `q_l ~ Delta` (the usual CKKS rescale).
+    SinglePrime,
+    /// Divide by the product of two primes `q_l q_(l-1) ~ Delta` (CiFHER's double-prime
+    /// rescaling with 32-bit words; cifher.md section III-C).
+    DoublePrime,
+}
+
+/// A parameter set described by prime sizes; [`Parameters::new`] generates the primes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParametersLiteral {
+    /// Name; insecure sets must start with `test-`.
+    pub name: String,
+    /// log2 of the ring degree.
+    pub log_n: u32,
+    /// Bit sizes of the chain primes `q_0, ..., q_L`.
+    pub log_q: Vec<u32>,
+    /// Bit sizes of the special primes `p_0, ..., p_(K-1)`.
+    pub log_p: Vec<u32>,
+    /// Limbs per key-switching digit (`dnum = ceil((L+1)/alpha)`).
+    pub alpha: usize,
+    /// log2 of the default scale Delta.
+    pub log_default_scale: u32,
+    /// Secret distribution.
+    pub secret: SecretDistribution,
+    /// Standard deviation of the error distribution.
+    pub sigma: f64,
+    /// Rescaling mode.
+    pub rescaling: Rescaling,
+    /// Where the numbers come from.
+    pub source: &'static str,
+}
+
+/// Largest `log2(PQ)` for 128-bit classical security with a ternary secret (see the module
+/// documentation for the sources), or `None` where no cited table covers `n`.
+pub fn max_log_qp_128(n: usize) -> Option<u32> {
+    match n {
+        1024 => Some(27),
+        2048 => Some(54),
+        4096 => Some(109),
+        8192 => Some(218),
+        16384 => Some(438),
+        32768 => Some(881),
+        65536 => Some(1772),
+        _ => None,
+    }
+}
+
+/// The outcome of the security check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SecurityReport {
+    /// `log2(P * Q)` of the generated primes.
+    pub log_qp: f64,
+    /// The bound for N, if a cited table covers it.
+    pub bound: Option<u32>,
+    /// Whether the set meets 128-bit security by that bound (dense ternary secrets only).
+    pub secure_128: bool,
+    /// One line for people.
+    pub summary: String,
+}
+
+/// Validated parameters with their primes.
+#[derive(Clone, Debug)]
+pub struct Parameters {
+    literal: ParametersLiteral,
+    q: Vec<u64>,
+    p: Vec<u64>,
+    security: SecurityReport,
+}
+
+const SECURITY_SOURCE: &str =
+    "HE Standard 2018 Table 1, ternary, 128-bit classical; N = 2^16 from OpenFHE's extension";
+
+impl Parameters {
+    /// Validates a literal, generates its primes (deterministically: the largest NTT-friendly
+    /// primes of each size, distinct across the whole set) and checks security.
+    pub fn new(lit: ParametersLiteral) -> Result<Self> {
+        let invalid =
+            |name: &'static str, value: String, allowed: &str| CkksError::InvalidParameter {
+                name,
+                value,
+                allowed: allowed.to_string(),
+            };
+        if !(10..=17).contains(&lit.log_n) {
+            return Err(invalid("log_n", lit.log_n.to_string(), "10 to 17"));
+        }
+        let n = 1usize << lit.log_n;
+        if lit.log_q.is_empty() {
+            return Err(invalid("log_q", "[]".into(), "at least one chain prime"));
+        }
+        if lit.log_p.is_empty() {
+            return Err(invalid(
+                "log_p",
+                "[]".into(),
+                "at least one special prime (hybrid key switching)",
+            ));
+        }
+        if lit.alpha == 0 || lit.alpha > lit.log_q.len() {
+            return Err(invalid(
+                "alpha",
+                lit.alpha.to_string(),
+                &format!("1 to L+1 = {} limbs per digit", lit.log_q.len()),
+            ));
+        }
+        if !(lit.sigma > 0.0 && lit.sigma <= 100.0) {
+            return Err(invalid("sigma", lit.sigma.to_string(), "(0, 100]"));
+        }
+        if let SecretDistribution::Sparse { hamming_weight } = lit.secret {
+            if hamming_weight == 0 || hamming_weight > n {
+                return Err(invalid(
+                    "hamming_weight",
+                    hamming_weight.to_string(),
+                    &format!("1 to N = {n}"),
+                ));
+            }
+        }
+        if lit.rescaling == Rescaling::DoublePrime && lit.log_q.len() < 3 {
+            return Err(invalid(
+                "log_q",
+                format!("{} primes", lit.log_q.len()),
+                "at least 3 primes for double-prime rescaling",
+            ));
+        }
+        let max_scale = lit.log_q.iter().copied().max().unwrap_or(0)
+            * if lit.rescaling == Rescaling::DoublePrime {
+                2
+            } else {
+                1
+            };
+        if lit.log_default_scale == 0 || lit.log_default_scale > max_scale {
+            return Err(invalid(
+                "log_default_scale",
+                lit.log_default_scale.to_string(),
+                &format!("1 to {max_scale} (the size of what one rescale divides by)"),
+            ));
+        }
+        // Primes: group equal sizes so each size is generated once, distinct across the set.
+        let mut used: Vec<u64> = Vec::new();
+        let mut take = |bits: u32| -> Result<u64> {
+            let p = generate_ntt_primes(bits, n, 1, &used)?[0];
+            used.push(p);
+            Ok(p)
+        };
+        let q = lit
+            .log_q
+            .iter()
+            .map(|&b| take(b))
+            .collect::<Result<Vec<_>>>()?;
+        let p = lit
+            .log_p
+            .iter()
+            .map(|&b| take(b))
+            .collect::<Result<Vec<_>>>()?;
+        let log_qp: f64 = q.iter().chain(&p).map(|&x| (x as f64).log2()).sum();
+        let bound = max_log_qp_128(n);
+        let dense = lit.secret == SecretDistribution::Ternary;
+        let secure_128 = dense && bound.is_some_and(|b| log_qp <= b as f64);
+        let is_test = lit.name.starts_with("test-");
+        if !secure_128 && !is_test {
+            let bound_text = match (bound, dense) {
+                (_, false) => "none for sparse secrets".to_string(),
+                (Some(b), true) => b.to_string(),
+                (None, true) => format!("none known for N = {n}"),
+            };
+            return Err(CkksError::Insecure {
+                name: lit.name.clone(),
+                n,
+                log_qp,
+                bound: bound_text,
+                source_table: SECURITY_SOURCE,
+            });
+        }
+        let summary = if secure_128 {
+            format!(
+                "128-bit secure: log2(PQ) = {log_qp:.1} <= {} for N = 2^{} ({SECURITY_SOURCE})",
+                bound.unwrap_or(0),
+                lit.log_n
+            )
+        } else {
+            format!(
+                "NOT SECURE (test set): log2(PQ) = {log_qp:.1}, bound {} for N = 2^{}{}",
+                bound
+                    .map(|b| b.to_string())
+                    .unwrap_or_else(|| "unknown".into()),
+                lit.log_n,
+                if dense { "" } else { ", sparse secret" }
+            )
+        };
+        Ok(Self {
+            literal: lit,
+            q,
+            p,
+            security: SecurityReport {
+                log_qp,
+                bound,
+                secure_128,
+                summary,
+            },
+        })
+    }
+
+    /// A built-in preset by name (see [`preset_names`]).
+    pub fn preset(name: &str) -> Result<Self> {
+        let lit = preset_literal(name)
+            .ok_or_else(|| CkksError::UnknownPreset(name.to_string(), preset_names().join(", ")))?;
+        Self::new(lit)
+    }
+
+    /// The literal these parameters were built from.
+    pub fn literal(&self) -> &ParametersLiteral {
+        &self.literal
+    }
+
+    /// Name.
+    pub fn name(&self) -> &str {
+        &self.literal.name
+    }
+
+    /// Ring degree N.
+    pub fn n(&self) -> usize {
+        1 << self.literal.log_n
+    }
+
+    /// Maximum number of complex slots, N/2.
+    pub fn max_slots(&self) -> usize {
+        self.n() / 2
+    }
+
+    /// Maximum level L (the chain has L+1 primes).
+    pub fn max_level(&self) -> usize {
+        self.q.len() - 1
+    }
+
+    /// Chain primes `q_0 .. q_L`.
+    pub fn q(&self) -> &[u64] {
+        &self.q
+    }
+
+    /// Special primes `p_0 .. p_(K-1)`.
+    pub fn p(&self) -> &[u64] {
+        &self.p
+    }
+
+    /// Limbs per key-switching digit.
+    pub fn alpha(&self) -> usize {
+        self.literal.alpha
+    }
+
+    /// Number of digits at the top level, `ceil((L+1)/alpha)`.
+    pub fn dnum(&self) -> usize {
+        self.q.len().div_ceil(self.literal.alpha)
+    }
+
+    /// Digits used at level `l`, `ceil((l+1)/alpha)` (beta in the papers).
+    pub fn beta(&self, level: usize) -> usize {
+        (level + 1).div_ceil(self.literal.alpha)
+    }
+
+    /// The default scale Delta.
+    pub fn default_scale(&self) -> f64 {
+        2f64.powi(self.literal.log_default_scale as i32)
+    }
+
+    /// The security check's outcome.
+    pub fn security(&self) -> &SecurityReport {
+        &self.security
+    }
+
+    /// Builds the ring over every prime (chain first, then special), with NTT plans.
+    pub fn ring(&self) -> Result<Arc<RingContext>> {
+        let all: Vec<u64> = self.q.iter().chain(&self.p).copied().collect();
+        Ok(RingContext::new(self.n(), &all)?)
+    }
+}
+
+/// Names of the built-in presets.
+pub fn preset_names() -> Vec<&'static str> {
+    vec![
+        "ark",
+        "reed",
+        "reed-dnum3",
+        "cifher",
+        "h3",
+        "lattigo",
+        "test-small",
+        "test-medium",
+    ]
+}
+
+/// A dense-ternary, sigma = 3.2, single-prime-rescaling literal to fill in.
+fn base(name: &str, log_n: u32, source: &'static str) -> ParametersLiteral {
+    ParametersLiteral {
+        name: name.to_string(),
+        log_n,
+        log_q: Vec::new(),
+        log_p: Vec::new(),
+        alpha: 1,
+        log_default_scale: 1,
+        secret: SecretDistribution::Ternary,
+        sigma: 3.2,
+        rescaling: Rescaling::SinglePrime,
+        source,
+    }
+}
+
+fn rep(bits: u32, count: usize) -> Vec<u32> {
+    vec![bits; count]
+}
+
+/// The literal of a built-in preset.
+pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
+    Some(match name {
+        // ark.md Table III: N = 2^16, L = 23, dnum = 4, alpha = 6 (so K = 6), 64-bit words.
+        // Prime sizes are ours: a 60-bit q_0, 50-bit levels (Delta = 2^50), 61-bit special
+        // primes; log2(PQ) ~ 1576.
+        "ark" => ParametersLiteral {
+            log_q: [vec![60], rep(50, 23)].concat(),
+            log_p: rep(61, 6),
+            alpha: 6,
+            log_default_scale: 50,
+            ..base("ark", 16, "ark.md Table III (N, L, dnum, alpha); prime sizes ours")
+        },
+        // reed.md section 6: N = 2^16, L = 30, K = 1, w = 54; KeySwitch with dnum = L+1.
+        "reed" => ParametersLiteral {
+            log_q: rep(54, 31),
+            log_p: rep(54, 1),
+            alpha: 1,
+            log_default_scale: 54,
+            ..base("reed", 16, "reed.md section 6 (N = 2^16, L = 30, K = 1, w = 54, dnum = L+1)")
+        },
+        // reed.md section 6.3 / Table 4: dnum = 3, L = 23, K = 8, w = 54.
+        "reed-dnum3" => ParametersLiteral {
+            log_q: rep(54, 24),
+            log_p: rep(54, 8),
+            alpha: 8,
+            log_default_scale: 54,
+            ..base("reed-dnum3", 16, "reed.md section 6.3 (dnum = 3, L = 23, K = 8, w = 54)")
+        },
+        // cifher.md Table I: N = 2^16, up to 48 q_i with Q <= 2^1218, K = 12 with P = 2^336,
+        // 32-bit words, double-prime rescaling with Delta in 2^47..2^55. Ours: 42 chain primes
+        // (two 30-bit base primes, forty 28-bit), twelve 28-bit special primes, Delta = 2^56
+        // (pairs of 28-bit primes), alpha = K = 12.
+        "cifher" => ParametersLiteral {
+            log_q: [vec![30, 30], rep(28, 40)].concat(),
+            log_p: rep(28, 12),
+            alpha: 12,
+            log_default_scale: 56,
+            rescaling: Rescaling::DoublePrime,
+            ..base(
+                "cifher",
+                16,
+                "cifher.md Table I (N, L <= 48, K = 12, Q <= 2^1218, P = 2^336, 32-bit words); sizes ours",
+            )
+        },
+        // h3.md: N = 2^16, primes under 36 bits, multiplication levels 1..30 (Fig. 9),
+        // dynamic alpha (section 3.1; the fixed alpha here is the largest digit, K = 12).
+        "h3" => ParametersLiteral {
+            log_q: rep(36, 31),
+            log_p: rep(36, 12),
+            alpha: 12,
+            log_default_scale: 36,
+            ..base("h3", 16, "h3.md sections 3.1 and 4 (N = 2^16, primes < 2^36, levels 1..30); sizes ours")
+        },
+        // A Lattigo-like default: 55-bit q_0, 45-bit levels, 55-bit special primes,
+        // log2(PQ) ~ 1760 (the shape of Lattigo's logN = 16 sets); our prime choice.
+        "lattigo" => ParametersLiteral {
+            log_q: [vec![55], rep(45, 33)].concat(),
+            log_p: rep(55, 4),
+            alpha: 4,
+            log_default_scale: 45,
+            ..base("lattigo", 16, "Lattigo-like N = 2^16 default (shape of Lattigo's logN = 16 sets); sizes ours")
+        },
+        // Small insecure sets for fast tests.
+        "test-small" => ParametersLiteral {
+            log_q: vec![45, 36, 36, 36],
+            log_p: vec![46],
+            alpha: 2,
+            log_default_scale: 36,
+            ..base("test-small", 10, "test only: N = 2^10, far above the 27-bit bound (INSECURE)")
+        },
+        "test-medium" => ParametersLiteral {
+            log_q: [vec![55], rep(45, 8)].concat(),
+            log_p: rep(56, 3),
+            alpha: 3,
+            log_default_scale: 45,
+            ..base("test-medium", 12, "test only: N = 2^12 (INSECURE)")
+        },
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secure_presets_pass_the_check() {
+        for name in ["ark", "reed", "reed-dnum3", "cifher", "h3", "lattigo"] {
+            let p = Parameters::preset(name).unwrap();
+            let s = p.security();
+            assert!(s.secure_128, "{name}: {}", s.summary);
+            assert!(s.log_qp <= 1772.0);
+            // Primes are distinct, NTT-friendly and of the requested sizes.
+            let all: Vec<u64> = p.q().iter().chain(p.p()).copied().collect();
+            let mut sorted = all.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), all.len(), "{name}");
+            for (&x, &bits) in all
+                .iter()
+                .zip(p.literal().log_q.iter().chain(&p.literal().log_p))
+            {
+                assert_eq!(64 - x.leading_zeros(), bits, "{name}");
+                assert_eq!(x % (2 * p.n() as u64), 1, "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn preset_shapes_match_the_papers() {
+        let ark = Parameters::preset("ark").unwrap();
+        assert_eq!(
+            (
+                ark.n(),
+                ark.max_level(),
+                ark.dnum(),
+                ark.alpha(),
+                ark.p().len()
+            ),
+            (1 << 16, 23, 4, 6, 6)
+        );
+        let reed = Parameters::preset("reed").unwrap();
+        assert_eq!((reed.max_level(), reed.p().len(), reed.dnum()), (30, 1, 31));
+        assert!(reed.q().iter().all(|&q| q < 1 << 54));
+        let reed3 = Parameters::preset("reed-dnum3").unwrap();
+        assert_eq!(
+            (reed3.max_level(), reed3.p().len(), reed3.dnum()),
+            (23, 8, 3)
+        );
+        let cifher = Parameters::preset("cifher").unwrap();
+        assert!(cifher.q().len() <= 48 && cifher.p().len() == 12);
+        assert!(cifher.q().iter().chain(cifher.p()).all(|&q| q < 1 << 32));
+        let log_q: f64 = cifher.q().iter().map(|&q| (q as f64).log2()).sum();
+        assert!(log_q <= 1218.0, "cifher log Q = {log_q}");
+        let log_p: f64 = cifher.p().iter().map(|&q| (q as f64).log2()).sum();
+        assert!(log_p <= 336.0, "cifher log P = {log_p}");
+        let h3 = Parameters::preset("h3").unwrap();
+        assert!(h3.q().iter().chain(h3.p()).all(|&q| q < 1 << 36));
+        assert_eq!(h3.max_level(), 30);
+        assert_eq!(ark.beta(23), 4);
+        assert_eq!(ark.beta(5), 1);
+        assert_eq!(ark.beta(6), 2);
+    }
+
+    #[test]
+    fn test_sets_say_they_are_insecure() {
+        for name in ["test-small", "test-medium"] {
+            let p = Parameters::preset(name).unwrap();
+            assert!(!p.security().secure_128);
+            assert!(p.security().summary.contains("NOT SECURE"));
+        }
+    }
+
+    #[test]
+    fn insecure_sets_need_a_test_name() {
+        let mut lit = preset_literal("test-small").unwrap();
+        lit.name = "production".into();
+        assert!(matches!(
+            Parameters::new(lit),
+            Err(CkksError::Insecure { .. })
+        ));
+        // Sparse secrets are not covered by the table.
+        let mut lit = preset_literal("ark").unwrap();
+        lit.secret = SecretDistribution::Sparse {
+            hamming_weight: 192,
+        };
+        assert!(matches!(
+            Parameters::new(lit.clone()),
+            Err(CkksError::Insecure { .. })
+        ));
+        lit.name = "test-sparse-ark".into();
+        assert!(!Parameters::new(lit).unwrap().security().secure_128);
+        // Too much modulus for N = 2^16.
+        let mut lit = preset_literal("ark").unwrap();
+        lit.log_q = rep(60, 30);
+        let err = Parameters::new(lit).unwrap_err().to_string();
+        assert!(err.contains("not 128-bit secure"), "{err}");
+    }
+
+    #[test]
+    fn bad_literals_are_clear_errors() {
+        let base = preset_literal("test-small").unwrap();
+        let cases: Vec<(ParametersLiteral, &str)> = vec![
+            (
+                ParametersLiteral {
+                    log_n: 9,
+                    ..base.clone()
+                },
+                "log_n",
+            ),
+            (
+                ParametersLiteral {
+                    log_q: vec![],
+                    ..base.clone()
+                },
+                "log_q",
+            ),
+            (
+                ParametersLiteral {
+                    log_p: vec![],
+                    ..base.clone()
+                },
+                "log_p",
+            ),
+            (
+                ParametersLiteral {
+                    alpha: 0,
+                    ..base.clone()
+                },
+                "alpha",
+            ),
+            (
+                ParametersLiteral {
+                    alpha: 9,
+                    ..base.clone()
+                },
+                "alpha",
+            ),
+            (
+                ParametersLiteral {
+                    sigma: -1.0,
+                    ..base.clone()
+                },
+                "sigma",
+            ),
+            (
+                ParametersLiteral {
+                    log_default_scale: 80,
+                    ..base.clone()
+                },
+                "log_default_scale",
+            ),
+            (
+                ParametersLiteral {
+                    secret: SecretDistribution::Sparse { hamming_weight: 0 },
+                    ..base.clone()
+                },
+                "hamming_weight",
+            ),
+            (
+                ParametersLiteral {
+                    log_q: vec![70, 40],
+                    ..base.clone()
+                },
+                "70 bits",
+            ),
+        ];
+        for (lit, needle) in cases {
+            let err = Parameters::new(lit).unwrap_err().to_string();
+            assert!(err.contains(needle), "expected '{needle}' in: {err}");
+        }
+        let err = Parameters::preset("nope").unwrap_err().to_string();
+        assert!(err.contains("ark") && err.contains("nope"), "{err}");
+    }
+}
