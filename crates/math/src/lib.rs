@@ -56,6 +56,8 @@ pub mod parallel;
 pub mod poly;
 pub mod rns;
 pub mod sampling;
+#[cfg(test)]
+mod testutil;
 
 pub use poly::{Representation, RingContext, RnsPoly};
 pub use rns::{BaseConverter, ConversionMode, RnsBasis};

@@ -439,13 +439,13 @@ impl RnsPoly {
 
     /// `self *= c` for a signed integer constant (any representation).
     pub fn mul_scalar_assign(&mut self, c: i64) {
-        self.for_each_limb(|m, _, a| {
-            let w = m.reduce_i64(c);
-            let ws = m.shoup(w);
-            for x in a.iter_mut() {
-                *x = m.mul_shoup(*x, w, ws);
-            }
-        });
+        let residues: Vec<u64> = self
+            .limbs
+            .iter()
+            .map(|&i| self.ctx.moduli[i].reduce_i64(c))
+            .collect();
+        self.mul_scalar_limbs(&residues)
+            .expect("one residue per limb");
     }
 
     /// `self *= c_k` with one constant per limb (e.g. a big integer's residues).
@@ -624,19 +624,15 @@ mod tests {
 
     fn random_poly(ctx: &Arc<RingContext>, limbs: &[usize], seed: u64) -> RnsPoly {
         let n = ctx.n();
-        let mut s = seed | 1;
         let data = limbs
             .iter()
-            .flat_map(|&i| {
-                let q = ctx.moduli()[i].value();
-                (0..n)
-                    .map(|_| {
-                        s ^= s << 13;
-                        s ^= s >> 7;
-                        s ^= s << 17;
-                        s % q
-                    })
-                    .collect::<Vec<_>>()
+            .enumerate()
+            .flat_map(|(k, &i)| {
+                crate::testutil::random_residues(
+                    n,
+                    ctx.moduli()[i].value(),
+                    seed ^ (k as u64) << 32,
+                )
             })
             .collect();
         RnsPoly::from_data(ctx, limbs, data, Representation::Coefficient).unwrap()

@@ -330,14 +330,11 @@ mod tests {
 
     /// A pseudo-random integer below `bound` from a xorshift stream (test inputs only).
     fn big_below(bound: &BigUint, seed: u64) -> BigUint {
-        let mut s = seed | 1;
+        let mut r = crate::testutil::XorShift::new(seed);
         let words = bound.bits() as usize / 64 + 2;
         let mut x = BigUint::zero();
         for _ in 0..words {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            x = (x << 64u32) + BigUint::from(s);
+            x = (x << 64u32) + BigUint::from(r.next_u64());
         }
         x % bound
     }

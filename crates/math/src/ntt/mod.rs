@@ -303,15 +303,7 @@ mod tests {
     }
 
     fn random_poly(n: usize, q: u64, seed: u64) -> Vec<u64> {
-        let mut s = seed | 1;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                s % q
-            })
-            .collect()
+        crate::testutil::random_residues(n, q, seed)
     }
 
     #[test]
