@@ -476,19 +476,29 @@ impl RnsPoly {
 
     /// Forward NTT of every limb: coefficient -> evaluation.
     pub fn ntt(&mut self) -> Result<()> {
-        self.require("NTT", Some(Representation::Coefficient))?;
-        let ctx = self.ctx.clone();
-        self.for_each_limb(|_, i, a| ctx.plans[i].forward(a).expect("limb length is N"));
-        self.repr = Representation::Evaluation;
-        Ok(())
+        self.transform("NTT", Representation::Coefficient, NttPlan::forward)
     }
 
     /// Inverse NTT of every limb: evaluation -> coefficient.
     pub fn intt(&mut self) -> Result<()> {
-        self.require("INTT", Some(Representation::Evaluation))?;
+        self.transform("INTT", Representation::Evaluation, NttPlan::inverse)
+    }
+
+    /// Applies `f` (a transform of one limb) to every limb of a polynomial in representation
+    /// `from`, leaving it in the other representation.
+    fn transform(
+        &mut self,
+        op: &'static str,
+        from: Representation,
+        f: fn(&NttPlan, &mut [u64]) -> Result<()>,
+    ) -> Result<()> {
+        self.require(op, Some(from))?;
         let ctx = self.ctx.clone();
-        self.for_each_limb(|_, i, a| ctx.plans[i].inverse(a).expect("limb length is N"));
-        self.repr = Representation::Coefficient;
+        self.for_each_limb(|_, i, a| f(&ctx.plans[i], a).expect("limb length is N"));
+        self.repr = match from {
+            Representation::Coefficient => Representation::Evaluation,
+            Representation::Evaluation => Representation::Coefficient,
+        };
         Ok(())
     }
 
