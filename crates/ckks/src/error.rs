@@ -34,6 +34,32 @@ pub enum CkksError {
     #[error("unknown parameter preset '{0}'; known presets: {1}")]
     UnknownPreset(String, String),
 
+    /// Operands at different levels.
+    #[error(
+        "{op}: operands are at different levels ({left} and {right}); drop the higher one first"
+    )]
+    LevelMismatch {
+        op: &'static str,
+        left: usize,
+        right: usize,
+    },
+
+    /// Operands at different scales.
+    #[error("{op}: operands have different scales (2^{left_log2:.3} and 2^{right_log2:.3})")]
+    ScaleMismatch {
+        op: &'static str,
+        left_log2: f64,
+        right_log2: f64,
+    },
+
+    /// An operation needs more levels than the ciphertext has.
+    #[error("{op}: needs level >= {needed}, the ciphertext is at level {level}")]
+    OutOfLevels {
+        op: &'static str,
+        needed: usize,
+        level: usize,
+    },
+
     /// Too many values for the slots available.
     #[error("{what}: {found} values do not fit in {slots} slots (slots must be a power of two up to N/2 = {max})")]
     TooManyValues {
@@ -42,6 +68,13 @@ pub enum CkksError {
         slots: usize,
         max: usize,
     },
+}
+
+impl CkksError {
+    /// The operands of `op` are at different levels.
+    pub fn level_mismatch(op: &'static str, left: usize, right: usize) -> Self {
+        CkksError::LevelMismatch { op, left, right }
+    }
 }
 
 /// Convenience alias used across the CKKS layer.

@@ -1,29 +1,54 @@
 //! # tessera-ckks
 //!
-//! The CKKS layer of Tessera (`shared/design.md` section 2). This is the start of the CKKS
-//! issue: parameters with presets and the 128-bit security check, and the encoder. Keys,
-//! encryption, the evaluator over a pluggable backend, key switching and traces follow.
+//! The CKKS layer of Tessera (`shared/design.md` section 2): parameters with presets and the
+//! 128-bit security check, the encoder, keys, encryption and decryption, precision statistics,
+//! and the evaluator written once over a `tessera_backend::Backend`. Work in progress for the
+//! CKKS issue: multiplication with relinearisation, hybrid key switching, rotations, hoisting,
+//! the trace backend and the Python package come next.
 //!
 //! ```
-//! use tessera_ckks::{Encoder, Parameters};
+//! use std::sync::Arc;
+//! use tessera_backend::CpuBackend;
+//! use tessera_ckks::{decrypt, CkksContext, Evaluator, KeyGenerator, Parameters, PrecisionStats};
+//! use tessera_math::sampling::Seed;
 //!
 //! # fn main() -> tessera_ckks::Result<()> {
-//! let params = Parameters::preset("ark")?;
-//! assert_eq!((params.n(), params.max_level(), params.dnum()), (1 << 16, 23, 4));
-//! assert!(params.security().secure_128);
+//! let ctx = CkksContext::new(Parameters::preset("test-small")?)?;
+//! let mut keygen = KeyGenerator::new(&ctx)?;
+//! let sk = keygen.secret_key()?;
+//! let pk = keygen.public_key(&sk)?;
 //!
-//! let enc = Encoder::new(1 << 10)?;
-//! let coeffs = enc.encode_real(&[0.5, -0.25, 1.0], 4, 2f64.powi(40))?;
-//! let back = enc.decode(&coeffs.iter().map(|&c| c as f64).collect::<Vec<_>>(), 4, 2f64.powi(40))?;
-//! assert!((back[2].re - 1.0).abs() < 1e-9);
+//! let x = [0.5, -0.25, 0.125, 1.0];
+//! let level = ctx.params().max_level();
+//! let scale = ctx.params().default_scale();
+//! let pt = ctx.encode_real(&x, 4, level, scale)?;
+//! let ct = keygen.encrypt_pk(&pt, &pk)?;
+//!
+//! // x * x on the CPU backend, then rescale.
+//! let mut eval = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
+//! let c = eval.load(&ct)?;
+//! let sq = eval.mul_plain(&c, &pt)?;
+//! let sq = eval.rescale(&sq)?;
+//! let out = ctx.decode(&decrypt(&eval.store(&sq)?, &sk)?)?;
+//! for (o, v) in out.iter().zip(x) {
+//!     assert!((o.re - v * v).abs() < 1e-4);
+//! }
 //! # Ok(())
 //! # }
 //! ```
 
+pub mod context;
 pub mod encoder;
 pub mod error;
+pub mod evaluator;
+pub mod keys;
 pub mod params;
+pub mod precision;
 
+pub use context::{CkksContext, Plaintext};
 pub use encoder::Encoder;
 pub use error::{CkksError, Result};
+pub use evaluator::Evaluator;
+pub use keys::{decrypt, Ciphertext, KeyGenerator, PublicKey, SecretKey};
 pub use params::{Parameters, ParametersLiteral, Rescaling, SecretDistribution};
+pub use precision::PrecisionStats;

@@ -60,6 +60,12 @@ pub enum MathError {
         right: Vec<u64>,
     },
 
+    /// Two operands belong to different ring contexts (built separately, even if equal).
+    #[error(
+        "{op}: operands belong to different ring contexts; build every object from one context"
+    )]
+    RingMismatch { op: &'static str },
+
     /// Two operands are in different representations, or the operation needs the other one.
     #[error("{op}: operand is in {found} representation, {expected} representation is required")]
     RepresentationMismatch {

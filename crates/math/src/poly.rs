@@ -262,6 +262,26 @@ impl RnsPoly {
         Ok(p)
     }
 
+    /// Wide signed coefficients (e.g. encoded messages scaled by up to 2^120), reduced into
+    /// each limb.
+    pub fn from_i128(ctx: &Arc<RingContext>, limbs: &[usize], coeffs: &[i128]) -> Result<Self> {
+        let mut p = Self::zero(ctx, limbs, Representation::Coefficient)?;
+        if coeffs.len() != ctx.n {
+            return Err(MathError::LengthMismatch {
+                what: "coefficient vector",
+                expected: ctx.n,
+                found: coeffs.len(),
+            });
+        }
+        p.for_each_limb(|m, _, limb| {
+            for (o, &c) in limb.iter_mut().zip(coeffs) {
+                let r = m.reduce_u128(c.unsigned_abs());
+                *o = if c < 0 { m.neg(r) } else { r };
+            }
+        });
+        Ok(p)
+    }
+
     /// The ring.
     pub fn context(&self) -> &Arc<RingContext> {
         &self.ctx
@@ -348,7 +368,10 @@ impl RnsPoly {
         op: &'static str,
         need: Option<Representation>,
     ) -> Result<()> {
-        if !Arc::ptr_eq(&self.ctx, &other.ctx) || self.limbs != other.limbs {
+        if !Arc::ptr_eq(&self.ctx, &other.ctx) {
+            return Err(MathError::RingMismatch { op });
+        }
+        if self.limbs != other.limbs {
             return Err(MathError::LimbMismatch {
                 op,
                 left: self.moduli(),
@@ -534,6 +557,42 @@ impl RnsPoly {
             }
         }
         Ok(out)
+    }
+
+    /// The sub-polynomial over `keep`, a subset of this polynomial's limbs (in that order).
+    pub fn select_limbs(&self, keep: &[usize]) -> Result<RnsPoly> {
+        let mut out = Self::zero(&self.ctx, keep, self.repr)?;
+        let n = self.ctx.n;
+        for (k, i) in keep.iter().enumerate() {
+            let pos =
+                self.limbs
+                    .iter()
+                    .position(|x| x == i)
+                    .ok_or_else(|| MathError::LimbMismatch {
+                        op: "select limbs",
+                        left: self.moduli(),
+                        right: vec![self.ctx.moduli.get(*i).map(|m| m.value()).unwrap_or(0)],
+                    })?;
+            out.data[k * n..(k + 1) * n].copy_from_slice(self.limb(pos));
+        }
+        Ok(out)
+    }
+
+    /// Reduces the single limb of `self` (coefficient representation, centered lift) into each
+    /// modulus of `to`: exact, since the limb's integer value is below its modulus. This is the
+    /// "extend a limb" step of rescaling and of ARK's on-the-fly limb extension (OF-Limb).
+    pub fn extend_limb(&self, to: &[usize]) -> Result<RnsPoly> {
+        self.require("extend limb", Some(Representation::Coefficient))?;
+        if self.limbs.len() != 1 {
+            return Err(MathError::OutOfRange {
+                name: "limbs",
+                value: self.limbs.len().to_string(),
+                allowed: "exactly one limb to extend".into(),
+            });
+        }
+        let src = self.ctx.moduli[self.limbs[0]];
+        let centered: Vec<i64> = self.data.iter().map(|&x| src.center(x)).collect();
+        RnsPoly::from_signed(&self.ctx, to, &centered)
     }
 
     /// Removes the last limb (level drop without division).
@@ -757,7 +816,7 @@ mod tests {
         let c = random_poly(&other, &[0, 1], 3);
         assert!(matches!(
             a.add_assign(&c),
-            Err(MathError::LimbMismatch { .. })
+            Err(MathError::RingMismatch { .. })
         ));
         let d = random_poly(&ctx, &[0, 1], 4);
         assert!(matches!(

@@ -1,0 +1,119 @@
+//! The CPU backend: primary functions computed by the math layer's SIMD kernels, limb-parallel
+//! on its thread pool.
+
+use crate::{Backend, Kind};
+use std::sync::Arc;
+use tessera_math::sampling::{expand_uniform, Seed};
+use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
+
+/// Computes every primary function on this machine.
+#[derive(Clone, Debug)]
+pub struct CpuBackend {
+    ring: Arc<RingContext>,
+}
+
+impl CpuBackend {
+    /// A CPU backend over `ring`.
+    pub fn new(ring: Arc<RingContext>) -> Self {
+        Self { ring }
+    }
+}
+
+impl Backend for CpuBackend {
+    type Poly = RnsPoly;
+
+    fn ring(&self) -> &Arc<RingContext> {
+        &self.ring
+    }
+    fn limbs(&self, p: &RnsPoly) -> Vec<usize> {
+        p.limb_indices().to_vec()
+    }
+    fn repr(&self, p: &RnsPoly) -> Representation {
+        p.repr()
+    }
+    fn load(&mut self, host: &RnsPoly, _kind: Kind) -> Result<RnsPoly, MathError> {
+        if !Arc::ptr_eq(host.context(), &self.ring) {
+            return Err(MathError::RingMismatch { op: "load" });
+        }
+        Ok(host.clone())
+    }
+    fn store(&mut self, p: &RnsPoly) -> Result<RnsPoly, MathError> {
+        Ok(p.clone())
+    }
+    fn expand_seed(
+        &mut self,
+        seed: &Seed,
+        limbs: &[usize],
+        _kind: Kind,
+    ) -> Result<RnsPoly, MathError> {
+        let moduli: Vec<u64> = limbs
+            .iter()
+            .map(|&i| {
+                self.ring
+                    .moduli()
+                    .get(i)
+                    .map(|m| m.value())
+                    .ok_or(MathError::OutOfRange {
+                        name: "limb index",
+                        value: i.to_string(),
+                        allowed: format!("below {}", self.ring.moduli().len()),
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+        let data = expand_uniform(seed, &moduli, self.ring.n());
+        RnsPoly::from_data(&self.ring, limbs, data, Representation::Evaluation)
+    }
+    fn ntt(&mut self, p: &mut RnsPoly) -> Result<(), MathError> {
+        p.ntt()
+    }
+    fn intt(&mut self, p: &mut RnsPoly) -> Result<(), MathError> {
+        p.intt()
+    }
+    fn add(&mut self, a: &RnsPoly, b: &RnsPoly) -> Result<RnsPoly, MathError> {
+        let mut r = a.clone();
+        r.add_assign(b)?;
+        Ok(r)
+    }
+    fn sub(&mut self, a: &RnsPoly, b: &RnsPoly) -> Result<RnsPoly, MathError> {
+        let mut r = a.clone();
+        r.sub_assign(b)?;
+        Ok(r)
+    }
+    fn neg(&mut self, a: &RnsPoly) -> Result<RnsPoly, MathError> {
+        let mut r = a.clone();
+        r.neg_assign();
+        Ok(r)
+    }
+    fn mul(&mut self, a: &RnsPoly, b: &RnsPoly) -> Result<RnsPoly, MathError> {
+        let mut r = a.clone();
+        r.mul_assign(b)?;
+        Ok(r)
+    }
+    fn mul_acc(&mut self, acc: &mut RnsPoly, a: &RnsPoly, b: &RnsPoly) -> Result<(), MathError> {
+        acc.mul_acc(a, b)
+    }
+    fn mul_scalar(&mut self, a: &RnsPoly, c: &[u64]) -> Result<RnsPoly, MathError> {
+        let mut r = a.clone();
+        r.mul_scalar_limbs(c)?;
+        Ok(r)
+    }
+    fn automorphism(&mut self, a: &RnsPoly, g: u64) -> Result<RnsPoly, MathError> {
+        a.automorphism(g)
+    }
+    fn bconv(
+        &mut self,
+        a: &RnsPoly,
+        to: &[usize],
+        mode: ConversionMode,
+    ) -> Result<RnsPoly, MathError> {
+        a.bconv(to, mode)
+    }
+    fn select_limbs(&mut self, a: &RnsPoly, keep: &[usize]) -> Result<RnsPoly, MathError> {
+        a.select_limbs(keep)
+    }
+    fn extend_limb(&mut self, a: &RnsPoly, to: &[usize]) -> Result<RnsPoly, MathError> {
+        a.extend_limb(to)
+    }
+    fn begin_op(&mut self, _name: &'static str, _level: usize) {}
+    fn end_op(&mut self) {}
+}

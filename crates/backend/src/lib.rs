@@ -1,0 +1,94 @@
+//! # tessera-backend
+//!
+//! The primary functions every HE operation lowers to (design.md sections 1 and 4): NTT, INTT,
+//! BConv, automorphism, element-wise multiply / add / subtract / multiply-accumulate, PRNG
+//! expansion, and the movement of keys, plaintexts and ciphertexts between the host (off-chip)
+//! and the backend. The CKKS evaluator is written once against [`Backend`]; the CPU backend
+//! computes, and the trace backend (next) records the same calls as an instruction stream.
+
+mod cpu;
+
+pub use cpu::CpuBackend;
+use std::sync::Arc;
+use tessera_math::sampling::Seed;
+use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
+
+/// What a buffer holds: lets a simulator decide what stays on chip and what streams in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A ciphertext or a temporary of an HE operation.
+    Ciphertext,
+    /// A key-switching (evaluation) key.
+    EvalKey,
+    /// An encoded plaintext.
+    Plaintext,
+    /// A constant (e.g. a scalar broadcast or a precomputed table).
+    Constant,
+}
+
+/// The primary functions. Every method checks its operands (ring, limb set, representation)
+/// and returns a typed error on mismatch.
+pub trait Backend {
+    /// A polynomial living in the backend.
+    type Poly: Clone + std::fmt::Debug;
+
+    /// The ring every polynomial of this backend lives in.
+    fn ring(&self) -> &Arc<RingContext>;
+    /// The limb set (ring indices) of `p`.
+    fn limbs(&self, p: &Self::Poly) -> Vec<usize>;
+    /// The representation of `p`.
+    fn repr(&self, p: &Self::Poly) -> Representation;
+
+    /// Off-chip load of host data.
+    fn load(&mut self, host: &RnsPoly, kind: Kind) -> Result<Self::Poly, MathError>;
+    /// Off-chip store back to the host.
+    fn store(&mut self, p: &Self::Poly) -> Result<RnsPoly, MathError>;
+    /// PRNG expansion of a 32-byte seed into a uniform polynomial over `limbs`, read as
+    /// evaluation representation (the `a` half of a seeded evaluation key).
+    fn expand_seed(
+        &mut self,
+        seed: &Seed,
+        limbs: &[usize],
+        kind: Kind,
+    ) -> Result<Self::Poly, MathError>;
+
+    /// Forward NTT of every limb.
+    fn ntt(&mut self, p: &mut Self::Poly) -> Result<(), MathError>;
+    /// Inverse NTT of every limb.
+    fn intt(&mut self, p: &mut Self::Poly) -> Result<(), MathError>;
+    /// `a + b`.
+    fn add(&mut self, a: &Self::Poly, b: &Self::Poly) -> Result<Self::Poly, MathError>;
+    /// `a - b`.
+    fn sub(&mut self, a: &Self::Poly, b: &Self::Poly) -> Result<Self::Poly, MathError>;
+    /// `-a`.
+    fn neg(&mut self, a: &Self::Poly) -> Result<Self::Poly, MathError>;
+    /// Pointwise `a * b` (evaluation representation).
+    fn mul(&mut self, a: &Self::Poly, b: &Self::Poly) -> Result<Self::Poly, MathError>;
+    /// `acc += a * b` (evaluation representation).
+    fn mul_acc(
+        &mut self,
+        acc: &mut Self::Poly,
+        a: &Self::Poly,
+        b: &Self::Poly,
+    ) -> Result<(), MathError>;
+    /// `a * c_k` with one constant per limb.
+    fn mul_scalar(&mut self, a: &Self::Poly, c: &[u64]) -> Result<Self::Poly, MathError>;
+    /// `X -> X^g`.
+    fn automorphism(&mut self, a: &Self::Poly, g: u64) -> Result<Self::Poly, MathError>;
+    /// Base conversion of `a` (coefficient representation) to the limb set `to`.
+    fn bconv(
+        &mut self,
+        a: &Self::Poly,
+        to: &[usize],
+        mode: ConversionMode,
+    ) -> Result<Self::Poly, MathError>;
+    /// The limbs `keep` of `a` (data movement only).
+    fn select_limbs(&mut self, a: &Self::Poly, keep: &[usize]) -> Result<Self::Poly, MathError>;
+    /// A one-limb polynomial (coefficient representation) reduced into the moduli `to`.
+    fn extend_limb(&mut self, a: &Self::Poly, to: &[usize]) -> Result<Self::Poly, MathError>;
+
+    /// Marks the start of an HE operation (for timelines); `level` is its input level.
+    fn begin_op(&mut self, name: &'static str, level: usize);
+    /// Marks the end of the innermost HE operation.
+    fn end_op(&mut self);
+}

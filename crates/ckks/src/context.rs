@@ -1,0 +1,122 @@
+//! A CKKS context: parameters, the ring over all their primes, and the encoder; it encodes and
+//! decodes plaintexts at a level and scale.
+
+use crate::encoder::Encoder;
+use crate::error::{CkksError, Result};
+use crate::params::Parameters;
+use num_complex::Complex64;
+use num_traits::ToPrimitive;
+use std::sync::Arc;
+use tessera_math::{Representation, RingContext, RnsPoly};
+
+/// An encoded message: a polynomial over the chain limbs `0..=level` in evaluation form.
+#[derive(Clone, Debug)]
+pub struct Plaintext {
+    /// The polynomial (evaluation representation).
+    pub poly: RnsPoly,
+    /// Level: the polynomial has `level + 1` limbs.
+    pub level: usize,
+    /// Scale Delta the message was multiplied by.
+    pub scale: f64,
+    /// Number of slots (a power of two up to N/2).
+    pub slots: usize,
+}
+
+/// Parameters, ring and encoder.
+#[derive(Debug)]
+pub struct CkksContext {
+    params: Parameters,
+    ring: Arc<RingContext>,
+    encoder: Encoder,
+}
+
+impl CkksContext {
+    /// Builds the ring (NTT plans for every prime) and the encoder.
+    pub fn new(params: Parameters) -> Result<Arc<Self>> {
+        let ring = params.ring()?;
+        let encoder = Encoder::new(params.n())?;
+        Ok(Arc::new(Self {
+            params,
+            ring,
+            encoder,
+        }))
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &Parameters {
+        &self.params
+    }
+
+    /// The ring over chain and special primes (chain first).
+    pub fn ring(&self) -> &Arc<RingContext> {
+        &self.ring
+    }
+
+    /// Ring indices of the chain limbs at `level`: `0..=level`.
+    pub fn chain_limbs(&self, level: usize) -> Vec<usize> {
+        (0..=level).collect()
+    }
+
+    /// Ring indices of the special limbs.
+    pub fn special_limbs(&self) -> Vec<usize> {
+        let l = self.params.q().len();
+        (l..l + self.params.p().len()).collect()
+    }
+
+    pub(crate) fn check_level(&self, level: usize) -> Result<()> {
+        if level > self.params.max_level() {
+            return Err(CkksError::InvalidParameter {
+                name: "level",
+                value: level.to_string(),
+                allowed: format!("0 to L = {}", self.params.max_level()),
+            });
+        }
+        Ok(())
+    }
+
+    /// Encodes complex values into `slots` slots at `level` with scale `scale`.
+    pub fn encode(
+        &self,
+        values: &[Complex64],
+        slots: usize,
+        level: usize,
+        scale: f64,
+    ) -> Result<Plaintext> {
+        self.check_level(level)?;
+        let coeffs = self.encoder.encode(values, slots, scale)?;
+        let mut poly = RnsPoly::from_i128(&self.ring, &self.chain_limbs(level), &coeffs)?;
+        poly.ntt()?;
+        Ok(Plaintext {
+            poly,
+            level,
+            scale,
+            slots,
+        })
+    }
+
+    /// Encodes real values.
+    pub fn encode_real(
+        &self,
+        values: &[f64],
+        slots: usize,
+        level: usize,
+        scale: f64,
+    ) -> Result<Plaintext> {
+        let z: Vec<Complex64> = values.iter().map(|&x| Complex64::new(x, 0.0)).collect();
+        self.encode(&z, slots, level, scale)
+    }
+
+    /// Decodes a plaintext (its polynomial's centered coefficients, divided by its scale).
+    pub fn decode(&self, pt: &Plaintext) -> Result<Vec<Complex64>> {
+        let mut p = pt.poly.clone();
+        if p.repr() == Representation::Evaluation {
+            p.intt()?;
+        }
+        let coeffs: Vec<f64> = p
+            .to_centered_bigints()?
+            .iter()
+            .map(|c| c.to_f64().unwrap_or(f64::NAN))
+            .collect();
+        self.encoder.decode(&coeffs, pt.slots, pt.scale)
+    }
+}

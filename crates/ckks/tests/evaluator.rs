@@ -1,0 +1,201 @@
+//! Homomorphic results against the same computation in the clear, on the insecure `test-small`
+//! set (N = 2^10, Delta = 2^36). Precision bounds are stated per test.
+
+use num_complex::Complex64;
+use std::sync::Arc;
+use tessera_backend::CpuBackend;
+use tessera_ckks::*;
+use tessera_math::sampling::Seed;
+use tessera_math::RnsPoly;
+
+fn setup(seed: u8) -> (Arc<CkksContext>, KeyGenerator, SecretKey) {
+    let ctx = CkksContext::new(Parameters::preset("test-small").unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([seed; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    (ctx, kg, sk)
+}
+
+fn values(seed: u64, n: usize) -> Vec<Complex64> {
+    let mut s = seed | 1;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s as f64 / u64::MAX as f64) * 2.0 - 1.0
+    };
+    (0..n).map(|_| Complex64::new(next(), next())).collect()
+}
+
+fn evaluator(ctx: &Arc<CkksContext>) -> Evaluator<CpuBackend> {
+    Evaluator::new(ctx, CpuBackend::new(ctx.ring().clone())).unwrap()
+}
+
+#[test]
+fn encryption_round_trip_precision() {
+    let (ctx, mut kg, sk) = setup(1);
+    let pk = kg.public_key(&sk).unwrap();
+    let z = values(7, 512);
+    let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+    let pt = ctx.encode(&z, 512, l, scale).unwrap();
+    // Secret-key encryption: error e only, |e_k| <= 6 sigma, so max slot error < 2^-18 here.
+    let ct = kg.encrypt_sk(&pt, &sk).unwrap();
+    let got = ctx.decode(&decrypt(&ct, &sk).unwrap()).unwrap();
+    let st = PrecisionStats::new(&z, &got);
+    assert!(st.max_error < 2f64.powi(-18), "sk: {st:?}");
+    // Public-key encryption adds u*e + e0 + e1*s: max slot error < 2^-14 here.
+    let ct = kg.encrypt_pk(&pt, &pk).unwrap();
+    let got = ctx.decode(&decrypt(&ct, &sk).unwrap()).unwrap();
+    let st = PrecisionStats::new(&z, &got);
+    assert!(st.max_error < 2f64.powi(-14), "pk: {st:?}");
+    assert!(st.mean_precision_bits() > 18.0, "pk: {st:?}");
+    // A wrong key decrypts to garbage.
+    let other = KeyGenerator::from_seed(&ctx, &Seed([9; 32]))
+        .unwrap()
+        .secret_key()
+        .unwrap();
+    let bad = ctx.decode(&decrypt(&ct, &other).unwrap()).unwrap();
+    assert!(PrecisionStats::new(&z, &bad).mean_error > 1.0);
+}
+
+#[test]
+fn additions_match_the_clear() {
+    let (ctx, mut kg, sk) = setup(2);
+    let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+    let (a, b) = (values(1, 512), values(2, 512));
+    let pa = ctx.encode(&a, 512, l, scale).unwrap();
+    let pb = ctx.encode(&b, 512, l, scale).unwrap();
+    let (ca, cb) = (
+        kg.encrypt_sk(&pa, &sk).unwrap(),
+        kg.encrypt_sk(&pb, &sk).unwrap(),
+    );
+    let mut ev = evaluator(&ctx);
+    let (xa, xb) = (ev.load(&ca).unwrap(), ev.load(&cb).unwrap());
+    let dec = |c: &Ciphertext<RnsPoly>| ctx.decode(&decrypt(c, &sk).unwrap()).unwrap();
+    let sum = ev.add(&xa, &xb).unwrap();
+    let diff = ev.sub(&xa, &xb).unwrap();
+    let neg = ev.neg(&xa).unwrap();
+    let padd = ev.add_plain(&xa, &pb).unwrap();
+    for (c, f) in [
+        (
+            sum,
+            Box::new(|x: Complex64, y: Complex64| x + y)
+                as Box<dyn Fn(Complex64, Complex64) -> Complex64>,
+        ),
+        (diff, Box::new(|x, y| x - y)),
+        (neg, Box::new(|x: Complex64, _| -x)),
+        (padd, Box::new(|x, y| x + y)),
+    ] {
+        let host = ev.store(&c).unwrap();
+        let got = dec(&host);
+        let want: Vec<Complex64> = a.iter().zip(&b).map(|(&x, &y)| f(x, y)).collect();
+        let st = PrecisionStats::new(&want, &got);
+        assert!(st.max_error < 2f64.powi(-17), "{st:?}");
+    }
+}
+
+#[test]
+fn plaintext_multiplication_and_rescale_match_the_clear() {
+    let (ctx, mut kg, sk) = setup(3);
+    let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+    let (a, b) = (values(3, 512), values(4, 512));
+    let pa = ctx.encode(&a, 512, l, scale).unwrap();
+    let pb = ctx.encode(&b, 512, l, scale).unwrap();
+    let ca = kg.encrypt_sk(&pa, &sk).unwrap();
+    let mut ev = evaluator(&ctx);
+    let x = ev.load(&ca).unwrap();
+    let prod = ev.mul_plain(&x, &pb).unwrap();
+    let r = ev.rescale(&prod).unwrap();
+    assert_eq!(r.level, l - 1);
+    assert!((r.scale - scale * scale / ctx.params().q()[l] as f64).abs() < 1e-6 * r.scale);
+    let got = ctx
+        .decode(&decrypt(&ev.store(&r).unwrap(), &sk).unwrap())
+        .unwrap();
+    let want: Vec<Complex64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+    // Product error ~ |m| * e / Delta plus the rescale rounding: max slot error < 2^-14.
+    let st = PrecisionStats::new(&want, &got);
+    assert!(st.max_error < 2f64.powi(-14), "{st:?}");
+    // Level drop keeps the message.
+    let d = ev.drop_levels(&x, 2).unwrap();
+    let got = ctx
+        .decode(&decrypt(&ev.store(&d).unwrap(), &sk).unwrap())
+        .unwrap();
+    assert!(PrecisionStats::new(&a, &got).max_error < 2f64.powi(-17));
+}
+
+#[test]
+fn rescale_on_the_backend_equals_the_math_layer_rescale() {
+    let (ctx, mut kg, sk) = setup(4);
+    let l = ctx.params().max_level();
+    let pt = ctx
+        .encode(&values(5, 512), 512, l, ctx.params().default_scale())
+        .unwrap();
+    let ct = kg.encrypt_sk(&pt, &sk).unwrap();
+    let mut ev = evaluator(&ctx);
+    let loaded = ev.load(&ct).unwrap();
+    let r = ev.rescale(&loaded).unwrap();
+    for (part, got) in [(&ct.c0, &r.c0), (&ct.c1, &r.c1)] {
+        let mut want = part.clone();
+        want.divide_round_by_last().unwrap();
+        assert_eq!(&want, got);
+    }
+}
+
+#[test]
+fn mismatches_are_errors() {
+    let (ctx, mut kg, sk) = setup(5);
+    let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+    let pt = ctx.encode(&values(1, 8), 8, l, scale).unwrap();
+    let ct = kg.encrypt_sk(&pt, &sk).unwrap();
+    let mut ev = evaluator(&ctx);
+    let x = ev.load(&ct).unwrap();
+    let lower = ev.drop_levels(&x, 1).unwrap();
+    assert!(matches!(
+        ev.add(&x, &lower),
+        Err(CkksError::LevelMismatch { .. })
+    ));
+    let squared = ev.mul_plain(&x, &pt).unwrap();
+    assert!(matches!(
+        ev.add(&x, &squared),
+        Err(CkksError::ScaleMismatch { .. })
+    ));
+    let pt_low = ctx.encode(&values(1, 8), 8, l - 1, scale).unwrap();
+    assert!(matches!(
+        ev.mul_plain(&x, &pt_low),
+        Err(CkksError::LevelMismatch { .. })
+    ));
+    let bottom = ev.drop_levels(&x, l).unwrap();
+    assert!(matches!(
+        ev.rescale(&bottom),
+        Err(CkksError::OutOfLevels { .. })
+    ));
+    assert!(ev.drop_levels(&x, l + 1).is_err());
+    assert!(ctx.encode(&values(1, 8), 8, l + 1, scale).is_err());
+    // An evaluator over another ring is refused.
+    let other = CkksContext::new(Parameters::preset("test-small").unwrap()).unwrap();
+    assert!(Evaluator::new(&ctx, CpuBackend::new(other.ring().clone())).is_err());
+    assert_eq!(format!("{sk:?}"), "SecretKey(<redacted>)");
+}
+
+#[test]
+fn seeded_key_generation_is_reproducible() {
+    let (ctx, mut kg1, sk1) = setup(6);
+    let mut kg2 = KeyGenerator::from_seed(&ctx, &Seed([6; 32])).unwrap();
+    let sk2 = kg2.secret_key().unwrap();
+    let pt = ctx
+        .encode(&values(1, 8), 8, 1, ctx.params().default_scale())
+        .unwrap();
+    let (c1, c2) = (
+        kg1.encrypt_sk(&pt, &sk1).unwrap(),
+        kg2.encrypt_sk(&pt, &sk2).unwrap(),
+    );
+    assert_eq!(c1.c0, c2.c0);
+    assert_eq!(c1.c1, c2.c1);
+    // Objects from two separately built contexts do not mix.
+    let (_, mut kg3, _) = setup(6);
+    assert!(matches!(
+        kg3.encrypt_sk(&pt, &sk1),
+        Err(CkksError::Math(
+            tessera_math::MathError::RingMismatch { .. }
+        ))
+    ));
+}
