@@ -111,6 +111,9 @@ impl Backend for CpuBackend {
     fn select_limbs(&mut self, a: &RnsPoly, keep: &[usize]) -> Result<RnsPoly, MathError> {
         a.select_limbs(keep)
     }
+    fn concat(&mut self, parts: &[&RnsPoly], limbs: &[usize]) -> Result<RnsPoly, MathError> {
+        RnsPoly::concat(parts, limbs)
+    }
     fn extend_limb(&mut self, a: &RnsPoly, to: &[usize]) -> Result<RnsPoly, MathError> {
         a.extend_limb(to)
     }

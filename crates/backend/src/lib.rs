@@ -84,6 +84,8 @@ pub trait Backend {
     ) -> Result<Self::Poly, MathError>;
     /// The limbs `keep` of `a` (data movement only).
     fn select_limbs(&mut self, a: &Self::Poly, keep: &[usize]) -> Result<Self::Poly, MathError>;
+    /// A polynomial over `limbs` assembled from the parts that hold them (data movement only).
+    fn concat(&mut self, parts: &[&Self::Poly], limbs: &[usize]) -> Result<Self::Poly, MathError>;
     /// A one-limb polynomial (coefficient representation) reduced into the moduli `to`.
     fn extend_limb(&mut self, a: &Self::Poly, to: &[usize]) -> Result<Self::Poly, MathError>;
 

@@ -60,6 +60,10 @@ pub enum CkksError {
         level: usize,
     },
 
+    /// A needed evaluation key was not generated.
+    #[error("missing evaluation key: {0}")]
+    MissingKey(String),
+
     /// Too many values for the slots available.
     #[error("{what}: {found} values do not fit in {slots} slots (slots must be a power of two up to N/2 = {max})")]
     TooManyValues {

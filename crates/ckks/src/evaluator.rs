@@ -6,10 +6,11 @@
 
 use crate::context::{CkksContext, Plaintext};
 use crate::error::{CkksError, Result};
-use crate::keys::Ciphertext;
+use crate::keys::{Ciphertext, EvaluationKeys, SwitchingKey};
 use std::sync::Arc;
 use tessera_backend::{Backend, Kind};
-use tessera_math::{Modulus, RnsPoly};
+use tessera_math::automorphism::{conjugation_element, galois_element};
+use tessera_math::{ConversionMode, Modulus, RnsPoly};
 
 /// A binary primary function of backend `B` (add, sub, ...).
 type BinaryPrimary<B> = fn(
@@ -272,5 +273,169 @@ impl<B: Backend> Evaluator<B> {
         let c1 = out.pop().expect("two parts");
         let c0 = out.pop().expect("two parts");
         Ok((c0, c1))
+    }
+
+    /// Hybrid key switching of `d` (evaluation form, level `l`) with `key`: returns `(u0, u1)`
+    /// over `Q_l` with `u0 + u1 s ~ d s'`.
+    ///
+    /// ModUp: each of the `beta = ceil((l+1)/alpha)` digits of `d` is brought to coefficient
+    /// form, extended to the other chain limbs and the special limbs by fast BConv, and
+    /// transformed back; its own limbs are taken from `d` directly. Inner product with the
+    /// key's `(b_i, a_i)`, where `a_i` is expanded from its seed. ModDown: the special limbs
+    /// are converted back with the exact centered BConv, subtracted, and multiplied by
+    /// `P^{-1}`.
+    pub fn key_switch(
+        &mut self,
+        d: &B::Poly,
+        level: usize,
+        key: &SwitchingKey,
+    ) -> Result<(B::Poly, B::Poly)> {
+        let params = self.ctx.params();
+        let alpha = params.alpha();
+        let beta = params.beta(level);
+        if key.dnum() < beta {
+            return Err(CkksError::MissingKey(format!(
+                "the key has {} digits, level {level} needs {beta}",
+                key.dnum()
+            )));
+        }
+        let q_limbs = self.ctx.chain_limbs(level);
+        let p_limbs = self.ctx.special_limbs();
+        let qp: Vec<usize> = q_limbs.iter().chain(&p_limbs).copied().collect();
+        let mut dc = d.clone();
+        self.backend.intt(&mut dc)?;
+        let mut acc: Option<(B::Poly, B::Poly)> = None;
+        for i in 0..beta {
+            let digit: Vec<usize> = (alpha * i..(alpha * (i + 1)).min(level + 1)).collect();
+            let others: Vec<usize> = qp.iter().copied().filter(|j| !digit.contains(j)).collect();
+            let sub = self.backend.select_limbs(&dc, &digit)?;
+            let mut ext = self
+                .backend
+                .bconv(&sub, &others, ConversionMode::Approximate)?;
+            self.backend.ntt(&mut ext)?;
+            let own = self.backend.select_limbs(d, &digit)?;
+            let up = self.backend.concat(&[&own, &ext], &qp)?;
+            let b = self
+                .backend
+                .load(&key.b[i].select_limbs(&qp)?, Kind::EvalKey)?;
+            let a = self
+                .backend
+                .expand_seed(&key.seeds[i], &qp, Kind::EvalKey)?;
+            match acc.as_mut() {
+                None => {
+                    let u0 = self.backend.mul(&up, &b)?;
+                    let u1 = self.backend.mul(&up, &a)?;
+                    acc = Some((u0, u1));
+                }
+                Some((u0, u1)) => {
+                    self.backend.mul_acc(u0, &up, &b)?;
+                    self.backend.mul_acc(u1, &up, &a)?;
+                }
+            }
+        }
+        let (u0, u1) = acc.expect("beta >= 1");
+        let p_inv: Vec<u64> = params.q()[..=level]
+            .iter()
+            .map(|&q| {
+                let m = Modulus::new(q).expect("chain primes are valid moduli");
+                params.p().iter().fold(1u64, |acc, &p| {
+                    m.mul(acc, m.inv(p % q).expect("distinct primes"))
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(2);
+        for u in [&u0, &u1] {
+            let mut pp = self.backend.select_limbs(u, &p_limbs)?;
+            self.backend.intt(&mut pp)?;
+            let mut conv = self
+                .backend
+                .bconv(&pp, &q_limbs, ConversionMode::ExactCentered)?;
+            self.backend.ntt(&mut conv)?;
+            let qpart = self.backend.select_limbs(u, &q_limbs)?;
+            let diff = self.backend.sub(&qpart, &conv)?;
+            out.push(self.backend.mul_scalar(&diff, &p_inv)?);
+        }
+        let v1 = out.pop().expect("two parts");
+        let v0 = out.pop().expect("two parts");
+        Ok((v0, v1))
+    }
+
+    /// HMult: ciphertext times ciphertext with relinearisation; the scales multiply.
+    pub fn mul_relin(
+        &mut self,
+        a: &Ciphertext<B::Poly>,
+        b: &Ciphertext<B::Poly>,
+        keys: &EvaluationKeys,
+    ) -> Result<Ciphertext<B::Poly>> {
+        Self::same_level("HMult", a.level, b.level)?;
+        let rlk = keys
+            .relin
+            .as_ref()
+            .ok_or_else(|| CkksError::MissingKey("relinearisation key".into()))?;
+        self.backend.begin_op("HMult", a.level);
+        let r = (|| {
+            let d0 = self.backend.mul(&a.c0, &b.c0)?;
+            let mut d1 = self.backend.mul(&a.c0, &b.c1)?;
+            self.backend.mul_acc(&mut d1, &a.c1, &b.c0)?;
+            let d2 = self.backend.mul(&a.c1, &b.c1)?;
+            let (u0, u1) = self.key_switch(&d2, a.level, rlk)?;
+            Ok::<_, CkksError>((self.backend.add(&d0, &u0)?, self.backend.add(&d1, &u1)?))
+        })();
+        self.backend.end_op();
+        let (c0, c1) = r?;
+        Ok(Ciphertext {
+            c0,
+            c1,
+            level: a.level,
+            scale: a.scale * b.scale,
+            slots: a.slots.max(b.slots),
+        })
+    }
+
+    fn apply_galois(
+        &mut self,
+        op: &'static str,
+        a: &Ciphertext<B::Poly>,
+        g: u64,
+        keys: &EvaluationKeys,
+    ) -> Result<Ciphertext<B::Poly>> {
+        let key = keys.galois.get(&g).ok_or_else(|| {
+            CkksError::MissingKey(format!("{op} needs the key for Galois element {g}"))
+        })?;
+        self.backend.begin_op(op, a.level);
+        let r = (|| {
+            let c0 = self.backend.automorphism(&a.c0, g)?;
+            let c1 = self.backend.automorphism(&a.c1, g)?;
+            let (u0, u1) = self.key_switch(&c1, a.level, key)?;
+            Ok::<_, CkksError>((self.backend.add(&c0, &u0)?, u1))
+        })();
+        self.backend.end_op();
+        let (c0, c1) = r?;
+        Ok(Ciphertext {
+            c0,
+            c1,
+            ..a.clone()
+        })
+    }
+
+    /// HRot: rotates the slots left by `steps` (negative: right).
+    pub fn rotate(
+        &mut self,
+        a: &Ciphertext<B::Poly>,
+        steps: i64,
+        keys: &EvaluationKeys,
+    ) -> Result<Ciphertext<B::Poly>> {
+        let g = galois_element(steps, self.ctx.params().n())?;
+        self.apply_galois("HRot", a, g, keys)
+    }
+
+    /// Complex conjugation of every slot.
+    pub fn conjugate(
+        &mut self,
+        a: &Ciphertext<B::Poly>,
+        keys: &EvaluationKeys,
+    ) -> Result<Ciphertext<B::Poly>> {
+        let g = conjugation_element(self.ctx.params().n())?;
+        self.apply_galois("HConj", a, g, keys)
     }
 }

@@ -46,6 +46,43 @@ pub struct Ciphertext<P> {
     pub slots: usize,
 }
 
+/// A key-switching key from `s'` to `s`, one pair per digit `i < dnum`:
+/// `(b_i, a_i) = (-a_i s + e_i + P * 1_(D_i) * s', a_i)` over all chain and special limbs in
+/// evaluation form, where `1_(D_i)` is 1 on the chain limbs of digit `i` and 0 elsewhere. This
+/// gadget does not depend on the level, so one key serves every level. Only `b_i` is stored;
+/// `a_i` is regenerated from its seed by PRNG expansion on use (seeded evaluation keys).
+#[derive(Clone, Debug)]
+pub struct SwitchingKey {
+    pub(crate) b: Vec<RnsPoly>,
+    pub(crate) seeds: Vec<Seed>,
+}
+
+impl SwitchingKey {
+    /// Number of digits.
+    pub fn dnum(&self) -> usize {
+        self.b.len()
+    }
+
+    /// Bytes stored: the `b` halves (8 bytes per word) plus 32 bytes per seed.
+    pub fn stored_bytes(&self) -> usize {
+        self.b.iter().map(|b| 8 * b.data().len()).sum::<usize>() + 32 * self.seeds.len()
+    }
+
+    /// Bytes the key would take with both halves stored.
+    pub fn expanded_bytes(&self) -> usize {
+        2 * self.b.iter().map(|b| 8 * b.data().len()).sum::<usize>()
+    }
+}
+
+/// Relinearisation, rotation and conjugation keys.
+#[derive(Clone, Debug, Default)]
+pub struct EvaluationKeys {
+    /// Relinearisation key (`s^2 -> s`).
+    pub relin: Option<SwitchingKey>,
+    /// Keys for `X -> X^g`, by Galois element.
+    pub galois: std::collections::HashMap<u64, SwitchingKey>,
+}
+
 /// Samples keys and encrypts.
 pub struct KeyGenerator {
     ctx: Arc<CkksContext>,
@@ -77,11 +114,7 @@ impl KeyGenerator {
     /// Uniform polynomial over `limbs`, evaluation representation.
     fn uniform(&mut self, limbs: &[usize]) -> Result<RnsPoly> {
         // A sub-seed drawn from the key generator's stream, expanded per modulus.
-        let mut bytes = [0u8; 32];
-        for chunk in bytes.chunks_mut(8) {
-            chunk.copy_from_slice(&self.xof.next_u64().to_le_bytes());
-        }
-        let seed = Seed(bytes);
+        let seed = self.sub_seed();
         let moduli: Vec<u64> = limbs
             .iter()
             .map(|&i| self.ctx.ring().moduli()[i].value())
@@ -120,6 +153,102 @@ impl KeyGenerator {
         Ok(SecretKey {
             s: self.small(&s, &limbs)?,
         })
+    }
+
+    /// A fresh 32-byte seed drawn from this generator's stream.
+    fn sub_seed(&mut self) -> Seed {
+        let mut bytes = [0u8; 32];
+        for chunk in bytes.chunks_mut(8) {
+            chunk.copy_from_slice(&self.xof.next_u64().to_le_bytes());
+        }
+        Seed(bytes)
+    }
+
+    /// A key switching from `s_prime` (evaluation form over all limbs) to `sk`.
+    pub fn switching_key(&mut self, sk: &SecretKey, s_prime: &RnsPoly) -> Result<SwitchingKey> {
+        let params = self.ctx.params().clone();
+        let limbs = self.all_limbs();
+        let chain = params.q().len();
+        let p_big: num_bigint::BigUint = params
+            .p()
+            .iter()
+            .map(|&p| num_bigint::BigUint::from(p))
+            .product();
+        let (mut b, mut seeds) = (Vec::new(), Vec::new());
+        for i in 0..params.dnum() {
+            let seed = self.sub_seed();
+            let moduli: Vec<u64> = limbs
+                .iter()
+                .map(|&j| self.ctx.ring().moduli()[j].value())
+                .collect();
+            let a_data = tessera_math::sampling::expand_uniform(&seed, &moduli, params.n());
+            let a =
+                RnsPoly::from_data(self.ctx.ring(), &limbs, a_data, Representation::Evaluation)?;
+            let mut bi = self.error(&limbs)?;
+            let mut as_ = a;
+            as_.mul_assign(&sk.s)?;
+            bi.sub_assign(&as_)?;
+            // + P * 1_(D_i) * s'
+            let digit = i * params.alpha()..((i + 1) * params.alpha()).min(chain);
+            let factors: Vec<u64> = limbs
+                .iter()
+                .map(|&j| {
+                    if digit.contains(&j) {
+                        let q = self.ctx.ring().moduli()[j].value();
+                        num_traits::ToPrimitive::to_u64(&(&p_big % q)).expect("residue fits")
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            let mut g = s_prime.clone();
+            g.mul_scalar_limbs(&factors)?;
+            bi.add_assign(&g)?;
+            b.push(bi);
+            seeds.push(seed);
+        }
+        Ok(SwitchingKey { b, seeds })
+    }
+
+    /// The relinearisation key (`s^2 -> s`).
+    pub fn relin_key(&mut self, sk: &SecretKey) -> Result<SwitchingKey> {
+        let mut s2 = sk.s.clone();
+        s2.mul_assign(&sk.s)?;
+        self.switching_key(sk, &s2)
+    }
+
+    /// The key for the automorphism `X -> X^g` (`sigma_g(s) -> s`).
+    pub fn galois_key(&mut self, sk: &SecretKey, g: u64) -> Result<SwitchingKey> {
+        let sg = sk.s.automorphism(g)?;
+        self.switching_key(sk, &sg)
+    }
+
+    /// Keys for rotations by each of `steps` slots (and conjugation when asked).
+    pub fn evaluation_keys(
+        &mut self,
+        sk: &SecretKey,
+        steps: &[i64],
+        conjugation: bool,
+    ) -> Result<EvaluationKeys> {
+        let n = self.ctx.params().n();
+        let mut keys = EvaluationKeys {
+            relin: Some(self.relin_key(sk)?),
+            ..Default::default()
+        };
+        let mut gs: Vec<u64> = steps
+            .iter()
+            .map(|&r| tessera_math::automorphism::galois_element(r, n))
+            .collect::<std::result::Result<_, _>>()?;
+        if conjugation {
+            gs.push(tessera_math::automorphism::conjugation_element(n)?);
+        }
+        for g in gs {
+            if let std::collections::hash_map::Entry::Vacant(e) = keys.galois.entry(g) {
+                let k = self.galois_key(sk, g)?;
+                e.insert(k);
+            }
+        }
+        Ok(keys)
     }
 
     /// The public key of `sk`.

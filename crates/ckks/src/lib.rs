@@ -49,6 +49,8 @@ pub use context::{CkksContext, Plaintext};
 pub use encoder::Encoder;
 pub use error::{CkksError, Result};
 pub use evaluator::Evaluator;
-pub use keys::{decrypt, Ciphertext, KeyGenerator, PublicKey, SecretKey};
+pub use keys::{
+    decrypt, Ciphertext, EvaluationKeys, KeyGenerator, PublicKey, SecretKey, SwitchingKey,
+};
 pub use params::{Parameters, ParametersLiteral, Rescaling, SecretDistribution};
 pub use precision::PrecisionStats;

@@ -406,7 +406,7 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
         "test-small" => ParametersLiteral {
             log_q: vec![45, 36, 36, 36],
             log_p: vec![46],
-            alpha: 2,
+            alpha: 1,
             log_default_scale: 36,
             ..base("test-small", 10, "test only: N = 2^10, far above the 27-bit bound (INSECURE)")
         },

@@ -199,3 +199,115 @@ fn seeded_key_generation_is_reproducible() {
         ))
     ));
 }
+
+/// Decrypts `c` and checks every slot against `want` within `2^bound_log2`.
+fn check(
+    ctx: &CkksContext,
+    sk: &SecretKey,
+    c: &Ciphertext<RnsPoly>,
+    want: &[Complex64],
+    bound_log2: i32,
+    what: &str,
+) {
+    let got = ctx.decode(&decrypt(c, sk).unwrap()).unwrap();
+    let st = PrecisionStats::new(want, &got);
+    assert!(st.max_error < 2f64.powi(bound_log2), "{what}: {st:?}");
+}
+
+#[test]
+fn multiplication_with_relinearisation_matches_the_clear() {
+    for preset in ["test-small", "test-medium"] {
+        let ctx = CkksContext::new(Parameters::preset(preset).unwrap()).unwrap();
+        let mut kg = KeyGenerator::from_seed(&ctx, &Seed([11; 32])).unwrap();
+        let sk = kg.secret_key().unwrap();
+        let keys = kg.evaluation_keys(&sk, &[], false).unwrap();
+        let slots = ctx.params().max_slots();
+        let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+        let (a, b) = (values(21, slots), values(22, slots));
+        let ca = kg
+            .encrypt_sk(&ctx.encode(&a, slots, l, scale).unwrap(), &sk)
+            .unwrap();
+        let cb = kg
+            .encrypt_sk(&ctx.encode(&b, slots, l, scale).unwrap(), &sk)
+            .unwrap();
+        let mut ev = evaluator(&ctx);
+        let (xa, xb) = (ev.load(&ca).unwrap(), ev.load(&cb).unwrap());
+        // a*b, then (a*b)*a one level lower: key switching with fewer digits.
+        let prod = ev.mul_relin(&xa, &xb, &keys).unwrap();
+        let ab = ev.rescale(&prod).unwrap();
+        let want: Vec<Complex64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+        let host = ev.store(&ab).unwrap();
+        check(&ctx, &sk, &host, &want, -12, preset);
+        let a_low = ev.drop_levels(&xa, 1).unwrap();
+        let a_low = Ciphertext {
+            scale: ab.scale,
+            ..a_low
+        };
+        let prod = ev.mul_relin(&ab, &a_low, &keys).unwrap();
+        let aba = ev.rescale(&prod).unwrap();
+        let want2: Vec<Complex64> = want.iter().zip(&a).map(|(x, y)| x * y).collect();
+        let host = ev.store(&aba).unwrap();
+        // The scale of a_low was relabelled (a ~2^-5 relative change in the second factor's
+        // scale for test-small), so compare against the exact relabelled product.
+        let ratio = xa.scale / ab.scale;
+        let want2: Vec<Complex64> = want2.iter().map(|z| z * ratio).collect();
+        check(&ctx, &sk, &host, &want2, -8, preset);
+    }
+}
+
+#[test]
+fn rotations_and_conjugation_match_the_clear() {
+    let ctx = CkksContext::new(Parameters::preset("test-medium").unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([12; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let steps = [1i64, 5, -3, 1000];
+    let keys = kg.evaluation_keys(&sk, &steps, true).unwrap();
+    let slots = ctx.params().max_slots();
+    let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+    let a = values(31, slots);
+    let ca = kg
+        .encrypt_sk(&ctx.encode(&a, slots, l, scale).unwrap(), &sk)
+        .unwrap();
+    let mut ev = evaluator(&ctx);
+    let x = ev.load(&ca).unwrap();
+    for &r in &steps {
+        let y = ev.rotate(&x, r, &keys).unwrap();
+        let want: Vec<Complex64> = (0..slots)
+            .map(|j| a[(j as i64 + r).rem_euclid(slots as i64) as usize])
+            .collect();
+        let host = ev.store(&y).unwrap();
+        check(&ctx, &sk, &host, &want, -15, &format!("rotate {r}"));
+    }
+    let y = ev.conjugate(&x, &keys).unwrap();
+    let want: Vec<Complex64> = a.iter().map(|z| z.conj()).collect();
+    let host = ev.store(&y).unwrap();
+    check(&ctx, &sk, &host, &want, -15, "conjugate");
+    // A rotation at a lower level uses fewer digits of the same key.
+    let low = ev.drop_levels(&x, 5).unwrap();
+    let y = ev.rotate(&low, 1, &keys).unwrap();
+    let want: Vec<Complex64> = (0..slots).map(|j| a[(j + 1) % slots]).collect();
+    let host = ev.store(&y).unwrap();
+    check(&ctx, &sk, &host, &want, -15, "rotate at level L-5");
+    // Missing keys are errors.
+    assert!(matches!(
+        ev.rotate(&x, 2, &keys),
+        Err(CkksError::MissingKey(_))
+    ));
+    assert!(matches!(
+        ev.mul_relin(&x, &x, &EvaluationKeys::default()),
+        Err(CkksError::MissingKey(_))
+    ));
+}
+
+#[test]
+fn seeded_keys_halve_storage() {
+    let ctx = CkksContext::new(Parameters::preset("test-medium").unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([13; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let rlk = kg.relin_key(&sk).unwrap();
+    assert_eq!(rlk.dnum(), 3);
+    let (stored, full) = (rlk.stored_bytes(), rlk.expanded_bytes());
+    // dnum * (L+1+K) * N words per half: 3 * 12 * 4096 * 8 bytes.
+    assert_eq!(full, 2 * 3 * 12 * 4096 * 8);
+    assert_eq!(stored, full / 2 + 3 * 32);
+}

@@ -578,6 +578,36 @@ impl RnsPoly {
         Ok(out)
     }
 
+    /// Assembles a polynomial over `limbs` whose limbs are taken from whichever of `parts`
+    /// holds them (data movement only; all parts share ring and representation).
+    pub fn concat(parts: &[&RnsPoly], limbs: &[usize]) -> Result<RnsPoly> {
+        let first = parts.first().ok_or(MathError::OutOfRange {
+            name: "parts",
+            value: "0".into(),
+            allowed: "at least one polynomial".into(),
+        })?;
+        for p in parts {
+            if !Arc::ptr_eq(&p.ctx, &first.ctx) {
+                return Err(MathError::RingMismatch { op: "concat" });
+            }
+            p.require("concat", Some(first.repr))?;
+        }
+        let mut out = Self::zero(&first.ctx, limbs, first.repr)?;
+        let n = first.ctx.n;
+        for (k, i) in limbs.iter().enumerate() {
+            let (p, pos) = parts
+                .iter()
+                .find_map(|p| p.limbs.iter().position(|x| x == i).map(|pos| (p, pos)))
+                .ok_or_else(|| MathError::LimbMismatch {
+                    op: "concat",
+                    left: parts.iter().flat_map(|p| p.moduli()).collect(),
+                    right: vec![first.ctx.moduli.get(*i).map(|m| m.value()).unwrap_or(0)],
+                })?;
+            out.data[k * n..(k + 1) * n].copy_from_slice(p.limb(pos));
+        }
+        Ok(out)
+    }
+
     /// Reduces the single limb of `self` (coefficient representation, centered lift) into each
     /// modulus of `to`: exact, since the limb's integer value is below its modulus. This is the
     /// "extend a limb" step of rescaling and of ARK's on-the-fly limb extension (OF-Limb).
