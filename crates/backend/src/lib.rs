@@ -4,14 +4,17 @@
 //! BConv, automorphism, element-wise multiply / add / subtract / multiply-accumulate, PRNG
 //! expansion, and the movement of keys, plaintexts and ciphertexts between the host (off-chip)
 //! and the backend. The CKKS evaluator is written once against [`Backend`]; the CPU backend
-//! computes, and the trace backend (next) records the same calls as an instruction stream.
+//! computes, and the trace backend records the same calls as an instruction stream
+//! ([`trace`] documents the format).
 
 mod cpu;
+pub mod trace;
 
 pub use cpu::CpuBackend;
 use std::sync::Arc;
 use tessera_math::sampling::Seed;
 use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
+pub use trace::{Instr, MetaBackend, Op, Recording, TraceBackend};
 
 /// What a buffer holds: lets a simulator decide what stays on chip and what streams in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -94,6 +94,10 @@ pub enum MathError {
     #[error("modulus q = {q} is not part of this ring's moduli")]
     UnknownModulus { q: u64 },
 
+    /// The operation is not supported by this component.
+    #[error("not supported: {0}")]
+    Unsupported(String),
+
     /// The operating system's random number generator failed.
     #[error("the operating system's random number generator failed: {0}")]
     Entropy(String),

@@ -1,0 +1,655 @@
+//! Instruction streams: the trace format, a recorder, the trace backend (records, computes
+//! nothing) and the recording wrapper (records and forwards to a computing backend).
+//!
+//! ## Format `tessera-trace`, version 1
+//! JSON Lines. The first line is a header
+//! `{"format":"tessera-trace","version":1,"n":N,"moduli":[q_0,...]}` (the ring's moduli, chain
+//! then special, indexed by position). Every further line is one [`Instr`]:
+//! `{"seq":k,"op":"ntt","dst":7,"srcs":[7],"limbs":[0,1,2],"n":N,"kind":"ciphertext",...}`.
+//! `limbs` is the destination's limb set as ring indices; `srcs` and `dst` are buffer ids (a
+//! buffer id is assigned when an instruction creates a buffer and never reused); `kind` says
+//! what the destination holds (`ciphertext`, `evalkey`, `plaintext`, `constant`). Op-specific
+//! fields: `galois` (automorphism), `mode` (`approximate` / `exact`, BConv). HE-operation
+//! boundaries are `begin` (with `name` and `level`) and `end` records. In-place operations
+//! (NTT, INTT, MAC) name the same id as source and destination.
+
+use crate::{Backend, Kind};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::sync::Arc;
+use tessera_math::automorphism::galois_check;
+use tessera_math::sampling::Seed;
+use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
+
+/// Trace format version written in the header.
+pub const TRACE_VERSION: u32 = 1;
+
+/// One primary function (or an HE-operation marker).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Load,
+    Store,
+    ExpandSeed,
+    Ntt,
+    Intt,
+    Add,
+    Sub,
+    Neg,
+    Mul,
+    MulAcc,
+    MulScalar,
+    Automorphism,
+    Bconv,
+    SelectLimbs,
+    Concat,
+    ExtendLimb,
+    Begin,
+    End,
+}
+
+/// One instruction record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Instr {
+    /// Position in the stream.
+    pub seq: u64,
+    /// The operation.
+    pub op: Op,
+    /// Destination buffer id.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub dst: Option<u64>,
+    /// Source buffer ids.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub srcs: Vec<u64>,
+    /// Destination limb set (ring indices).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub limbs: Vec<usize>,
+    /// Ring degree.
+    pub n: usize,
+    /// What the destination holds.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub kind: Option<String>,
+    /// Galois element of an automorphism.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub galois: Option<u64>,
+    /// BConv mode.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mode: Option<String>,
+    /// HE operation name (`begin`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub name: Option<String>,
+    /// HE operation input level (`begin`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub level: Option<usize>,
+}
+
+fn kind_name(k: Kind) -> String {
+    match k {
+        Kind::Ciphertext => "ciphertext",
+        Kind::EvalKey => "evalkey",
+        Kind::Plaintext => "plaintext",
+        Kind::Constant => "constant",
+    }
+    .to_string()
+}
+
+/// Collects instructions in memory and optionally streams them as JSON Lines.
+pub struct Recorder {
+    n: usize,
+    next_id: u64,
+    seq: u64,
+    instrs: Vec<Instr>,
+    sink: Option<Box<dyn Write + Send>>,
+    keep: bool,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder")
+            .field("instructions", &self.instrs.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Recorder {
+    /// Keeps the stream in memory.
+    pub fn in_memory(ring: &RingContext) -> Self {
+        Self {
+            n: ring.n(),
+            next_id: 0,
+            seq: 0,
+            instrs: Vec::new(),
+            sink: None,
+            keep: true,
+        }
+    }
+
+    /// Streams to `sink` (header first), keeping nothing in memory.
+    pub fn streaming(ring: &RingContext, mut sink: Box<dyn Write + Send>) -> std::io::Result<Self> {
+        let header = serde_json::json!({
+            "format": "tessera-trace",
+            "version": TRACE_VERSION,
+            "n": ring.n(),
+            "moduli": ring.moduli().iter().map(|m| m.value()).collect::<Vec<_>>(),
+        });
+        writeln!(sink, "{header}")?;
+        Ok(Self {
+            n: ring.n(),
+            next_id: 0,
+            seq: 0,
+            instrs: Vec::new(),
+            sink: Some(sink),
+            keep: false,
+        })
+    }
+
+    /// The recorded instructions (in-memory recorders).
+    pub fn instructions(&self) -> &[Instr] {
+        &self.instrs
+    }
+
+    /// A fresh buffer id.
+    pub fn fresh(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    fn push(&mut self, mut i: Instr) {
+        i.seq = self.seq;
+        self.seq += 1;
+        i.n = self.n;
+        if let Some(s) = self.sink.as_mut() {
+            // A failing sink must not abort the computation; the error surfaces on `flush`.
+            let _ = writeln!(
+                s,
+                "{}",
+                serde_json::to_string(&i).expect("instructions serialise")
+            );
+        }
+        if self.keep {
+            self.instrs.push(i);
+        }
+    }
+
+    /// Records a primary function writing buffer `dst` (limb set `limbs`, holding `kind`)
+    /// from `srcs`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(
+        &mut self,
+        op: Op,
+        dst: u64,
+        limbs: Vec<usize>,
+        kind: Kind,
+        srcs: &[u64],
+        galois: Option<u64>,
+        mode: Option<ConversionMode>,
+    ) {
+        self.push(Instr {
+            seq: 0,
+            op,
+            dst: Some(dst),
+            srcs: srcs.to_vec(),
+            limbs,
+            n: 0,
+            kind: Some(kind_name(kind)),
+            galois,
+            mode: mode.map(|m| match m {
+                ConversionMode::Approximate => "approximate".to_string(),
+                ConversionMode::ExactCentered => "exact".to_string(),
+            }),
+            name: None,
+            level: None,
+        });
+    }
+
+    /// Records an HE-operation marker.
+    pub fn marker(&mut self, begin: Option<(&'static str, usize)>) {
+        self.push(Instr {
+            seq: 0,
+            op: if begin.is_some() { Op::Begin } else { Op::End },
+            dst: None,
+            srcs: Vec::new(),
+            limbs: Vec::new(),
+            n: 0,
+            kind: None,
+            galois: None,
+            mode: None,
+            name: begin.map(|(n, _)| n.to_string()),
+            level: begin.map(|(_, l)| l),
+        });
+    }
+
+    /// Flushes a streaming sink.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        match self.sink.as_mut() {
+            Some(s) => s.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A polynomial of a recording backend: its buffer id, what it holds, and the inner backend's
+/// polynomial.
+#[derive(Clone, Debug)]
+pub struct Recorded<P> {
+    /// Buffer id in the trace.
+    pub id: u64,
+    /// What the buffer holds.
+    pub kind: Kind,
+    /// The wrapped backend's polynomial.
+    pub inner: P,
+}
+
+/// Records every primary function into a [`Recorder`] and forwards it to `B`. With
+/// `B = CpuBackend` it computes and records; with `B = MetaBackend` it is the trace backend.
+#[derive(Debug)]
+pub struct Recording<B: Backend> {
+    inner: B,
+    recorder: Recorder,
+}
+
+impl<B: Backend> Recording<B> {
+    /// Wraps `inner`, recording in memory.
+    pub fn new(inner: B) -> Self {
+        let recorder = Recorder::in_memory(inner.ring());
+        Self { inner, recorder }
+    }
+
+    /// Wraps `inner`, streaming the trace to `sink`.
+    pub fn streaming(inner: B, sink: Box<dyn Write + Send>) -> std::io::Result<Self> {
+        let recorder = Recorder::streaming(inner.ring(), sink)?;
+        Ok(Self { inner, recorder })
+    }
+
+    /// The recorder (instructions, flush).
+    pub fn recorder(&mut self) -> &mut Recorder {
+        &mut self.recorder
+    }
+
+    /// The recorded instructions.
+    pub fn instructions(&self) -> &[Instr] {
+        self.recorder.instructions()
+    }
+
+    /// The wrapped backend.
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+
+    fn emit(
+        &mut self,
+        op: Op,
+        inner: B::Poly,
+        kind: Kind,
+        srcs: &[u64],
+        galois: Option<u64>,
+        mode: Option<ConversionMode>,
+    ) -> Recorded<B::Poly> {
+        let id = self.recorder.fresh();
+        let limbs = self.inner.limbs(&inner);
+        self.recorder
+            .record(op, id, limbs, kind, srcs, galois, mode);
+        Recorded { id, kind, inner }
+    }
+
+    fn emit_in_place(&mut self, op: Op, p: &Recorded<B::Poly>, srcs: &[u64]) {
+        let limbs = self.inner.limbs(&p.inner);
+        self.recorder
+            .record(op, p.id, limbs, p.kind, srcs, None, None);
+    }
+}
+
+type R<P> = Result<Recorded<P>, MathError>;
+
+impl<B: Backend> Backend for Recording<B> {
+    type Poly = Recorded<B::Poly>;
+
+    fn ring(&self) -> &Arc<RingContext> {
+        self.inner.ring()
+    }
+    fn limbs(&self, p: &Self::Poly) -> Vec<usize> {
+        self.inner.limbs(&p.inner)
+    }
+    fn repr(&self, p: &Self::Poly) -> Representation {
+        self.inner.repr(&p.inner)
+    }
+    fn load(&mut self, host: &RnsPoly, kind: Kind) -> R<B::Poly> {
+        let p = self.inner.load(host, kind)?;
+        Ok(self.emit(Op::Load, p, kind, &[], None, None))
+    }
+    fn store(&mut self, p: &Self::Poly) -> Result<RnsPoly, MathError> {
+        let host = self.inner.store(&p.inner)?;
+        self.emit_in_place(Op::Store, p, &[p.id]);
+        Ok(host)
+    }
+    fn expand_seed(&mut self, seed: &Seed, limbs: &[usize], kind: Kind) -> R<B::Poly> {
+        let p = self.inner.expand_seed(seed, limbs, kind)?;
+        Ok(self.emit(Op::ExpandSeed, p, kind, &[], None, None))
+    }
+    fn ntt(&mut self, p: &mut Self::Poly) -> Result<(), MathError> {
+        self.inner.ntt(&mut p.inner)?;
+        self.emit_in_place(Op::Ntt, p, &[p.id]);
+        Ok(())
+    }
+    fn intt(&mut self, p: &mut Self::Poly) -> Result<(), MathError> {
+        self.inner.intt(&mut p.inner)?;
+        self.emit_in_place(Op::Intt, p, &[p.id]);
+        Ok(())
+    }
+    fn add(&mut self, a: &Self::Poly, b: &Self::Poly) -> R<B::Poly> {
+        let r = self.inner.add(&a.inner, &b.inner)?;
+        Ok(self.emit(Op::Add, r, Kind::Ciphertext, &[a.id, b.id], None, None))
+    }
+    fn sub(&mut self, a: &Self::Poly, b: &Self::Poly) -> R<B::Poly> {
+        let r = self.inner.sub(&a.inner, &b.inner)?;
+        Ok(self.emit(Op::Sub, r, Kind::Ciphertext, &[a.id, b.id], None, None))
+    }
+    fn neg(&mut self, a: &Self::Poly) -> R<B::Poly> {
+        let r = self.inner.neg(&a.inner)?;
+        Ok(self.emit(Op::Neg, r, Kind::Ciphertext, &[a.id], None, None))
+    }
+    fn mul(&mut self, a: &Self::Poly, b: &Self::Poly) -> R<B::Poly> {
+        let r = self.inner.mul(&a.inner, &b.inner)?;
+        Ok(self.emit(Op::Mul, r, Kind::Ciphertext, &[a.id, b.id], None, None))
+    }
+    fn mul_acc(
+        &mut self,
+        acc: &mut Self::Poly,
+        a: &Self::Poly,
+        b: &Self::Poly,
+    ) -> Result<(), MathError> {
+        self.inner.mul_acc(&mut acc.inner, &a.inner, &b.inner)?;
+        self.emit_in_place(Op::MulAcc, acc, &[acc.id, a.id, b.id]);
+        Ok(())
+    }
+    fn mul_scalar(&mut self, a: &Self::Poly, c: &[u64]) -> R<B::Poly> {
+        let r = self.inner.mul_scalar(&a.inner, c)?;
+        Ok(self.emit(Op::MulScalar, r, Kind::Ciphertext, &[a.id], None, None))
+    }
+    fn automorphism(&mut self, a: &Self::Poly, g: u64) -> R<B::Poly> {
+        let r = self.inner.automorphism(&a.inner, g)?;
+        Ok(self.emit(
+            Op::Automorphism,
+            r,
+            Kind::Ciphertext,
+            &[a.id],
+            Some(g),
+            None,
+        ))
+    }
+    fn bconv(&mut self, a: &Self::Poly, to: &[usize], mode: ConversionMode) -> R<B::Poly> {
+        let r = self.inner.bconv(&a.inner, to, mode)?;
+        Ok(self.emit(Op::Bconv, r, Kind::Ciphertext, &[a.id], None, Some(mode)))
+    }
+    fn select_limbs(&mut self, a: &Self::Poly, keep: &[usize]) -> R<B::Poly> {
+        let r = self.inner.select_limbs(&a.inner, keep)?;
+        Ok(self.emit(Op::SelectLimbs, r, a.kind, &[a.id], None, None))
+    }
+    fn concat(&mut self, parts: &[&Self::Poly], limbs: &[usize]) -> R<B::Poly> {
+        let inner: Vec<&B::Poly> = parts.iter().map(|p| &p.inner).collect();
+        let r = self.inner.concat(&inner, limbs)?;
+        let ids: Vec<u64> = parts.iter().map(|p| p.id).collect();
+        Ok(self.emit(Op::Concat, r, Kind::Ciphertext, &ids, None, None))
+    }
+    fn extend_limb(&mut self, a: &Self::Poly, to: &[usize]) -> R<B::Poly> {
+        let r = self.inner.extend_limb(&a.inner, to)?;
+        Ok(self.emit(Op::ExtendLimb, r, Kind::Ciphertext, &[a.id], None, None))
+    }
+    fn begin_op(&mut self, name: &'static str, level: usize) {
+        self.inner.begin_op(name, level);
+        self.recorder.marker(Some((name, level)));
+    }
+    fn end_op(&mut self) {
+        self.inner.end_op();
+        self.recorder.marker(None);
+    }
+}
+
+/// Shape of a polynomial without its data: what the trace backend tracks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Meta {
+    /// Limb set (ring indices).
+    pub limbs: Vec<usize>,
+    /// Representation.
+    pub repr: Representation,
+}
+
+/// Computes nothing; tracks limb sets and representations and applies the same operand checks
+/// as the CPU backend, so a program that is valid on one is valid on the other.
+#[derive(Clone, Debug)]
+pub struct MetaBackend {
+    ring: Arc<RingContext>,
+}
+
+impl MetaBackend {
+    /// Over `ring`.
+    pub fn new(ring: Arc<RingContext>) -> Self {
+        Self { ring }
+    }
+
+    fn check_limbs(&self, limbs: &[usize]) -> Result<(), MathError> {
+        for (k, &i) in limbs.iter().enumerate() {
+            if i >= self.ring.moduli().len() || limbs[..k].contains(&i) {
+                return Err(MathError::OutOfRange {
+                    name: "limb index",
+                    value: i.to_string(),
+                    allowed: format!("distinct indices below {}", self.ring.moduli().len()),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn moduli(&self, limbs: &[usize]) -> Vec<u64> {
+        limbs
+            .iter()
+            .map(|&i| self.ring.moduli()[i].value())
+            .collect()
+    }
+
+    fn same(
+        &self,
+        op: &'static str,
+        a: &Meta,
+        b: &Meta,
+        need: Option<Representation>,
+    ) -> Result<Meta, MathError> {
+        if a.limbs != b.limbs {
+            return Err(MathError::LimbMismatch {
+                op,
+                left: self.moduli(&a.limbs),
+                right: self.moduli(&b.limbs),
+            });
+        }
+        if a.repr != b.repr {
+            return Err(MathError::RepresentationMismatch {
+                op,
+                expected: repr_name(a.repr),
+                found: repr_name(b.repr),
+            });
+        }
+        require(op, a, need)?;
+        Ok(a.clone())
+    }
+}
+
+fn repr_name(r: Representation) -> &'static str {
+    match r {
+        Representation::Coefficient => "coefficient",
+        Representation::Evaluation => "evaluation",
+    }
+}
+
+fn require(op: &'static str, a: &Meta, need: Option<Representation>) -> Result<(), MathError> {
+    match need {
+        Some(r) if r != a.repr => Err(MathError::RepresentationMismatch {
+            op,
+            expected: repr_name(r),
+            found: repr_name(a.repr),
+        }),
+        _ => Ok(()),
+    }
+}
+
+impl Backend for MetaBackend {
+    type Poly = Meta;
+
+    fn ring(&self) -> &Arc<RingContext> {
+        &self.ring
+    }
+    fn limbs(&self, p: &Meta) -> Vec<usize> {
+        p.limbs.clone()
+    }
+    fn repr(&self, p: &Meta) -> Representation {
+        p.repr
+    }
+    fn load(&mut self, host: &RnsPoly, _kind: Kind) -> Result<Meta, MathError> {
+        if !Arc::ptr_eq(host.context(), &self.ring) {
+            return Err(MathError::RingMismatch { op: "load" });
+        }
+        Ok(Meta {
+            limbs: host.limb_indices().to_vec(),
+            repr: host.repr(),
+        })
+    }
+    fn store(&mut self, _p: &Meta) -> Result<RnsPoly, MathError> {
+        Err(MathError::Unsupported(
+            "the trace backend records instructions and computes no data to store; run the same program on the CPU backend for values".into(),
+        ))
+    }
+    fn expand_seed(
+        &mut self,
+        _seed: &Seed,
+        limbs: &[usize],
+        _kind: Kind,
+    ) -> Result<Meta, MathError> {
+        self.check_limbs(limbs)?;
+        Ok(Meta {
+            limbs: limbs.to_vec(),
+            repr: Representation::Evaluation,
+        })
+    }
+    fn ntt(&mut self, p: &mut Meta) -> Result<(), MathError> {
+        require("NTT", p, Some(Representation::Coefficient))?;
+        p.repr = Representation::Evaluation;
+        Ok(())
+    }
+    fn intt(&mut self, p: &mut Meta) -> Result<(), MathError> {
+        require("INTT", p, Some(Representation::Evaluation))?;
+        p.repr = Representation::Coefficient;
+        Ok(())
+    }
+    fn add(&mut self, a: &Meta, b: &Meta) -> Result<Meta, MathError> {
+        self.same("add", a, b, None)
+    }
+    fn sub(&mut self, a: &Meta, b: &Meta) -> Result<Meta, MathError> {
+        self.same("sub", a, b, None)
+    }
+    fn neg(&mut self, a: &Meta) -> Result<Meta, MathError> {
+        Ok(a.clone())
+    }
+    fn mul(&mut self, a: &Meta, b: &Meta) -> Result<Meta, MathError> {
+        self.same("multiply", a, b, Some(Representation::Evaluation))
+    }
+    fn mul_acc(&mut self, acc: &mut Meta, a: &Meta, b: &Meta) -> Result<(), MathError> {
+        self.same(
+            "multiply-accumulate",
+            a,
+            b,
+            Some(Representation::Evaluation),
+        )?;
+        self.same(
+            "multiply-accumulate",
+            acc,
+            a,
+            Some(Representation::Evaluation),
+        )?;
+        Ok(())
+    }
+    fn mul_scalar(&mut self, a: &Meta, c: &[u64]) -> Result<Meta, MathError> {
+        if c.len() != a.limbs.len() {
+            return Err(MathError::LengthMismatch {
+                what: "per-limb constants",
+                expected: a.limbs.len(),
+                found: c.len(),
+            });
+        }
+        Ok(a.clone())
+    }
+    fn automorphism(&mut self, a: &Meta, g: u64) -> Result<Meta, MathError> {
+        galois_check(g, self.ring.n())?;
+        Ok(a.clone())
+    }
+    fn bconv(&mut self, a: &Meta, to: &[usize], _mode: ConversionMode) -> Result<Meta, MathError> {
+        require("BConv", a, Some(Representation::Coefficient))?;
+        self.check_limbs(to)?;
+        Ok(Meta {
+            limbs: to.to_vec(),
+            repr: Representation::Coefficient,
+        })
+    }
+    fn select_limbs(&mut self, a: &Meta, keep: &[usize]) -> Result<Meta, MathError> {
+        if let Some(&bad) = keep.iter().find(|i| !a.limbs.contains(i)) {
+            return Err(MathError::LimbMismatch {
+                op: "select limbs",
+                left: self.moduli(&a.limbs),
+                right: self.moduli(&[bad]),
+            });
+        }
+        Ok(Meta {
+            limbs: keep.to_vec(),
+            repr: a.repr,
+        })
+    }
+    fn concat(&mut self, parts: &[&Meta], limbs: &[usize]) -> Result<Meta, MathError> {
+        let first = parts.first().ok_or(MathError::OutOfRange {
+            name: "parts",
+            value: "0".into(),
+            allowed: "at least one polynomial".into(),
+        })?;
+        for p in parts {
+            require("concat", p, Some(first.repr))?;
+        }
+        if let Some(&bad) = limbs
+            .iter()
+            .find(|i| !parts.iter().any(|p| p.limbs.contains(i)))
+        {
+            return Err(MathError::LimbMismatch {
+                op: "concat",
+                left: parts.iter().flat_map(|p| self.moduli(&p.limbs)).collect(),
+                right: self.moduli(&[bad]),
+            });
+        }
+        Ok(Meta {
+            limbs: limbs.to_vec(),
+            repr: first.repr,
+        })
+    }
+    fn extend_limb(&mut self, a: &Meta, to: &[usize]) -> Result<Meta, MathError> {
+        require("extend limb", a, Some(Representation::Coefficient))?;
+        if a.limbs.len() != 1 {
+            return Err(MathError::OutOfRange {
+                name: "limbs",
+                value: a.limbs.len().to_string(),
+                allowed: "exactly one limb to extend".into(),
+            });
+        }
+        self.check_limbs(to)?;
+        Ok(Meta {
+            limbs: to.to_vec(),
+            repr: Representation::Coefficient,
+        })
+    }
+    fn begin_op(&mut self, _name: &'static str, _level: usize) {}
+    fn end_op(&mut self) {}
+}
+
+/// The trace backend: records the instruction stream and computes nothing.
+pub type TraceBackend = Recording<MetaBackend>;
+
+impl TraceBackend {
+    /// A trace backend over `ring`, keeping the stream in memory.
+    pub fn trace(ring: Arc<RingContext>) -> Self {
+        Recording::new(MetaBackend::new(ring))
+    }
+}
