@@ -92,6 +92,11 @@ impl Backend for CpuBackend {
     fn mul_acc(&mut self, acc: &mut RnsPoly, a: &RnsPoly, b: &RnsPoly) -> Result<(), MathError> {
         acc.mul_acc(a, b)
     }
+    fn add_scalar(&mut self, a: &RnsPoly, c: &[u64]) -> Result<RnsPoly, MathError> {
+        let mut r = a.clone();
+        r.add_scalar_limbs(c)?;
+        Ok(r)
+    }
     fn mul_scalar(&mut self, a: &RnsPoly, c: &[u64]) -> Result<RnsPoly, MathError> {
         let mut r = a.clone();
         r.mul_scalar_limbs(c)?;

@@ -38,6 +38,7 @@ pub enum Op {
     Neg,
     Mul,
     MulAcc,
+    AddScalar,
     MulScalar,
     Automorphism,
     Bconv,
@@ -362,6 +363,10 @@ impl<B: Backend> Backend for Recording<B> {
         self.emit_in_place(Op::MulAcc, acc, &[acc.id, a.id, b.id]);
         Ok(())
     }
+    fn add_scalar(&mut self, a: &Self::Poly, c: &[u64]) -> R<B::Poly> {
+        let r = self.inner.add_scalar(&a.inner, c)?;
+        Ok(self.emit(Op::AddScalar, r, Kind::Ciphertext, &[a.id], None, None))
+    }
     fn mul_scalar(&mut self, a: &Self::Poly, c: &[u64]) -> R<B::Poly> {
         let r = self.inner.mul_scalar(&a.inner, c)?;
         Ok(self.emit(Op::MulScalar, r, Kind::Ciphertext, &[a.id], None, None))
@@ -565,6 +570,10 @@ impl Backend for MetaBackend {
             Some(Representation::Evaluation),
         )?;
         Ok(())
+    }
+    fn add_scalar(&mut self, a: &Meta, c: &[u64]) -> Result<Meta, MathError> {
+        require("add scalar", a, Some(Representation::Evaluation))?;
+        self.mul_scalar(a, c)
     }
     fn mul_scalar(&mut self, a: &Meta, c: &[u64]) -> Result<Meta, MathError> {
         if c.len() != a.limbs.len() {

@@ -195,6 +195,89 @@ impl<B: Backend> Evaluator<B> {
         })
     }
 
+    /// Residues of the integer `round(x)` (|x| < 2^120) for the chain limbs of `level`.
+    fn constant_residues(&self, x: f64, level: usize, what: &'static str) -> Result<Vec<u64>> {
+        let k = x.round();
+        if !k.is_finite() || k.abs() >= 2f64.powi(120) {
+            return Err(CkksError::InvalidParameter {
+                name: what,
+                value: format!("{x:e}"),
+                allowed: "a finite value whose scaled magnitude is below 2^120".into(),
+            });
+        }
+        let k = k as i128;
+        Ok(self.ctx.params().q()[..=level]
+            .iter()
+            .map(|&q| {
+                let r = (k.unsigned_abs() % q as u128) as u64;
+                if k < 0 && r != 0 {
+                    q - r
+                } else {
+                    r
+                }
+            })
+            .collect())
+    }
+
+    /// Adds the real constant `c` to every slot (`round(c * scale)` added in evaluation form).
+    pub fn add_const(&mut self, a: &Ciphertext<B::Poly>, c: f64) -> Result<Ciphertext<B::Poly>> {
+        let res = self.constant_residues(c * a.scale, a.level, "constant")?;
+        self.backend.begin_op("CAdd", a.level);
+        let r = self.backend.add_scalar(&a.c0, &res);
+        self.backend.end_op();
+        Ok(Ciphertext {
+            c0: r?,
+            ..a.clone()
+        })
+    }
+
+    /// Multiplies every slot by the real constant `c`, encoded as the integer
+    /// `round(c * const_scale)`; the ciphertext's scale is multiplied by `const_scale`
+    /// (rescale afterwards).
+    pub fn mul_const(
+        &mut self,
+        a: &Ciphertext<B::Poly>,
+        c: f64,
+        const_scale: f64,
+    ) -> Result<Ciphertext<B::Poly>> {
+        if !(const_scale.is_finite() && const_scale >= 1.0) {
+            return Err(CkksError::InvalidParameter {
+                name: "const_scale",
+                value: const_scale.to_string(),
+                allowed: "a finite number >= 1".into(),
+            });
+        }
+        let res = self.constant_residues(c * const_scale, a.level, "constant")?;
+        let mut out = self.scalar_product("CMult", a, &res)?;
+        out.scale *= const_scale;
+        Ok(out)
+    }
+
+    /// Multiplies by an integer (the scale is unchanged).
+    pub fn mul_int(&mut self, a: &Ciphertext<B::Poly>, k: i64) -> Result<Ciphertext<B::Poly>> {
+        let res = self.constant_residues(k as f64, a.level, "integer")?;
+        self.scalar_product("CMultInt", a, &res)
+    }
+
+    fn scalar_product(
+        &mut self,
+        op: &'static str,
+        a: &Ciphertext<B::Poly>,
+        res: &[u64],
+    ) -> Result<Ciphertext<B::Poly>> {
+        self.backend.begin_op(op, a.level);
+        let (c0, c1) = (
+            self.backend.mul_scalar(&a.c0, res),
+            self.backend.mul_scalar(&a.c1, res),
+        );
+        self.backend.end_op();
+        Ok(Ciphertext {
+            c0: c0?,
+            c1: c1?,
+            ..a.clone()
+        })
+    }
+
     /// Drops the last `k` limbs without dividing (level drop).
     pub fn drop_levels(
         &mut self,
@@ -227,14 +310,31 @@ impl<B: Backend> Evaluator<B> {
     /// by `q_l`. Lowered to primaries: INTT of the last limb, extension of its centered lift to
     /// the other limbs (the rounding remainder), NTT, subtraction, multiplication by
     /// `q_l^{-1} mod q_i`.
+    ///
+    /// With double-prime rescaling (`Rescaling::DoublePrime`, CiFHER) the division is by
+    /// `q_l q_(l-1)`, done as two rounded divisions (the result differs from one rounded
+    /// division by the product by at most 1), and two levels are consumed.
     pub fn rescale(&mut self, a: &Ciphertext<B::Poly>) -> Result<Ciphertext<B::Poly>> {
-        if a.level == 0 {
+        let primes = match self.ctx.params().literal().rescaling {
+            crate::params::Rescaling::SinglePrime => 1,
+            crate::params::Rescaling::DoublePrime => 2,
+        };
+        if a.level < primes {
             return Err(CkksError::OutOfLevels {
                 op: "rescale",
-                needed: 1,
-                level: 0,
+                needed: primes,
+                level: a.level,
             });
         }
+        let mut out = self.rescale_one(a)?;
+        for _ in 1..primes {
+            out = self.rescale_one(&out)?;
+        }
+        Ok(out)
+    }
+
+    /// Divides by the last prime only.
+    fn rescale_one(&mut self, a: &Ciphertext<B::Poly>) -> Result<Ciphertext<B::Poly>> {
         self.backend.begin_op("HRescale", a.level);
         let r = self.rescale_parts(a);
         self.backend.end_op();
@@ -276,37 +376,31 @@ impl<B: Backend> Evaluator<B> {
     }
 
     /// Hybrid key switching of `d` (evaluation form, level `l`) with `key`: returns `(u0, u1)`
-    /// over `Q_l` with `u0 + u1 s ~ d s'`.
-    ///
-    /// ModUp: each of the `beta = ceil((l+1)/alpha)` digits of `d` is brought to coefficient
-    /// form, extended to the other chain limbs and the special limbs by fast BConv, and
-    /// transformed back; its own limbs are taken from `d` directly. Inner product with the
-    /// key's `(b_i, a_i)`, where `a_i` is expanded from its seed. ModDown: the special limbs
-    /// are converted back with the exact centered BConv, subtracted, and multiplied by
-    /// `P^{-1}`.
+    /// over `Q_l` with `u0 + u1 s ~ d s'`. It is [`Evaluator::mod_up`] followed by
+    /// [`Evaluator::inner_product_mod_down`].
     pub fn key_switch(
         &mut self,
         d: &B::Poly,
         level: usize,
         key: &SwitchingKey,
     ) -> Result<(B::Poly, B::Poly)> {
-        let params = self.ctx.params();
-        let alpha = params.alpha();
-        let beta = params.beta(level);
-        if key.dnum() < beta {
-            return Err(CkksError::MissingKey(format!(
-                "the key has {} digits, level {level} needs {beta}",
-                key.dnum()
-            )));
-        }
-        let q_limbs = self.ctx.chain_limbs(level);
-        let p_limbs = self.ctx.special_limbs();
-        let qp: Vec<usize> = q_limbs.iter().chain(&p_limbs).copied().collect();
+        let up = self.mod_up(d, level)?;
+        self.inner_product_mod_down(&up, level, key)
+    }
+
+    /// ModUp: each of the `beta` digits of `d` that reach level `l` (evaluation form, level
+    /// `l`) is brought to coefficient form, extended to the other chain limbs and the special
+    /// limbs by fast BConv, and transformed back; its own limbs are taken from `d` directly.
+    /// Returns the `beta` extended digits over `Q_l` and `P`.
+    pub fn mod_up(&mut self, d: &B::Poly, level: usize) -> Result<Vec<B::Poly>> {
+        let digits = self.ctx.params().digits();
+        let beta = self.ctx.params().beta(level);
+        let qp = self.qp_limbs(level);
         let mut dc = d.clone();
         self.backend.intt(&mut dc)?;
-        let mut acc: Option<(B::Poly, B::Poly)> = None;
-        for i in 0..beta {
-            let digit: Vec<usize> = (alpha * i..(alpha * (i + 1)).min(level + 1)).collect();
+        let mut ups = Vec::with_capacity(beta);
+        for range in digits.iter().take(beta) {
+            let digit: Vec<usize> = range.clone().filter(|&j| j <= level).collect();
             let others: Vec<usize> = qp.iter().copied().filter(|j| !digit.contains(j)).collect();
             let sub = self.backend.select_limbs(&dc, &digit)?;
             let mut ext = self
@@ -314,7 +408,39 @@ impl<B: Backend> Evaluator<B> {
                 .bconv(&sub, &others, ConversionMode::Approximate)?;
             self.backend.ntt(&mut ext)?;
             let own = self.backend.select_limbs(d, &digit)?;
-            let up = self.backend.concat(&[&own, &ext], &qp)?;
+            ups.push(self.backend.concat(&[&own, &ext], &qp)?);
+        }
+        Ok(ups)
+    }
+
+    fn qp_limbs(&self, level: usize) -> Vec<usize> {
+        let mut l = self.ctx.chain_limbs(level);
+        l.extend(self.ctx.special_limbs());
+        l
+    }
+
+    /// Inner product of extended digits with the key's `(b_i, a_i)` (each `a_i` expanded from
+    /// its seed), then ModDown: the special limbs are converted back with the exact centered
+    /// BConv, subtracted, and the difference multiplied by `P^{-1}`.
+    pub fn inner_product_mod_down(
+        &mut self,
+        ups: &[B::Poly],
+        level: usize,
+        key: &SwitchingKey,
+    ) -> Result<(B::Poly, B::Poly)> {
+        if key.dnum() < ups.len() || ups.is_empty() {
+            return Err(CkksError::MissingKey(format!(
+                "the key has {} digits, level {level} needs {}",
+                key.dnum(),
+                ups.len()
+            )));
+        }
+        let params = self.ctx.params();
+        let q_limbs = self.ctx.chain_limbs(level);
+        let p_limbs = self.ctx.special_limbs();
+        let qp = self.qp_limbs(level);
+        let mut acc: Option<(B::Poly, B::Poly)> = None;
+        for (i, up) in ups.iter().enumerate() {
             let b = self
                 .backend
                 .load(&key.b[i].select_limbs(&qp)?, Kind::EvalKey)?;
@@ -323,17 +449,17 @@ impl<B: Backend> Evaluator<B> {
                 .expand_seed(&key.seeds[i], &qp, Kind::EvalKey)?;
             match acc.as_mut() {
                 None => {
-                    let u0 = self.backend.mul(&up, &b)?;
-                    let u1 = self.backend.mul(&up, &a)?;
+                    let u0 = self.backend.mul(up, &b)?;
+                    let u1 = self.backend.mul(up, &a)?;
                     acc = Some((u0, u1));
                 }
                 Some((u0, u1)) => {
-                    self.backend.mul_acc(u0, &up, &b)?;
-                    self.backend.mul_acc(u1, &up, &a)?;
+                    self.backend.mul_acc(u0, up, &b)?;
+                    self.backend.mul_acc(u1, up, &a)?;
                 }
             }
         }
-        let (u0, u1) = acc.expect("beta >= 1");
+        let (u0, u1) = acc.expect("at least one digit");
         let p_inv: Vec<u64> = params.q()[..=level]
             .iter()
             .map(|&q| {
@@ -358,6 +484,55 @@ impl<B: Backend> Evaluator<B> {
         let v1 = out.pop().expect("two parts");
         let v0 = out.pop().expect("two parts");
         Ok((v0, v1))
+    }
+
+    /// Hoisted rotations: one ModUp of `c1` shared by every rotation in `steps`. Each rotation
+    /// applies its automorphism to the extended digits (automorphisms act limb-wise, so they
+    /// commute with ModUp up to the overflow multiple of the fast BConv, a difference far
+    /// below the precision), then does its own inner product and ModDown.
+    pub fn rotate_hoisted(
+        &mut self,
+        a: &Ciphertext<B::Poly>,
+        steps: &[i64],
+        keys: &EvaluationKeys,
+    ) -> Result<Vec<Ciphertext<B::Poly>>> {
+        let n = self.ctx.params().n();
+        let gs = steps
+            .iter()
+            .map(|&r| {
+                let g = galois_element(r, n)?;
+                keys.galois.get(&g).map(|k| (g, k)).ok_or_else(|| {
+                    CkksError::MissingKey(format!(
+                        "hoisted rotation by {r} needs the key for Galois element {g}"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.backend.begin_op("HoistedModUp", a.level);
+        let ups = self.mod_up(&a.c1, a.level);
+        self.backend.end_op();
+        let ups = ups?;
+        let mut out = Vec::with_capacity(gs.len());
+        for (g, key) in gs {
+            self.backend.begin_op("HRotHoisted", a.level);
+            let r = (|| {
+                let rotated = ups
+                    .iter()
+                    .map(|u| self.backend.automorphism(u, g))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                let (u0, u1) = self.inner_product_mod_down(&rotated, a.level, key)?;
+                let c0 = self.backend.automorphism(&a.c0, g)?;
+                Ok::<_, CkksError>((self.backend.add(&c0, &u0)?, u1))
+            })();
+            self.backend.end_op();
+            let (c0, c1) = r?;
+            out.push(Ciphertext {
+                c0,
+                c1,
+                ..a.clone()
+            });
+        }
+        Ok(out)
     }
 
     /// HMult: ciphertext times ciphertext with relinearisation; the scales multiply.

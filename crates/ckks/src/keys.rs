@@ -17,6 +17,14 @@ pub struct SecretKey {
     pub(crate) s: RnsPoly,
 }
 
+impl SecretKey {
+    /// The secret polynomial (evaluation form over every prime). Exposed for tests and tools
+    /// that must check keys; handle with care.
+    pub fn poly(&self) -> &RnsPoly {
+        &self.s
+    }
+}
+
 impl std::fmt::Debug for SecretKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SecretKey(<redacted>)")
@@ -61,6 +69,16 @@ impl SwitchingKey {
     /// Number of digits.
     pub fn dnum(&self) -> usize {
         self.b.len()
+    }
+
+    /// The `b` half of digit `i`.
+    pub fn b(&self, i: usize) -> &RnsPoly {
+        &self.b[i]
+    }
+
+    /// The seed of the `a` half of digit `i`.
+    pub fn seed(&self, i: usize) -> Seed {
+        self.seeds[i]
     }
 
     /// Bytes stored: the `b` halves (8 bytes per word) plus 32 bytes per seed.
@@ -168,7 +186,6 @@ impl KeyGenerator {
     pub fn switching_key(&mut self, sk: &SecretKey, s_prime: &RnsPoly) -> Result<SwitchingKey> {
         let params = self.ctx.params().clone();
         let limbs = self.all_limbs();
-        let chain = params.q().len();
         let p_big: num_bigint::BigUint = params
             .p()
             .iter()
@@ -189,7 +206,7 @@ impl KeyGenerator {
             as_.mul_assign(&sk.s)?;
             bi.sub_assign(&as_)?;
             // + P * 1_(D_i) * s'
-            let digit = i * params.alpha()..((i + 1) * params.alpha()).min(chain);
+            let digit = params.digits()[i].clone();
             let factors: Vec<u64> = limbs
                 .iter()
                 .map(|&j| {

@@ -1,6 +1,7 @@
 //! CKKS parameters: ring degree, the modulus chain `Q = q_0 ... q_L`, the special modulus
-//! `P = p_0 ... p_(K-1)` for hybrid key switching, the digit size `alpha` (limbs per
-//! key-switching digit, `dnum = ceil((L+1)/alpha)`), the default scale, the secret distribution
+//! `P = p_0 ... p_(K-1)` for hybrid key switching, the number of key-switching digits `dnum`
+//! (any value from 1 to L+1: the L+1 chain limbs are split into `dnum` contiguous digits whose
+//! sizes differ by at most one; `alpha` is the largest), the default scale, the secret distribution
 //! and the error width, with validation and a 128-bit security check.
 //!
 //! ## Security
@@ -49,8 +50,8 @@ pub struct ParametersLiteral {
     pub log_q: Vec<u32>,
     /// Bit sizes of the special primes `p_0, ..., p_(K-1)`.
     pub log_p: Vec<u32>,
-    /// Limbs per key-switching digit (`dnum = ceil((L+1)/alpha)`).
-    pub alpha: usize,
+    /// Number of key-switching digits, 1 to L+1.
+    pub dnum: usize,
     /// log2 of the default scale Delta.
     pub log_default_scale: u32,
     /// Secret distribution.
@@ -127,11 +128,11 @@ impl Parameters {
                 "at least one special prime (hybrid key switching)",
             ));
         }
-        if lit.alpha == 0 || lit.alpha > lit.log_q.len() {
+        if lit.dnum == 0 || lit.dnum > lit.log_q.len() {
             return Err(invalid(
-                "alpha",
-                lit.alpha.to_string(),
-                &format!("1 to L+1 = {} limbs per digit", lit.log_q.len()),
+                "dnum",
+                lit.dnum.to_string(),
+                &format!("1 to L+1 = {} digits", lit.log_q.len()),
             ));
         }
         if !(lit.sigma > 0.0 && lit.sigma <= 100.0) {
@@ -273,19 +274,35 @@ impl Parameters {
         &self.p
     }
 
-    /// Limbs per key-switching digit.
+    /// The chain limbs of each key-switching digit: `dnum` contiguous ranges covering
+    /// `0..=L`, the first `(L+1) mod dnum` of them one limb longer.
+    pub fn digits(&self) -> Vec<std::ops::Range<usize>> {
+        let (limbs, dnum) = (self.q.len(), self.literal.dnum);
+        let (small, extra) = (limbs / dnum, limbs % dnum);
+        let mut start = 0;
+        (0..dnum)
+            .map(|i| {
+                let len = small + usize::from(i < extra);
+                let r = start..start + len;
+                start += len;
+                r
+            })
+            .collect()
+    }
+
+    /// Limbs in the largest digit (alpha in the papers).
     pub fn alpha(&self) -> usize {
-        self.literal.alpha
+        self.q.len().div_ceil(self.literal.dnum)
     }
 
-    /// Number of digits at the top level, `ceil((L+1)/alpha)`.
+    /// Number of digits at the top level.
     pub fn dnum(&self) -> usize {
-        self.q.len().div_ceil(self.literal.alpha)
+        self.literal.dnum
     }
 
-    /// Digits used at level `l`, `ceil((l+1)/alpha)` (beta in the papers).
+    /// Digits used at level `l` (beta in the papers): those that start at or below `l`.
     pub fn beta(&self, level: usize) -> usize {
-        (level + 1).div_ceil(self.literal.alpha)
+        self.digits().iter().filter(|d| d.start <= level).count()
     }
 
     /// The default scale Delta.
@@ -326,7 +343,7 @@ fn base(name: &str, log_n: u32, source: &'static str) -> ParametersLiteral {
         log_n,
         log_q: Vec::new(),
         log_p: Vec::new(),
-        alpha: 1,
+        dnum: 1,
         log_default_scale: 1,
         secret: SecretDistribution::Ternary,
         sigma: 3.2,
@@ -348,7 +365,7 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
         "ark" => ParametersLiteral {
             log_q: [vec![60], rep(50, 23)].concat(),
             log_p: rep(61, 6),
-            alpha: 6,
+            dnum: 4,
             log_default_scale: 50,
             ..base("ark", 16, "ark.md Table III (N, L, dnum, alpha); prime sizes ours")
         },
@@ -356,7 +373,7 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
         "reed" => ParametersLiteral {
             log_q: rep(54, 31),
             log_p: rep(54, 1),
-            alpha: 1,
+            dnum: 31,
             log_default_scale: 54,
             ..base("reed", 16, "reed.md section 6 (N = 2^16, L = 30, K = 1, w = 54, dnum = L+1)")
         },
@@ -364,18 +381,18 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
         "reed-dnum3" => ParametersLiteral {
             log_q: rep(54, 24),
             log_p: rep(54, 8),
-            alpha: 8,
+            dnum: 3,
             log_default_scale: 54,
             ..base("reed-dnum3", 16, "reed.md section 6.3 (dnum = 3, L = 23, K = 8, w = 54)")
         },
         // cifher.md Table I: N = 2^16, up to 48 q_i with Q <= 2^1218, K = 12 with P = 2^336,
         // 32-bit words, double-prime rescaling with Delta in 2^47..2^55. Ours: 42 chain primes
         // (two 30-bit base primes, forty 28-bit), twelve 28-bit special primes, Delta = 2^56
-        // (pairs of 28-bit primes), alpha = K = 12.
+        // (pairs of 28-bit primes), dnum = 4 digits of 10-11 limbs (K = 12 covers the largest).
         "cifher" => ParametersLiteral {
             log_q: [vec![30, 30], rep(28, 40)].concat(),
             log_p: rep(28, 12),
-            alpha: 12,
+            dnum: 4,
             log_default_scale: 56,
             rescaling: Rescaling::DoublePrime,
             ..base(
@@ -385,11 +402,11 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
             )
         },
         // h3.md: N = 2^16, primes under 36 bits, multiplication levels 1..30 (Fig. 9),
-        // dynamic alpha (section 3.1; the fixed alpha here is the largest digit, K = 12).
+        // dynamic alpha (section 3.1); fixed default: dnum = 3 (digits of 10-11 limbs, K = 12).
         "h3" => ParametersLiteral {
             log_q: rep(36, 31),
             log_p: rep(36, 12),
-            alpha: 12,
+            dnum: 3,
             log_default_scale: 36,
             ..base("h3", 16, "h3.md sections 3.1 and 4 (N = 2^16, primes < 2^36, levels 1..30); sizes ours")
         },
@@ -398,7 +415,7 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
         "lattigo" => ParametersLiteral {
             log_q: [vec![55], rep(45, 33)].concat(),
             log_p: rep(55, 4),
-            alpha: 4,
+            dnum: 9,
             log_default_scale: 45,
             ..base("lattigo", 16, "Lattigo-like N = 2^16 default (shape of Lattigo's logN = 16 sets); sizes ours")
         },
@@ -406,16 +423,25 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
         "test-small" => ParametersLiteral {
             log_q: vec![45, 36, 36, 36],
             log_p: vec![46],
-            alpha: 1,
+            dnum: 4,
             log_default_scale: 36,
             ..base("test-small", 10, "test only: N = 2^10, far above the 27-bit bound (INSECURE)")
         },
         "test-medium" => ParametersLiteral {
             log_q: [vec![55], rep(45, 8)].concat(),
             log_p: rep(56, 3),
-            alpha: 3,
+            dnum: 3,
             log_default_scale: 45,
             ..base("test-medium", 12, "test only: N = 2^12 (INSECURE)")
+        },
+        // Double-prime rescaling on 28-bit primes, CiFHER-style (Delta = 2^56).
+        "test-double" => ParametersLiteral {
+            log_q: [vec![40], rep(28, 6)].concat(),
+            log_p: rep(50, 2),
+            dnum: 4,
+            log_default_scale: 56,
+            rescaling: Rescaling::DoublePrime,
+            ..base("test-double", 12, "test only: N = 2^12, double-prime rescaling (INSECURE)")
         },
         _ => return None,
     })
@@ -486,7 +512,7 @@ mod tests {
 
     #[test]
     fn test_sets_say_they_are_insecure() {
-        for name in ["test-small", "test-medium"] {
+        for name in ["test-small", "test-medium", "test-double"] {
             let p = Parameters::preset(name).unwrap();
             assert!(!p.security().secure_128);
             assert!(p.security().summary.contains("NOT SECURE"));
@@ -546,17 +572,17 @@ mod tests {
             ),
             (
                 ParametersLiteral {
-                    alpha: 0,
+                    dnum: 0,
                     ..base.clone()
                 },
-                "alpha",
+                "dnum",
             ),
             (
                 ParametersLiteral {
-                    alpha: 9,
+                    dnum: 9,
                     ..base.clone()
                 },
-                "alpha",
+                "dnum",
             ),
             (
                 ParametersLiteral {
@@ -582,6 +608,7 @@ mod tests {
             (
                 ParametersLiteral {
                     log_q: vec![70, 40],
+                    dnum: 1,
                     ..base.clone()
                 },
                 "70 bits",

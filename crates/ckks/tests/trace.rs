@@ -8,7 +8,8 @@ use tessera_ckks::*;
 use tessera_math::sampling::Seed;
 use tessera_math::RnsPoly;
 
-/// HMult + rescale, HRot at two levels, conjugation, PMult, HAdd: returns the final ciphertext.
+/// HMult + rescale, HRot at two levels, hoisted rotations, conjugation, PMult, HAdd: returns
+/// the final ciphertext.
 fn program<B: Backend>(
     ev: &mut Evaluator<B>,
     ct: &Ciphertext<RnsPoly>,
@@ -20,6 +21,8 @@ fn program<B: Backend>(
     let sq = ev.rescale(&sq).unwrap();
     let r = ev.rotate(&sq, 1, keys).unwrap();
     let r2 = ev.rotate(&x, -2, keys).unwrap();
+    let hoisted = ev.rotate_hoisted(&x, &[1, -2], keys).unwrap();
+    let r2 = ev.add(&r2, &hoisted[1]).unwrap();
     let c = ev.conjugate(&r2, keys).unwrap();
     let p = ev.mul_plain(&c, pt).unwrap();
     let p = ev.rescale(&p).unwrap();

@@ -471,6 +471,33 @@ impl RnsPoly {
             .expect("one residue per limb");
     }
 
+    /// `self += c_k` on every coefficient of limb `k`: adds the constant polynomial in
+    /// evaluation form (every evaluation shifts by the constant).
+    pub fn add_scalar_limbs(&mut self, c: &[u64]) -> Result<()> {
+        if c.len() != self.limbs.len() {
+            return Err(MathError::LengthMismatch {
+                what: "per-limb constants",
+                expected: self.limbs.len(),
+                found: c.len(),
+            });
+        }
+        self.require("add scalar", Some(Representation::Evaluation))?;
+        let (ctx, limbs, n) = (&self.ctx, &self.limbs, self.ctx.n);
+        let data = &mut self.data;
+        install(|| {
+            data.par_chunks_mut(n)
+                .zip(limbs.par_iter().zip(c.par_iter()))
+                .for_each(|(a, (&i, &cv))| {
+                    let m = &ctx.moduli[i];
+                    let v = m.reduce(cv);
+                    for x in a.iter_mut() {
+                        *x = m.add(*x, v);
+                    }
+                });
+        });
+        Ok(())
+    }
+
     /// `self *= c_k` with one constant per limb (e.g. a big integer's residues).
     pub fn mul_scalar_limbs(&mut self, c: &[u64]) -> Result<()> {
         if c.len() != self.limbs.len() {

@@ -1,0 +1,240 @@
+//! Key switching for every dnum, hoisting, constants, double-prime rescaling and seeded keys,
+//! against the clear computation. Insecure test parameters (N = 2^12).
+
+use num_complex::Complex64;
+use std::sync::Arc;
+use tessera_backend::{Backend, CpuBackend, Kind};
+use tessera_ckks::params::preset_literal;
+use tessera_ckks::*;
+use tessera_math::sampling::Seed;
+use tessera_math::RnsPoly;
+
+fn values(seed: u64, n: usize) -> Vec<Complex64> {
+    let mut s = seed | 1;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s as f64 / u64::MAX as f64) * 2.0 - 1.0
+    };
+    (0..n).map(|_| Complex64::new(next(), next())).collect()
+}
+
+fn max_err(ctx: &CkksContext, sk: &SecretKey, c: &Ciphertext<RnsPoly>, want: &[Complex64]) -> f64 {
+    let got = ctx.decode(&decrypt(c, sk).unwrap()).unwrap();
+    PrecisionStats::new(want, &got).max_error
+}
+
+fn rotated(a: &[Complex64], r: i64) -> Vec<Complex64> {
+    let s = a.len() as i64;
+    (0..s).map(|j| a[(j + r).rem_euclid(s) as usize]).collect()
+}
+
+/// HMult and HRot at the top level and two levels down, for dnum = 1 .. L+1 (L+1 = 9).
+#[test]
+fn every_dnum_from_one_to_l_plus_one() {
+    for dnum in 1..=9usize {
+        let alpha = 9usize.div_ceil(dnum);
+        // P must exceed the largest digit (up to 55 + 45 (alpha - 1) bits).
+        let k = (55 + 45 * (alpha - 1)).div_ceil(60) + 1;
+        let lit = ParametersLiteral {
+            name: format!("test-dnum{dnum}"),
+            dnum,
+            log_p: vec![60; k],
+            ..preset_literal("test-medium").unwrap()
+        };
+        let ctx = CkksContext::new(Parameters::new(lit).unwrap()).unwrap();
+        assert_eq!(ctx.params().dnum(), dnum);
+        let mut kg = KeyGenerator::from_seed(&ctx, &Seed([dnum as u8; 32])).unwrap();
+        let sk = kg.secret_key().unwrap();
+        let keys = kg.evaluation_keys(&sk, &[3], false).unwrap();
+        let slots = ctx.params().max_slots();
+        let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+        let (a, b) = (values(1, slots), values(2, slots));
+        let ca = kg
+            .encrypt_sk(&ctx.encode(&a, slots, l, scale).unwrap(), &sk)
+            .unwrap();
+        let cb = kg
+            .encrypt_sk(&ctx.encode(&b, slots, l, scale).unwrap(), &sk)
+            .unwrap();
+        let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+        let (xa, xb) = (ev.load(&ca).unwrap(), ev.load(&cb).unwrap());
+        for drop in [0usize, 2] {
+            let (ya, yb) = (
+                ev.drop_levels(&xa, drop).unwrap(),
+                ev.drop_levels(&xb, drop).unwrap(),
+            );
+            let m = ev.mul_relin(&ya, &yb, &keys).unwrap();
+            let m = ev.rescale(&m).unwrap();
+            let want: Vec<Complex64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+            let e = max_err(&ctx, &sk, &ev.store(&m).unwrap(), &want);
+            assert!(
+                e < 2f64.powi(-12),
+                "dnum {dnum}, drop {drop}: HMult error {e}"
+            );
+            let r = ev.rotate(&ya, 3, &keys).unwrap();
+            let e = max_err(&ctx, &sk, &ev.store(&r).unwrap(), &rotated(&a, 3));
+            assert!(
+                e < 2f64.powi(-15),
+                "dnum {dnum}, drop {drop}: HRot error {e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn hoisted_rotations_equal_direct_rotations() {
+    let ctx = CkksContext::new(Parameters::preset("test-medium").unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([3; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let steps: Vec<i64> = (1..=16).collect();
+    let keys = kg.evaluation_keys(&sk, &steps, false).unwrap();
+    let slots = ctx.params().max_slots();
+    let a = values(5, slots);
+    let ct = kg
+        .encrypt_sk(
+            &ctx.encode(
+                &a,
+                slots,
+                ctx.params().max_level(),
+                ctx.params().default_scale(),
+            )
+            .unwrap(),
+            &sk,
+        )
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let hoisted = ev.rotate_hoisted(&x, &steps, &keys).unwrap();
+    for (&r, h) in steps.iter().zip(&hoisted) {
+        let direct = ev.rotate(&x, r, &keys).unwrap();
+        let (dh, dd) = (
+            ctx.decode(&decrypt(&ev.store(h).unwrap(), &sk).unwrap())
+                .unwrap(),
+            ctx.decode(&decrypt(&ev.store(&direct).unwrap(), &sk).unwrap())
+                .unwrap(),
+        );
+        // Both are the rotation within 2^-15, and they agree with each other within 2^-16.
+        assert!(PrecisionStats::new(&rotated(&a, r), &dh).max_error < 2f64.powi(-15));
+        assert!(
+            PrecisionStats::new(&dd, &dh).max_error < 2f64.powi(-16),
+            "step {r}"
+        );
+    }
+    assert!(matches!(
+        ev.rotate_hoisted(&x, &[17], &keys),
+        Err(CkksError::MissingKey(_))
+    ));
+}
+
+#[test]
+fn constants_match_the_clear() {
+    let ctx = CkksContext::new(Parameters::preset("test-medium").unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([4; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let slots = 64;
+    let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+    let a = values(6, slots);
+    let ct = kg
+        .encrypt_sk(&ctx.encode(&a, slots, l, scale).unwrap(), &sk)
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let s = ev.add_const(&x, -0.75).unwrap();
+    let want: Vec<Complex64> = a.iter().map(|z| z - 0.75).collect();
+    assert!(max_err(&ctx, &sk, &ev.store(&s).unwrap(), &want) < 2f64.powi(-17));
+    let m = ev.mul_const(&x, 1.5, ctx.params().q()[l] as f64).unwrap();
+    let m = ev.rescale(&m).unwrap();
+    let want: Vec<Complex64> = a.iter().map(|z| z * 1.5).collect();
+    assert!(max_err(&ctx, &sk, &ev.store(&m).unwrap(), &want) < 2f64.powi(-15));
+    let k = ev.mul_int(&x, -3).unwrap();
+    let want: Vec<Complex64> = a.iter().map(|z| z * -3.0).collect();
+    assert!(max_err(&ctx, &sk, &ev.store(&k).unwrap(), &want) < 2f64.powi(-15));
+    assert!(ev.add_const(&x, f64::NAN).is_err());
+    assert!(ev.mul_const(&x, 1.0, 0.5).is_err());
+}
+
+#[test]
+fn double_prime_rescaling() {
+    let ctx = CkksContext::new(Parameters::preset("test-double").unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([5; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let keys = kg.evaluation_keys(&sk, &[], false).unwrap();
+    let slots = 256;
+    let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+    let (a, b) = (values(7, slots), values(8, slots));
+    let ca = kg
+        .encrypt_sk(&ctx.encode(&a, slots, l, scale).unwrap(), &sk)
+        .unwrap();
+    let cb = kg
+        .encrypt_sk(&ctx.encode(&b, slots, l, scale).unwrap(), &sk)
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let (xa, xb) = (ev.load(&ca).unwrap(), ev.load(&cb).unwrap());
+    let m = ev.mul_relin(&xa, &xb, &keys).unwrap();
+    let m = ev.rescale(&m).unwrap();
+    assert_eq!(m.level, l - 2, "a double-prime rescale consumes two limbs");
+    let q = ctx.params().q();
+    assert!((m.scale - scale * scale / (q[l] as f64 * q[l - 1] as f64)).abs() < 1e-6 * m.scale);
+    let want: Vec<Complex64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+    assert!(max_err(&ctx, &sk, &ev.store(&m).unwrap(), &want) < 2f64.powi(-20));
+    let bottom = ev.drop_levels(&xa, l - 1).unwrap();
+    assert!(matches!(
+        ev.rescale(&bottom),
+        Err(CkksError::OutOfLevels { .. })
+    ));
+}
+
+/// The `a` half regenerated from a key's seed is the one the key was made with: decrypting
+/// `(b_i, a_i)` leaves exactly `P * 1_(D_i) * s'` plus a small error.
+#[test]
+fn seeded_keys_equal_explicit_keys() {
+    let ctx: Arc<CkksContext> =
+        CkksContext::new(Parameters::preset("test-medium").unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([6; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let rlk = kg.relin_key(&sk).unwrap();
+    let mut cpu = CpuBackend::new(ctx.ring().clone());
+    let all: Vec<usize> = (0..ctx.ring().moduli().len()).collect();
+    let s = sk.poly().clone();
+    let mut s2 = s.clone();
+    s2.mul_assign(&s).unwrap();
+    let p_big: num_bigint::BigInt = ctx
+        .params()
+        .p()
+        .iter()
+        .map(|&p| num_bigint::BigInt::from(p))
+        .product();
+    for (i, digit) in ctx.params().digits().into_iter().enumerate() {
+        let a = cpu.expand_seed(&rlk.seed(i), &all, Kind::EvalKey).unwrap();
+        let mut e = rlk.b(i).clone();
+        e.mul_acc(&a, &s).unwrap(); // b + a s = e + P 1_D s'
+        let mut g = s2.clone();
+        let factors: Vec<u64> = all
+            .iter()
+            .map(|&j| {
+                let q = ctx.ring().moduli()[j].value();
+                if digit.contains(&j) {
+                    let r = &p_big % q;
+                    u64::try_from(r).unwrap()
+                } else {
+                    0
+                }
+            })
+            .collect();
+        g.mul_scalar_limbs(&factors).unwrap();
+        e.sub_assign(&g).unwrap();
+        e.intt().unwrap();
+        let max = e
+            .to_centered_bigints()
+            .unwrap()
+            .iter()
+            .map(|c| c.magnitude().clone())
+            .max()
+            .unwrap();
+        assert!(
+            max <= num_bigint::BigUint::from(20u32),
+            "digit {i}: residual {max}"
+        );
+    }
+}
