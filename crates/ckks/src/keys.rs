@@ -1,6 +1,6 @@
 //! Secret and public keys, encryption and decryption (client side, on the math layer).
 //!
-//! Randomness: every sampler draws from a SHAKE256 stream (`tessera_math::sampling::Xof`) keyed
+//! Randomness: every sampler draws from the math layer's XOF (`tessera_math::sampling::Xof`, BLAKE3) keyed
 //! by a seed from the operating system's CSPRNG ([`KeyGenerator::new`]), or by a caller-given
 //! seed for reproducible tests ([`KeyGenerator::from_seed`]). Keys never print their contents.
 
@@ -114,7 +114,7 @@ impl KeyGenerator {
         Self::from_seed(ctx, &Seed::random()?)
     }
 
-    /// Deterministic randomness from `seed` (SHAKE256): for reproducible tests only.
+    /// Deterministic randomness from `seed` (the seeded XOF): for reproducible tests only.
     pub fn from_seed(ctx: &Arc<CkksContext>, seed: &Seed) -> Result<Self> {
         Ok(Self {
             ctx: ctx.clone(),

@@ -333,6 +333,7 @@ pub fn preset_names() -> Vec<&'static str> {
         "lattigo",
         "test-small",
         "test-medium",
+        "test-double",
     ]
 }
 

@@ -38,6 +38,29 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// CKKS HMult: multiply, relinearise and rescale at the top level.
+    Hmult(CkksBenchArgs),
+    /// CKKS HRot: one rotation at the top level.
+    Hrot(CkksBenchArgs),
+    /// Sixteen hoisted rotations of one ciphertext at the top level.
+    Hoisted16(CkksBenchArgs),
+}
+
+/// Arguments shared by the CKKS operation benchmarks.
+#[derive(clap::Args)]
+pub struct CkksBenchArgs {
+    /// Parameter preset (ark, reed, reed-dnum3, cifher, h3, lattigo, test-*).
+    #[arg(long, default_value = "ark")]
+    params: String,
+    /// Worker threads.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Timed repetitions (median reported).
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// One JSON object per result line.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -59,8 +82,13 @@ impl From<KernelArg> for Kernel {
     }
 }
 
-pub fn run(cmd: BenchCommand) -> Result<(), MathError> {
+pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
+    use crate::bench_ckks::{run as ckks, CkksOp};
+    let ckks_run = |op, a: CkksBenchArgs| ckks(op, &a.params, a.threads, a.reps, a.json);
     match cmd {
+        BenchCommand::Hmult(a) => Ok(ckks_run(CkksOp::HMult, a)?),
+        BenchCommand::Hrot(a) => Ok(ckks_run(CkksOp::HRot, a)?),
+        BenchCommand::Hoisted16(a) => Ok(ckks_run(CkksOp::Hoisted16, a)?),
         BenchCommand::Ntt {
             logn,
             bits,
@@ -69,7 +97,7 @@ pub fn run(cmd: BenchCommand) -> Result<(), MathError> {
             kernel,
             reps,
             json,
-        } => bench_ntt(
+        } => Ok(bench_ntt(
             logn,
             bits,
             threads,
@@ -77,7 +105,7 @@ pub fn run(cmd: BenchCommand) -> Result<(), MathError> {
             kernel.map(Kernel::from),
             reps,
             json,
-        ),
+        )?),
     }
 }
 

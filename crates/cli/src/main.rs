@@ -2,9 +2,17 @@
 //! and presentation; measurements come from the library crates.
 
 mod bench;
+mod bench_ckks;
 mod output;
 
 use clap::{Parser, Subcommand};
+
+/// HE operations allocate and free multi-megabyte limb buffers at a high rate; glibc returns
+/// such blocks to the kernel on free, so every operation paid for page faults and kernel page
+/// zeroing (27% of HMult's time at the `ark` preset, measured with `perf record`). mimalloc
+/// keeps freed memory for reuse.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Tessera: an open FHE accelerator stack (RNS-CKKS library, instruction traces, simulator).
 #[derive(Parser)]
@@ -33,7 +41,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench { what } => bench::run(what),
-        Command::Info { json } => bench::info(json),
+        Command::Info { json } => bench::info(json).map_err(Into::into),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

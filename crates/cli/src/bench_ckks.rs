@@ -1,0 +1,150 @@
+//! `tessera bench hmult|hrot|hoisted16`: CKKS operations at a parameter preset on the CPU
+//! backend. Each measurement also decrypts its result and reports the precision against the
+//! clear computation, so a fast but wrong result cannot go unnoticed.
+
+use crate::output::{emit, json_line, table};
+use num_complex::Complex64;
+use serde_json::json;
+use std::io::IsTerminal;
+use std::time::Instant;
+use tessera_backend::CpuBackend;
+use tessera_ckks::{
+    decrypt, CkksContext, CkksError, Evaluator, KeyGenerator, Parameters, PrecisionStats,
+};
+use tessera_math::parallel;
+
+/// Which operation.
+#[derive(Clone, Copy, Debug)]
+pub enum CkksOp {
+    /// Multiply, relinearise and rescale at the top level.
+    HMult,
+    /// One rotation (by one slot) at the top level.
+    HRot,
+    /// Sixteen rotations (by 1..16 slots) of one ciphertext, sharing one ModUp.
+    Hoisted16,
+}
+
+impl CkksOp {
+    fn name(self) -> &'static str {
+        match self {
+            CkksOp::HMult => "hmult",
+            CkksOp::HRot => "hrot",
+            CkksOp::Hoisted16 => "hoisted16",
+        }
+    }
+}
+
+fn progress(msg: &str) {
+    if std::io::stderr().is_terminal() {
+        eprintln!("{msg}");
+    }
+}
+
+fn message(slots: usize) -> Vec<Complex64> {
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    (0..slots)
+        .map(|_| {
+            let mut next = || {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s as f64 / u64::MAX as f64) * 2.0 - 1.0
+            };
+            Complex64::new(next(), next())
+        })
+        .collect()
+}
+
+pub fn run(
+    op: CkksOp,
+    params: &str,
+    threads: usize,
+    reps: usize,
+    json: bool,
+) -> Result<(), CkksError> {
+    parallel::set_num_threads(threads)?;
+    let reps = reps.max(1);
+    progress(&format!(
+        "{}: building the ring and keys for '{params}'...",
+        op.name()
+    ));
+    let ctx = CkksContext::new(Parameters::preset(params)?)?;
+    let mut kg = KeyGenerator::new(&ctx)?;
+    let sk = kg.secret_key()?;
+    let steps: Vec<i64> = match op {
+        CkksOp::HMult => vec![],
+        CkksOp::HRot => vec![1],
+        CkksOp::Hoisted16 => (1..=16).collect(),
+    };
+    let keys = parallel::install(|| kg.evaluation_keys(&sk, &steps, false))?;
+    let slots = ctx.params().max_slots();
+    let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+    let z = message(slots);
+    let ct = kg.encrypt_sk(&ctx.encode(&z, slots, l, scale)?, &sk)?;
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
+    let x = ev.load(&ct)?;
+    progress(&format!(
+        "{}: measuring {reps} runs with {threads} thread(s)...",
+        op.name()
+    ));
+    let mut times = Vec::with_capacity(reps);
+    let mut last = None;
+    for _ in 0..reps {
+        let start = Instant::now();
+        let out = parallel::install(|| -> Result<_, CkksError> {
+            Ok(match op {
+                CkksOp::HMult => {
+                    let m = ev.mul_relin(&x, &x, &keys)?;
+                    vec![ev.rescale(&m)?]
+                }
+                CkksOp::HRot => vec![ev.rotate(&x, 1, &keys)?],
+                CkksOp::Hoisted16 => ev.rotate_hoisted(&x, &steps, &keys)?,
+            })
+        })?;
+        times.push(start.elapsed().as_secs_f64());
+        last = Some(out);
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    // Check the result of the last run against the clear computation.
+    let out = last.expect("at least one run");
+    let want: Vec<Complex64> = match op {
+        CkksOp::HMult => z.iter().map(|v| v * v).collect(),
+        CkksOp::HRot => (0..slots).map(|j| z[(j + 1) % slots]).collect(),
+        CkksOp::Hoisted16 => (0..slots).map(|j| z[(j + 16) % slots]).collect(),
+    };
+    let got = ctx.decode(&decrypt(&ev.store(out.last().expect("one output"))?, &sk)?)?;
+    let st = PrecisionStats::new(&want, &got);
+    if json {
+        json_line(&json!({
+            "op": op.name(), "params": params, "threads": threads, "median_s": median,
+            "min_s": times[0], "reps": reps, "n": ctx.params().n(), "level": l,
+            "dnum": ctx.params().dnum(), "precision_bits": st.mean_precision_bits(),
+            "max_error_bits": st.max_error_bits(),
+        }));
+    } else {
+        emit(&format!(
+            "{} at '{params}' (N = {}, L = {l}, dnum = {}), CPU backend, {threads} thread(s), median of {reps}",
+            op.name(),
+            ctx.params().n(),
+            ctx.params().dnum()
+        ));
+        table(
+            &[
+                "op",
+                "median_ms",
+                "min_ms",
+                "precision_bits",
+                "max_error_bits",
+            ],
+            &[vec![
+                op.name().to_string(),
+                format!("{:.2}", median * 1e3),
+                format!("{:.2}", times[0] * 1e3),
+                format!("{:.1}", st.mean_precision_bits()),
+                format!("{:.1}", st.max_error_bits()),
+            ]],
+        );
+    }
+    Ok(())
+}
