@@ -662,3 +662,59 @@ impl TraceBackend {
         Recording::new(MetaBackend::new(ring))
     }
 }
+
+/// Work counted from an instruction stream, in the units of the closed forms
+/// (`tessera_ckks::costs`): limb transforms, multiplies of N-coefficient limbs, words.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceCounts {
+    /// Forward NTTs of one limb.
+    pub ntt_limbs: u64,
+    /// Inverse NTTs of one limb.
+    pub intt_limbs: u64,
+    /// BConv multiply-accumulates (`l_in * l_out * N`).
+    pub bconv_macs: u64,
+    /// BConv per-input-limb scalings by `qhat^-1` (`l_in * N`).
+    pub bconv_scalings: u64,
+    /// Element-wise modular multiplies (`mul`, `mul_acc`, `mul_scalar`; limbs * N).
+    pub elementwise_mults: u64,
+    /// Bytes of evaluation keys loaded (8 bytes a word).
+    pub key_bytes_loaded: u64,
+    /// Words produced by PRNG expansion.
+    pub prng_words: u64,
+}
+
+impl TraceCounts {
+    /// Counts the work in `instrs` (buffer limb sets are tracked through the stream).
+    pub fn from_instructions(instrs: &[Instr]) -> Self {
+        let mut limbs: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+        let mut c = TraceCounts::default();
+        for i in instrs {
+            let n = i.n as u64;
+            let dst_limbs = i.limbs.len() as u64;
+            match i.op {
+                Op::Ntt => c.ntt_limbs += dst_limbs,
+                Op::Intt => c.intt_limbs += dst_limbs,
+                Op::Bconv => {
+                    let l_in = i
+                        .srcs
+                        .first()
+                        .and_then(|s| limbs.get(s))
+                        .copied()
+                        .unwrap_or(0) as u64;
+                    c.bconv_macs += l_in * dst_limbs * n;
+                    c.bconv_scalings += l_in * n;
+                }
+                Op::Mul | Op::MulAcc | Op::MulScalar => c.elementwise_mults += dst_limbs * n,
+                Op::Load if i.kind.as_deref() == Some("evalkey") => {
+                    c.key_bytes_loaded += 8 * dst_limbs * n
+                }
+                Op::ExpandSeed => c.prng_words += dst_limbs * n,
+                _ => {}
+            }
+            if let Some(d) = i.dst {
+                limbs.insert(d, i.limbs.len());
+            }
+        }
+        c
+    }
+}

@@ -38,6 +38,7 @@
 //! ```
 
 pub mod context;
+pub mod costs;
 pub mod encoder;
 pub mod error;
 pub mod evaluator;

@@ -124,3 +124,39 @@ fn trace_backend_rejects_what_the_cpu_rejects() {
     let mut c = x.c0.clone();
     assert!(b.ntt(&mut c).is_err(), "already in evaluation form");
 }
+
+/// The work in a traced key switch equals the closed forms of `tessera_ckks::costs`, at every
+/// level and for several dnum.
+#[test]
+fn key_switch_trace_matches_closed_forms() {
+    use tessera_backend::trace::TraceCounts;
+    use tessera_ckks::costs::key_switch_cost;
+    for dnum in [1usize, 2, 3, 4, 9] {
+        let lit = ParametersLiteral {
+            name: format!("test-costs-{dnum}"),
+            dnum,
+            log_p: vec![60; 9usize.div_ceil(dnum) + 1],
+            ..tessera_ckks::params::preset_literal("test-medium").unwrap()
+        };
+        let ctx = CkksContext::new(Parameters::new(lit).unwrap()).unwrap();
+        let mut kg = KeyGenerator::from_seed(&ctx, &Seed([1; 32])).unwrap();
+        let sk = kg.secret_key().unwrap();
+        let rlk = kg.relin_key(&sk).unwrap();
+        let pt = ctx
+            .encode_real(&[1.0], 1, ctx.params().max_level(), 1e9)
+            .unwrap();
+        let ct = kg.encrypt_sk(&pt, &sk).unwrap();
+        for level in 0..=ctx.params().max_level() {
+            let mut tr = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone())).unwrap();
+            let x = tr.load(&ct).unwrap();
+            let x = tr
+                .drop_levels(&x, ctx.params().max_level() - level)
+                .unwrap();
+            let start = tr.backend().instructions().len();
+            tr.key_switch(&x.c1, level, &rlk).unwrap();
+            let got = TraceCounts::from_instructions(&tr.backend().instructions()[start..]);
+            let want = key_switch_cost(ctx.params(), level);
+            assert_eq!(got, want, "dnum {dnum}, level {level}");
+        }
+    }
+}
