@@ -60,6 +60,10 @@ pub enum CkksError {
         level: usize,
     },
 
+    /// Bytes that do not decode to the requested object.
+    #[error("cannot deserialise {what}: {reason}")]
+    Deserialize { what: &'static str, reason: String },
+
     /// A needed evaluation key was not generated.
     #[error("missing evaluation key: {0}")]
     MissingKey(String),

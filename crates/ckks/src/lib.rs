@@ -45,6 +45,7 @@ pub mod evaluator;
 pub mod keys;
 pub mod params;
 pub mod precision;
+pub mod serialize;
 
 pub use context::{CkksContext, Plaintext};
 pub use encoder::Encoder;

@@ -1,0 +1,161 @@
+//! Serialisation: round trips, and malformed bytes as errors (never panics), with a
+//! mutation fuzzer whose budget is `TESSERA_FUZZ_SECS` (default 3 s in CI).
+
+use std::time::{Duration, Instant};
+use tessera_backend::CpuBackend;
+use tessera_ckks::serialize::*;
+use tessera_ckks::*;
+use tessera_math::sampling::Seed;
+
+fn setup() -> (
+    std::sync::Arc<CkksContext>,
+    SecretKey,
+    PublicKey,
+    EvaluationKeys,
+    Ciphertext<tessera_math::RnsPoly>,
+) {
+    let ctx = CkksContext::new(Parameters::preset("test-small").unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([8; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let pk = kg.public_key(&sk).unwrap();
+    let keys = kg.evaluation_keys(&sk, &[1], false).unwrap();
+    let pt = ctx
+        .encode_real(&[0.5, -0.5, 0.25, 1.0], 4, 2, ctx.params().default_scale())
+        .unwrap();
+    let ct = kg.encrypt_pk(&pt, &pk).unwrap();
+    (ctx, sk, pk, keys, ct)
+}
+
+#[test]
+fn round_trips_equal_the_originals() {
+    let (ctx, sk, pk, keys, ct) = setup();
+    let back = ciphertext_from_bytes(&ciphertext_to_bytes(&ct, &ctx), &ctx).unwrap();
+    assert_eq!(
+        (
+            back.c0 == ct.c0,
+            back.c1 == ct.c1,
+            back.level,
+            back.scale,
+            back.slots
+        ),
+        (true, true, ct.level, ct.scale, ct.slots)
+    );
+    let pk2 = public_key_from_bytes(&public_key_to_bytes(&pk, &ctx), &ctx).unwrap();
+    assert_eq!(
+        public_key_to_bytes(&pk2, &ctx),
+        public_key_to_bytes(&pk, &ctx)
+    );
+    let rk = &keys.galois[&5];
+    let rk2 = switching_key_from_bytes(&switching_key_to_bytes(rk, &ctx), &ctx).unwrap();
+    assert_eq!(
+        switching_key_to_bytes(&rk2, &ctx),
+        switching_key_to_bytes(rk, &ctx)
+    );
+    // The deserialised key works: rotate with it and decrypt.
+    let mut ks = EvaluationKeys::default();
+    ks.galois.insert(5, rk2);
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&back).unwrap();
+    let r = ev.rotate(&x, 1, &ks).unwrap();
+    let y = ev.store(&r).unwrap();
+    let got = ctx.decode(&decrypt(&y, &sk).unwrap()).unwrap();
+    for (g, w) in got.iter().zip([-0.5, 0.25, 1.0, 0.5]) {
+        assert!((g.re - w).abs() < 1e-4, "{g} vs {w}");
+    }
+}
+
+#[test]
+fn malformed_bytes_are_errors() {
+    let (ctx, _, _, _, ct) = setup();
+    let bytes = ciphertext_to_bytes(&ct, &ctx);
+    // Every truncation.
+    for len in (0..bytes.len()).step_by(97) {
+        assert!(ciphertext_from_bytes(&bytes[..len], &ctx).is_err());
+    }
+    // Corruption is caught by the checksum.
+    let mut bad = bytes.clone();
+    bad[100] ^= 1;
+    let e = ciphertext_from_bytes(&bad, &ctx).unwrap_err().to_string();
+    assert!(e.contains("checksum"), "{e}");
+    // Other parameters, other object types, other versions.
+    let other = CkksContext::new(Parameters::preset("test-medium").unwrap()).unwrap();
+    assert!(ciphertext_from_bytes(&bytes, &other)
+        .unwrap_err()
+        .to_string()
+        .contains("other parameters"));
+    assert!(public_key_from_bytes(&bytes, &ctx)
+        .unwrap_err()
+        .to_string()
+        .contains("object type"));
+    let mut v2 = bytes.clone();
+    v2[4] = 2;
+    assert!(ciphertext_from_bytes(&v2, &ctx)
+        .unwrap_err()
+        .to_string()
+        .contains("version"));
+    assert!(ciphertext_from_bytes(
+        b"not a tessera object at all, but long enough to be read as one: ........",
+        &ctx
+    )
+    .is_err());
+}
+
+/// Re-seals mutated bytes with a valid checksum so that the mutation reaches the parser.
+fn reseal(mut body: Vec<u8>) -> Vec<u8> {
+    if body.len() >= 32 {
+        body.truncate(body.len() - 32);
+    }
+    let sum = blake3::hash(&body);
+    body.extend_from_slice(sum.as_bytes());
+    body
+}
+
+#[test]
+fn fuzz_deserialisers() {
+    let (ctx, _, pk, keys, ct) = setup();
+    let seeds = [
+        ciphertext_to_bytes(&ct, &ctx),
+        public_key_to_bytes(&pk, &ctx),
+        switching_key_to_bytes(keys.relin.as_ref().unwrap(), &ctx),
+    ];
+    let secs: u64 = std::env::var("TESSERA_FUZZ_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let (mut runs, mut accepted) = (0u64, 0u64);
+    while Instant::now() < deadline {
+        let mut m = seeds[(next() % 3) as usize].clone();
+        for _ in 0..1 + next() % 4 {
+            let pos = (next() as usize) % m.len();
+            match next() % 5 {
+                0 => m[pos] ^= 1 << (next() % 8),
+                1 => m[pos] = next() as u8,
+                2 => m.truncate(pos.max(1)),
+                3 => m.insert(pos, next() as u8),
+                // Header-aimed: limb counts, indices, level, repr tags live early.
+                _ => {
+                    let p = 40 + (next() as usize) % 40;
+                    if p < m.len() {
+                        m[p] = next() as u8;
+                    }
+                }
+            }
+        }
+        let m = if next() % 4 == 0 { m } else { reseal(m) };
+        // Must return, never panic.
+        accepted += ciphertext_from_bytes(&m, &ctx).is_ok() as u64;
+        accepted += public_key_from_bytes(&m, &ctx).is_ok() as u64;
+        accepted += switching_key_from_bytes(&m, &ctx).is_ok() as u64;
+        runs += 1;
+    }
+    eprintln!("fuzzed {runs} mutants for {secs} s; {accepted} parsed as valid objects");
+    assert!(runs > 0);
+}
