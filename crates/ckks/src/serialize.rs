@@ -212,10 +212,9 @@ pub fn ciphertext_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<Cipherte
     {
         return Err(r.err(format!("level {level} does not match the limbs")));
     }
-    if !(scale.is_finite() && scale >= 1.0)
-        || !slots.is_power_of_two()
-        || slots > ctx.params().max_slots()
-    {
+    let scale_ok = scale.is_finite() && scale >= 1.0;
+    let slots_ok = slots.is_power_of_two() && slots <= ctx.params().max_slots();
+    if !(scale_ok && slots_ok) {
         return Err(r.err(format!("scale {scale} or slots {slots} out of range")));
     }
     Ok(Ciphertext {
