@@ -613,4 +613,71 @@ impl<B: Backend> Evaluator<B> {
         let g = conjugation_element(self.ctx.params().n())?;
         self.apply_galois("HConj", a, g, keys)
     }
+
+    /// ark.md Eq. 8, `sum_(i=0..m) PMult(HRot(x, i r), P_i)` with `m + 1 = plaintexts.len()`.
+    /// With `multi_hop` it is ark.md Algorithm 4: the running rotation is rotated by `r` again
+    /// at every step, so only the key for `r` is needed; without, each term rotates `x` by
+    /// `i r` directly (one key per distinct `i r`). Same result within precision.
+    pub fn rotate_pmult_sum(
+        &mut self,
+        x: &Ciphertext<B::Poly>,
+        r: i64,
+        plaintexts: &[Plaintext],
+        keys: &EvaluationKeys,
+        multi_hop: bool,
+    ) -> Result<Ciphertext<B::Poly>> {
+        let (first, rest) =
+            plaintexts
+                .split_first()
+                .ok_or_else(|| CkksError::InvalidParameter {
+                    name: "plaintexts",
+                    value: "0".into(),
+                    allowed: "at least one plaintext".into(),
+                })?;
+        let mut sum = self.mul_plain(x, first)?;
+        let mut t = x.clone();
+        for (i, p) in rest.iter().enumerate() {
+            let rotated = if multi_hop {
+                t = self.rotate(&t, r, keys)?;
+                t.clone()
+            } else {
+                self.rotate(x, (i as i64 + 1) * r, keys)?
+            };
+            let term = self.mul_plain(&rotated, p)?;
+            sum = self.add(&sum, &term)?;
+        }
+        Ok(sum)
+    }
+
+    /// ark.md Eq. 9, `sum_(i=0..m) HRot(x_i, i r)`. With `multi_hop` it is ark.md Algorithm 5
+    /// (Horner: `s <- HRot(s, r) + x_i` from `i = m` down), needing only the key for `r`;
+    /// without, each `x_i` is rotated by `i r` directly.
+    pub fn rotate_sum(
+        &mut self,
+        xs: &[Ciphertext<B::Poly>],
+        r: i64,
+        keys: &EvaluationKeys,
+        multi_hop: bool,
+    ) -> Result<Ciphertext<B::Poly>> {
+        let (last, _) = xs.split_last().ok_or_else(|| CkksError::InvalidParameter {
+            name: "ciphertexts",
+            value: "0".into(),
+            allowed: "at least one ciphertext".into(),
+        })?;
+        if multi_hop {
+            let mut s = last.clone();
+            for x in xs[..xs.len() - 1].iter().rev() {
+                let rot = self.rotate(&s, r, keys)?;
+                s = self.add(&rot, x)?;
+            }
+            Ok(s)
+        } else {
+            let mut s = xs[0].clone();
+            for (i, x) in xs.iter().enumerate().skip(1) {
+                let rot = self.rotate(x, i as i64 * r, keys)?;
+                s = self.add(&s, &rot)?;
+            }
+            Ok(s)
+        }
+    }
 }

@@ -238,3 +238,72 @@ fn seeded_keys_equal_explicit_keys() {
         );
     }
 }
+
+/// ark.md Eq. 8 and Eq. 9: multi-hop (Algorithms 4 and 5) equals the direct rotation sums, and
+/// needs only the key for `r`.
+#[test]
+fn multi_hop_equals_direct_rotation_sums() {
+    let ctx = CkksContext::new(Parameters::preset("test-medium").unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([9; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let (r, m) = (3i64, 4usize);
+    let all_steps: Vec<i64> = (1..=m as i64).map(|i| i * r).collect();
+    let all_keys = kg.evaluation_keys(&sk, &all_steps, false).unwrap();
+    let one_key = kg.evaluation_keys(&sk, &[r], false).unwrap();
+    let slots = ctx.params().max_slots();
+    let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+    let xs: Vec<Vec<Complex64>> = (0..=m).map(|i| values(40 + i as u64, slots)).collect();
+    let pts: Vec<Plaintext> = (0..=m)
+        .map(|i| {
+            ctx.encode(&values(60 + i as u64, slots), slots, l, scale)
+                .unwrap()
+        })
+        .collect();
+    let cts: Vec<_> = xs
+        .iter()
+        .map(|x| {
+            kg.encrypt_sk(&ctx.encode(x, slots, l, scale).unwrap(), &sk)
+                .unwrap()
+        })
+        .collect();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let loaded: Vec<_> = cts.iter().map(|c| ev.load(c).unwrap()).collect();
+
+    // Eq. 8 in the clear: sum_i rot(x_0, i r) * p_i.
+    let p_clear: Vec<Vec<Complex64>> = (0..=m).map(|i| values(60 + i as u64, slots)).collect();
+    let want8: Vec<Complex64> = (0..slots)
+        .map(|j| {
+            (0..=m)
+                .map(|i| xs[0][(j + i * r as usize) % slots] * p_clear[i][j])
+                .sum()
+        })
+        .collect();
+    let hop = ev
+        .rotate_pmult_sum(&loaded[0], r, &pts, &one_key, true)
+        .unwrap();
+    let direct = ev
+        .rotate_pmult_sum(&loaded[0], r, &pts, &all_keys, false)
+        .unwrap();
+    for c in [&hop, &direct] {
+        let c = ev.rescale(c).unwrap();
+        assert!(max_err(&ctx, &sk, &ev.store(&c).unwrap(), &want8) < 2f64.powi(-12));
+    }
+    assert!(matches!(
+        ev.rotate_pmult_sum(&loaded[0], r, &pts, &one_key, false),
+        Err(CkksError::MissingKey(_))
+    ));
+
+    // Eq. 9 in the clear: sum_i rot(x_i, i r).
+    let want9: Vec<Complex64> = (0..slots)
+        .map(|j| (0..=m).map(|i| xs[i][(j + i * r as usize) % slots]).sum())
+        .collect();
+    let hop = ev.rotate_sum(&loaded, r, &one_key, true).unwrap();
+    let direct = ev.rotate_sum(&loaded, r, &all_keys, false).unwrap();
+    for c in [&hop, &direct] {
+        assert!(max_err(&ctx, &sk, &ev.store(c).unwrap(), &want9) < 2f64.powi(-14));
+    }
+    assert!(matches!(
+        ev.rotate_sum(&loaded, r, &one_key, false),
+        Err(CkksError::MissingKey(_))
+    ));
+}
