@@ -1,0 +1,359 @@
+//! The `tessera._native` Python module: a thin PyO3 layer over `tessera-ckks`. Logic stays in
+//! the Rust crates; this file converts arguments and maps errors to `tessera.TesseraError`.
+
+use num_complex::Complex64;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::sync::{Arc, Mutex};
+use tessera_backend::CpuBackend;
+use tessera_ckks::serialize::{ciphertext_from_bytes, ciphertext_to_bytes};
+use tessera_ckks::{
+    decrypt, Ciphertext as Ct, CkksContext, CkksError, EvaluationKeys, Evaluator, KeyGenerator,
+    Parameters, PublicKey, SecretKey,
+};
+use tessera_math::sampling::Seed;
+use tessera_math::RnsPoly;
+
+pyo3::create_exception!(
+    _native,
+    TesseraError,
+    PyValueError,
+    "An error raised by Tessera."
+);
+
+fn err(e: CkksError) -> PyErr {
+    TesseraError::new_err(e.to_string())
+}
+
+struct Keys {
+    sk: SecretKey,
+    pk: PublicKey,
+    evk: EvaluationKeys,
+}
+
+struct Inner {
+    ctx: Arc<CkksContext>,
+    keys: Mutex<Option<Keys>>,
+    evaluator: Mutex<Evaluator<CpuBackend>>,
+    keygen: Mutex<KeyGenerator>,
+}
+
+impl Inner {
+    fn with_keys<T>(&self, f: impl FnOnce(&Keys) -> Result<T, CkksError>) -> PyResult<T> {
+        let guard = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+        let keys = guard
+            .as_ref()
+            .ok_or_else(|| TesseraError::new_err("no keys: call Context.keygen() first"))?;
+        f(keys).map_err(err)
+    }
+
+    fn eval<T>(
+        &self,
+        f: impl FnOnce(&mut Evaluator<CpuBackend>, &EvaluationKeys) -> Result<T, CkksError>,
+    ) -> PyResult<T> {
+        self.with_keys(|k| {
+            let mut ev = self.evaluator.lock().unwrap_or_else(|e| e.into_inner());
+            f(&mut ev, &k.evk)
+        })
+    }
+}
+
+/// A CKKS context: parameters, keys and an evaluator on the CPU backend.
+#[pyclass(module = "tessera._native", frozen)]
+struct Context {
+    inner: Arc<Inner>,
+}
+
+/// A ciphertext bound to the context that made it.
+#[pyclass(module = "tessera._native", frozen)]
+struct Ciphertext {
+    inner: Arc<Inner>,
+    ct: Ct<RnsPoly>,
+}
+
+impl Ciphertext {
+    fn wrap(&self, ct: Ct<RnsPoly>) -> Ciphertext {
+        Ciphertext {
+            inner: self.inner.clone(),
+            ct,
+        }
+    }
+
+    fn same_context(&self, other: &Ciphertext) -> PyResult<()> {
+        if !Arc::ptr_eq(&self.inner, &other.inner) {
+            return Err(TesseraError::new_err(
+                "the ciphertexts belong to different contexts",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl Context {
+    /// A context for a parameter preset (`ark`, `reed`, `lattigo`, `test-small`, ...).
+    #[new]
+    fn new(params: &str) -> PyResult<Self> {
+        let ctx = CkksContext::new(Parameters::preset(params).map_err(err)?).map_err(err)?;
+        let evaluator = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).map_err(err)?;
+        let keygen = KeyGenerator::new(&ctx).map_err(err)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                ctx,
+                keys: Mutex::new(None),
+                evaluator: Mutex::new(evaluator),
+                keygen: Mutex::new(keygen),
+            }),
+        })
+    }
+
+    /// Ring degree N.
+    #[getter]
+    fn n(&self) -> usize {
+        self.inner.ctx.params().n()
+    }
+
+    /// Maximum number of complex slots, N/2.
+    #[getter]
+    fn max_slots(&self) -> usize {
+        self.inner.ctx.params().max_slots()
+    }
+
+    /// Maximum level L.
+    #[getter]
+    fn max_level(&self) -> usize {
+        self.inner.ctx.params().max_level()
+    }
+
+    /// Default scale Delta.
+    #[getter]
+    fn default_scale(&self) -> f64 {
+        self.inner.ctx.params().default_scale()
+    }
+
+    /// One line on the 128-bit security check.
+    fn security(&self) -> String {
+        self.inner.ctx.params().security().summary.clone()
+    }
+
+    /// Generates the secret, public, relinearisation and rotation keys (`rotations`: slot
+    /// steps; `conjugation`: also the conjugation key). `seed` (32 bytes) makes it
+    /// deterministic for tests; otherwise the OS CSPRNG is used.
+    #[pyo3(signature = (rotations=Vec::new(), conjugation=false, seed=None))]
+    fn keygen(
+        &self,
+        rotations: Vec<i64>,
+        conjugation: bool,
+        seed: Option<Vec<u8>>,
+    ) -> PyResult<()> {
+        let mut kg = self.inner.keygen.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = seed {
+            let s: [u8; 32] = s
+                .try_into()
+                .map_err(|_| TesseraError::new_err("seed must be exactly 32 bytes"))?;
+            *kg = KeyGenerator::from_seed(&self.inner.ctx, &Seed(s)).map_err(err)?;
+        }
+        let sk = kg.secret_key().map_err(err)?;
+        let pk = kg.public_key(&sk).map_err(err)?;
+        let evk = kg
+            .evaluation_keys(&sk, &rotations, conjugation)
+            .map_err(err)?;
+        *self.inner.keys.lock().unwrap_or_else(|e| e.into_inner()) = Some(Keys { sk, pk, evk });
+        Ok(())
+    }
+
+    /// Encrypts complex values (a list of complex numbers) with the public key, into the
+    /// smallest power-of-two number of slots that holds them, at `level` (default: the top)
+    /// and `scale` (default: the parameters').
+    #[pyo3(signature = (values, level=None, scale=None))]
+    fn encrypt(
+        &self,
+        values: Vec<Complex64>,
+        level: Option<usize>,
+        scale: Option<f64>,
+    ) -> PyResult<Ciphertext> {
+        let ctx = &self.inner.ctx;
+        let slots = values.len().max(1).next_power_of_two();
+        let level = level.unwrap_or(ctx.params().max_level());
+        let scale = scale.unwrap_or(ctx.params().default_scale());
+        let pt = ctx.encode(&values, slots, level, scale).map_err(err)?;
+        let ct = self.inner.with_keys(|k| {
+            let mut kg = self.inner.keygen.lock().unwrap_or_else(|e| e.into_inner());
+            kg.encrypt_pk(&pt, &k.pk)
+        })?;
+        Ok(Ciphertext {
+            inner: self.inner.clone(),
+            ct,
+        })
+    }
+
+    /// Decrypts and decodes to a list of complex numbers (one per slot).
+    fn decrypt(&self, ct: &Ciphertext) -> PyResult<Vec<Complex64>> {
+        if !Arc::ptr_eq(&self.inner, &ct.inner) {
+            return Err(TesseraError::new_err(
+                "the ciphertext belongs to another context",
+            ));
+        }
+        self.inner
+            .with_keys(|k| self.inner.ctx.decode(&decrypt(&ct.ct, &k.sk)?))
+    }
+
+    /// Reads a ciphertext serialised by `Ciphertext.to_bytes` for these parameters.
+    fn ciphertext_from_bytes(&self, data: &[u8]) -> PyResult<Ciphertext> {
+        let ct = ciphertext_from_bytes(data, &self.inner.ctx).map_err(err)?;
+        Ok(Ciphertext {
+            inner: self.inner.clone(),
+            ct,
+        })
+    }
+}
+
+#[pymethods]
+impl Ciphertext {
+    /// Level (limbs - 1).
+    #[getter]
+    fn level(&self) -> usize {
+        self.ct.level
+    }
+
+    /// Scale Delta.
+    #[getter]
+    fn scale(&self) -> f64 {
+        self.ct.scale
+    }
+
+    /// Number of slots.
+    #[getter]
+    fn slots(&self) -> usize {
+        self.ct.slots
+    }
+
+    fn __add__(&self, other: &Ciphertext) -> PyResult<Ciphertext> {
+        self.same_context(other)?;
+        let ct = self.inner.eval(|ev, _| {
+            let (a, b) = (ev.load(&self.ct)?, ev.load(&other.ct)?);
+            let r = ev.add(&a, &b)?;
+            ev.store(&r)
+        })?;
+        Ok(self.wrap(ct))
+    }
+
+    fn __sub__(&self, other: &Ciphertext) -> PyResult<Ciphertext> {
+        self.same_context(other)?;
+        let ct = self.inner.eval(|ev, _| {
+            let (a, b) = (ev.load(&self.ct)?, ev.load(&other.ct)?);
+            let r = ev.sub(&a, &b)?;
+            ev.store(&r)
+        })?;
+        Ok(self.wrap(ct))
+    }
+
+    fn __neg__(&self) -> PyResult<Ciphertext> {
+        let ct = self.inner.eval(|ev, _| {
+            let a = ev.load(&self.ct)?;
+            let r = ev.neg(&a)?;
+            ev.store(&r)
+        })?;
+        Ok(self.wrap(ct))
+    }
+
+    /// `ct * ct` (relinearised) or `ct * number`; both rescale once afterwards.
+    fn __mul__(&self, other: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+        if let Ok(o) = other.cast::<Ciphertext>() {
+            let o = o.get();
+            self.same_context(o)?;
+            let ct = self.inner.eval(|ev, keys| {
+                let (a, b) = (ev.load(&self.ct)?, ev.load(&o.ct)?);
+                let m = ev.mul_relin(&a, &b, keys)?;
+                let r = ev.rescale(&m)?;
+                ev.store(&r)
+            })?;
+            return Ok(self.wrap(ct));
+        }
+        let c: f64 = other.extract().map_err(|_| {
+            TesseraError::new_err("a ciphertext multiplies a ciphertext or a real number")
+        })?;
+        let q = self.inner.ctx.params().q()[self.ct.level] as f64;
+        let ct = self.inner.eval(|ev, _| {
+            let a = ev.load(&self.ct)?;
+            let m = ev.mul_const(&a, c, q)?;
+            let r = ev.rescale(&m)?;
+            ev.store(&r)
+        })?;
+        Ok(self.wrap(ct))
+    }
+
+    fn __rmul__(&self, other: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+        self.__mul__(other)
+    }
+
+    /// Rotates the slots left by `steps` (negative: right); needs the rotation key.
+    fn rotate(&self, steps: i64) -> PyResult<Ciphertext> {
+        let ct = self.inner.eval(|ev, keys| {
+            let a = ev.load(&self.ct)?;
+            let r = ev.rotate(&a, steps, keys)?;
+            ev.store(&r)
+        })?;
+        Ok(self.wrap(ct))
+    }
+
+    /// Complex conjugation of every slot; needs the conjugation key.
+    fn conjugate(&self) -> PyResult<Ciphertext> {
+        let ct = self.inner.eval(|ev, keys| {
+            let a = ev.load(&self.ct)?;
+            let r = ev.conjugate(&a, keys)?;
+            ev.store(&r)
+        })?;
+        Ok(self.wrap(ct))
+    }
+
+    /// Divides by the last prime and drops it.
+    fn rescale(&self) -> PyResult<Ciphertext> {
+        let ct = self.inner.eval(|ev, _| {
+            let a = ev.load(&self.ct)?;
+            let r = ev.rescale(&a)?;
+            ev.store(&r)
+        })?;
+        Ok(self.wrap(ct))
+    }
+
+    /// Drops `k` levels without dividing.
+    fn drop_levels(&self, k: usize) -> PyResult<Ciphertext> {
+        let ct = self.inner.eval(|ev, _| {
+            let a = ev.load(&self.ct)?;
+            let r = ev.drop_levels(&a, k)?;
+            ev.store(&r)
+        })?;
+        Ok(self.wrap(ct))
+    }
+
+    /// Versioned binary serialisation with an integrity check.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &ciphertext_to_bytes(&self.ct, &self.inner.ctx))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Ciphertext(level={}, scale=2^{:.2}, slots={})",
+            self.ct.level,
+            self.ct.scale.log2(),
+            self.ct.slots
+        )
+    }
+}
+
+/// Names of the built-in parameter presets.
+#[pyfunction]
+fn presets() -> Vec<&'static str> {
+    tessera_ckks::params::preset_names()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Context>()?;
+    m.add_class::<Ciphertext>()?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add("TesseraError", m.py().get_type::<TesseraError>())?;
+    Ok(())
+}

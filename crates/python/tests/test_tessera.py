@@ -1,0 +1,97 @@
+"""Python API tests: results against numpy with stated bounds, and errors as exceptions."""
+
+import numpy as np
+import pytest
+
+import tessera
+
+SEED = bytes(range(32))
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    c = tessera.Context("test-medium")
+    c.keygen(rotations=[1, -2], conjugation=True, seed=SEED)
+    return c
+
+
+def rand(n, seed, complex_=False):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    return x + 1j * rng.uniform(-1, 1, n) if complex_ else x
+
+
+def test_presets_and_security():
+    assert "ark" in tessera.presets() and "test-small" in tessera.presets()
+    assert "NOT SECURE" in tessera.Context("test-small").security()
+
+
+def test_round_trip_real_and_complex(ctx):
+    for cplx in (False, True):
+        x = rand(64, 1, cplx)
+        got = tessera.decrypt(ctx, tessera.encrypt(ctx, x))
+        assert np.max(np.abs(got - x)) < 2.0**-14
+
+
+def test_arithmetic_matches_numpy(ctx):
+    a, b = rand(64, 2, True), rand(64, 3, True)
+    ca, cb = tessera.encrypt(ctx, a), tessera.encrypt(ctx, b)
+    assert np.max(np.abs(tessera.decrypt(ctx, ca + cb) - (a + b))) < 2.0**-13
+    assert np.max(np.abs(tessera.decrypt(ctx, ca - cb) - (a - b))) < 2.0**-13
+    assert np.max(np.abs(tessera.decrypt(ctx, -ca) + a)) < 2.0**-13
+    prod = ca * cb
+    assert prod.level == ctx.max_level - 1
+    assert np.max(np.abs(tessera.decrypt(ctx, prod) - a * b)) < 2.0**-10
+    scaled = 2.5 * ca
+    assert np.max(np.abs(tessera.decrypt(ctx, scaled) - 2.5 * a)) < 2.0**-10
+
+
+def test_rotation_and_conjugation(ctx):
+    x = rand(64, 4, True)
+    c = tessera.encrypt(ctx, x)
+    assert np.max(np.abs(tessera.decrypt(ctx, c.rotate(1)) - np.roll(x, -1))) < 2.0**-13
+    assert np.max(np.abs(tessera.decrypt(ctx, c.rotate(-2)) - np.roll(x, 2))) < 2.0**-13
+    assert np.max(np.abs(tessera.decrypt(ctx, c.conjugate()) - np.conj(x))) < 2.0**-13
+
+
+def test_serialisation(ctx):
+    c = tessera.encrypt(ctx, rand(16, 5))
+    back = ctx.ciphertext_from_bytes(c.to_bytes())
+    assert np.array_equal(tessera.decrypt(ctx, back), tessera.decrypt(ctx, c))
+    with pytest.raises(tessera.TesseraError, match="checksum|truncated|shorter"):
+        ctx.ciphertext_from_bytes(c.to_bytes()[:-5] + b"xxxxx")
+    with pytest.raises(tessera.TesseraError):
+        ctx.ciphertext_from_bytes(b"junk")
+
+
+def test_errors_are_exceptions(ctx):
+    a = tessera.encrypt(ctx, rand(8, 6))
+    b = a * a
+    with pytest.raises(tessera.TesseraError, match="different levels"):
+        a + b
+    with pytest.raises(tessera.TesseraError, match="missing evaluation key"):
+        a.rotate(5)
+    with pytest.raises(tessera.TesseraError, match="unknown parameter preset"):
+        tessera.Context("nope")
+    with pytest.raises(tessera.TesseraError, match="slots|fit"):
+        tessera.encrypt(ctx, np.zeros(ctx.max_slots * 2))
+    with pytest.raises(tessera.TesseraError, match="1-D"):
+        tessera.encrypt(ctx, np.zeros((2, 2)))
+    other = tessera.Context("test-medium")
+    with pytest.raises(tessera.TesseraError, match="no keys"):
+        other.encrypt([1.0])
+    other.keygen(seed=SEED)
+    with pytest.raises(tessera.TesseraError, match="different contexts"):
+        a + other.encrypt([1.0] * 8)
+    with pytest.raises(tessera.TesseraError, match="32 bytes"):
+        other.keygen(seed=b"short")
+    with pytest.raises(tessera.TesseraError):
+        a.drop_levels(100)
+
+
+def test_package_docstring_example_runs():
+    """The example in tessera.__doc__ is executed as written."""
+    doc = tessera.__doc__
+    code = doc.split("Example::")[1].split("Operands of")[0]
+    lines = [l[4:] for l in code.splitlines() if l.startswith("    ")]
+    exec("\n".join(lines), {})
