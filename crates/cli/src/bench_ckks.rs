@@ -115,11 +115,20 @@ pub fn run(
     };
     let got = ctx.decode(&decrypt(&ev.store(out.last().expect("one output"))?, &sk)?)?;
     let st = PrecisionStats::new(&want, &got);
+    // Evaluation-key storage: seeded (b halves + seeds) against both halves stored.
+    let key_bytes = keys
+        .relin
+        .iter()
+        .chain(keys.galois.values())
+        .fold((0usize, 0usize), |(s, e), k| {
+            (s + k.stored_bytes(), e + k.expanded_bytes())
+        });
     if json {
         json_line(&json!({
             "op": op.name(), "params": params, "threads": threads, "median_s": median,
             "min_s": times[0], "reps": reps, "n": ctx.params().n(), "level": l,
             "dnum": ctx.params().dnum(), "precision_bits": st.mean_precision_bits(),
+            "evk_stored_bytes": key_bytes.0, "evk_expanded_bytes": key_bytes.1,
             "max_error_bits": st.max_error_bits(),
         }));
     } else {
@@ -136,6 +145,7 @@ pub fn run(
                 "min_ms",
                 "precision_bits",
                 "max_error_bits",
+                "evk_MB_seeded/full",
             ],
             &[vec![
                 op.name().to_string(),
@@ -143,6 +153,11 @@ pub fn run(
                 format!("{:.2}", times[0] * 1e3),
                 format!("{:.1}", st.mean_precision_bits()),
                 format!("{:.1}", st.max_error_bits()),
+                format!(
+                    "{:.1}/{:.1}",
+                    key_bytes.0 as f64 / 1e6,
+                    key_bytes.1 as f64 / 1e6
+                ),
             ]],
         );
     }
