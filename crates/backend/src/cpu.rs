@@ -92,6 +92,9 @@ impl Backend for CpuBackend {
     fn mul_acc(&mut self, acc: &mut RnsPoly, a: &RnsPoly, b: &RnsPoly) -> Result<(), MathError> {
         acc.mul_acc(a, b)
     }
+    fn dot(&mut self, a: &[&RnsPoly], b: &[&RnsPoly]) -> Result<RnsPoly, MathError> {
+        RnsPoly::dot(a, b)
+    }
     fn add_scalar(&mut self, a: &RnsPoly, c: &[u64]) -> Result<RnsPoly, MathError> {
         let mut r = a.clone();
         r.add_scalar_limbs(c)?;

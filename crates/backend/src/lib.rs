@@ -76,6 +76,8 @@ pub trait Backend {
     ) -> Result<(), MathError>;
     /// `a + c_k` on every coefficient of limb `k` (a constant added in evaluation form).
     fn add_scalar(&mut self, a: &Self::Poly, c: &[u64]) -> Result<Self::Poly, MathError>;
+    /// `sum_i a_i * b_i` (evaluation representation), reduced once per coefficient.
+    fn dot(&mut self, a: &[&Self::Poly], b: &[&Self::Poly]) -> Result<Self::Poly, MathError>;
     /// `a * c_k` with one constant per limb.
     fn mul_scalar(&mut self, a: &Self::Poly, c: &[u64]) -> Result<Self::Poly, MathError>;
     /// `X -> X^g`.

@@ -38,6 +38,7 @@ pub enum Op {
     Neg,
     Mul,
     MulAcc,
+    Dot,
     AddScalar,
     MulScalar,
     Automorphism,
@@ -363,6 +364,13 @@ impl<B: Backend> Backend for Recording<B> {
         self.emit_in_place(Op::MulAcc, acc, &[acc.id, a.id, b.id]);
         Ok(())
     }
+    fn dot(&mut self, a: &[&Self::Poly], b: &[&Self::Poly]) -> R<B::Poly> {
+        let ia: Vec<&B::Poly> = a.iter().map(|p| &p.inner).collect();
+        let ib: Vec<&B::Poly> = b.iter().map(|p| &p.inner).collect();
+        let r = self.inner.dot(&ia, &ib)?;
+        let ids: Vec<u64> = a.iter().zip(b).flat_map(|(x, y)| [x.id, y.id]).collect();
+        Ok(self.emit(Op::Dot, r, Kind::Ciphertext, &ids, None, None))
+    }
     fn add_scalar(&mut self, a: &Self::Poly, c: &[u64]) -> R<B::Poly> {
         let r = self.inner.add_scalar(&a.inner, c)?;
         Ok(self.emit(Op::AddScalar, r, Kind::Ciphertext, &[a.id], None, None))
@@ -571,6 +579,20 @@ impl Backend for MetaBackend {
         )?;
         Ok(())
     }
+    fn dot(&mut self, a: &[&Meta], b: &[&Meta]) -> Result<Meta, MathError> {
+        if a.is_empty() || a.len() != b.len() {
+            return Err(MathError::LengthMismatch {
+                what: "dot product operands",
+                expected: a.len().max(1),
+                found: b.len(),
+            });
+        }
+        for (x, y) in a.iter().zip(b) {
+            self.same("dot product", x, y, Some(Representation::Evaluation))?;
+            self.same("dot product", a[0], x, Some(Representation::Evaluation))?;
+        }
+        Ok(a[0].clone())
+    }
     fn add_scalar(&mut self, a: &Meta, c: &[u64]) -> Result<Meta, MathError> {
         require("add scalar", a, Some(Representation::Evaluation))?;
         self.mul_scalar(a, c)
@@ -705,6 +727,8 @@ impl TraceCounts {
                     c.bconv_scalings += l_in * n;
                 }
                 Op::Mul | Op::MulAcc | Op::MulScalar => c.elementwise_mults += dst_limbs * n,
+                // srcs holds the (a_i, b_i) pairs: one multiply per pair.
+                Op::Dot => c.elementwise_mults += (i.srcs.len() as u64 / 2) * dst_limbs * n,
                 Op::Load if i.kind.as_deref() == Some("evalkey") => {
                     c.key_bytes_loaded += 8 * dst_limbs * n
                 }

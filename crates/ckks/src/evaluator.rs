@@ -420,7 +420,7 @@ impl<B: Backend> Evaluator<B> {
     }
 
     /// Inner product of extended digits with the key's `(b_i, a_i)` (each `a_i` expanded from
-    /// its seed), then ModDown: the special limbs are converted back with the exact centered
+    /// its seed), as two fused dot products reduced once per coefficient, then ModDown: the special limbs are converted back with the exact centered
     /// BConv, subtracted, and the difference multiplied by `P^{-1}`.
     pub fn inner_product_mod_down(
         &mut self,
@@ -439,27 +439,23 @@ impl<B: Backend> Evaluator<B> {
         let q_limbs = self.ctx.chain_limbs(level);
         let p_limbs = self.ctx.special_limbs();
         let qp = self.qp_limbs(level);
-        let mut acc: Option<(B::Poly, B::Poly)> = None;
-        for (i, up) in ups.iter().enumerate() {
-            let b = self
-                .backend
-                .load(&key.b[i].select_limbs(&qp)?, Kind::EvalKey)?;
-            let a = self
-                .backend
-                .expand_seed(&key.seeds[i], &qp, Kind::EvalKey)?;
-            match acc.as_mut() {
-                None => {
-                    let u0 = self.backend.mul(up, &b)?;
-                    let u1 = self.backend.mul(up, &a)?;
-                    acc = Some((u0, u1));
-                }
-                Some((u0, u1)) => {
-                    self.backend.mul_acc(u0, up, &b)?;
-                    self.backend.mul_acc(u1, up, &a)?;
-                }
-            }
+        let mut bs = Vec::with_capacity(ups.len());
+        let mut as_ = Vec::with_capacity(ups.len());
+        for i in 0..ups.len() {
+            bs.push(
+                self.backend
+                    .load(&key.b[i].select_limbs(&qp)?, Kind::EvalKey)?,
+            );
+            as_.push(
+                self.backend
+                    .expand_seed(&key.seeds[i], &qp, Kind::EvalKey)?,
+            );
         }
-        let (u0, u1) = acc.expect("at least one digit");
+        let up_refs: Vec<&B::Poly> = ups.iter().collect();
+        let u0 = self.backend.dot(&up_refs, &bs.iter().collect::<Vec<_>>())?;
+        let u1 = self
+            .backend
+            .dot(&up_refs, &as_.iter().collect::<Vec<_>>())?;
         let p_inv: Vec<u64> = params.q()[..=level]
             .iter()
             .map(|&q| {

@@ -460,6 +460,64 @@ impl RnsPoly {
         Ok(())
     }
 
+    /// `sum_i a_i * b_i` (pointwise, evaluation representation), accumulated lazily in 128
+    /// bits and reduced once per coefficient (every 15 terms for the widest moduli): the
+    /// multiply-accumulate of a key-switching inner product.
+    pub fn dot(a: &[&RnsPoly], b: &[&RnsPoly]) -> Result<RnsPoly> {
+        if a.is_empty() || a.len() != b.len() {
+            return Err(MathError::LengthMismatch {
+                what: "dot product operands",
+                expected: a.len().max(1),
+                found: b.len(),
+            });
+        }
+        for (x, y) in a.iter().zip(b) {
+            x.check_compatible(y, "dot product", Some(Representation::Evaluation))?;
+            a[0].check_compatible(x, "dot product", Some(Representation::Evaluation))?;
+        }
+        let first = a[0];
+        let mut out = Self::zero(&first.ctx, &first.limbs, Representation::Evaluation)?;
+        let (ctx, limbs, n) = (&first.ctx, &first.limbs, first.ctx.n);
+        // Products of two residues below 2^62 are below 2^124: 16 fit in 128 bits.
+        const TERMS: usize = 15;
+        install(|| {
+            out.data
+                .par_chunks_mut(n)
+                .zip(limbs.par_iter())
+                .enumerate()
+                .for_each(|(k, (o, &i))| {
+                    let m = &ctx.moduli[i];
+                    let base = k * n;
+                    const CHUNK: usize = 256;
+                    let mut acc = [0u128; CHUNK];
+                    for start in (0..n).step_by(CHUNK) {
+                        let len = CHUNK.min(n - start);
+                        let acc = &mut acc[..len];
+                        acc.fill(0);
+                        let out = &mut o[start..start + len];
+                        out.fill(0);
+                        for (t, (x, y)) in a.iter().zip(b).enumerate() {
+                            let xs = &x.data[base + start..base + start + len];
+                            let ys = &y.data[base + start..base + start + len];
+                            for ((s, &u), &v) in acc.iter_mut().zip(xs).zip(ys) {
+                                *s += u as u128 * v as u128;
+                            }
+                            if (t + 1) % TERMS == 0 {
+                                for (d, s) in out.iter_mut().zip(acc.iter_mut()) {
+                                    *d = m.add(*d, m.reduce_u128(*s));
+                                    *s = 0;
+                                }
+                            }
+                        }
+                        for (d, &s) in out.iter_mut().zip(acc.iter()) {
+                            *d = m.add(*d, m.reduce_u128(s));
+                        }
+                    }
+                });
+        });
+        Ok(out)
+    }
+
     /// `self *= c` for a signed integer constant (any representation).
     pub fn mul_scalar_assign(&mut self, c: i64) {
         let residues: Vec<u64> = self
@@ -858,6 +916,39 @@ mod tests {
             eval.intt().unwrap();
             prop_assert_eq!(coeff, eval);
         }
+    }
+
+    #[test]
+    fn dot_equals_summed_products() {
+        let ctx = ring(64, 4);
+        let limbs = [0, 1, 2, 3];
+        for terms in [1usize, 2, 15, 16, 33] {
+            let mut xs: Vec<RnsPoly> = (0..terms)
+                .map(|t| random_poly(&ctx, &limbs, 100 + t as u64))
+                .collect();
+            let mut ys: Vec<RnsPoly> = (0..terms)
+                .map(|t| random_poly(&ctx, &limbs, 900 + t as u64))
+                .collect();
+            for p in xs.iter_mut().chain(ys.iter_mut()) {
+                p.ntt().unwrap();
+            }
+            let mut want = RnsPoly::zero(&ctx, &limbs, Representation::Evaluation).unwrap();
+            for (x, y) in xs.iter().zip(&ys) {
+                want.mul_acc(x, y).unwrap();
+            }
+            let got = RnsPoly::dot(
+                &xs.iter().collect::<Vec<_>>(),
+                &ys.iter().collect::<Vec<_>>(),
+            )
+            .unwrap();
+            assert_eq!(got, want, "{terms} terms");
+        }
+        let x = random_poly(&ctx, &limbs, 1);
+        assert!(RnsPoly::dot(&[&x], &[]).is_err());
+        assert!(
+            RnsPoly::dot(&[&x], &[&x]).is_err(),
+            "coefficient form is rejected"
+        );
     }
 
     #[test]
