@@ -362,17 +362,37 @@ impl<B: Backend> Evaluator<B> {
             .collect();
         let mut out = Vec::with_capacity(2);
         for part in [&a.c0, &a.c1] {
-            let mut last = self.backend.select_limbs(part, &[l])?;
-            self.backend.intt(&mut last)?;
-            let mut r = self.backend.extend_limb(&last, &rest)?;
-            self.backend.ntt(&mut r)?;
-            let kept = self.backend.select_limbs(part, &rest)?;
-            let d = self.backend.sub(&kept, &r)?;
-            out.push(self.backend.mul_scalar(&d, &inv)?);
+            out.push(self.divide_by_limbs(part, &[l], &rest, &inv)?);
         }
         let c1 = out.pop().expect("two parts");
         let c0 = out.pop().expect("two parts");
         Ok((c0, c1))
+    }
+
+    /// `round(x / D)` over the limbs `keep`, where `D` is the product of the limbs `drop`
+    /// (`inv` holds `D^{-1} mod q` for each kept limb): the common core of rescaling (`D = q_l`)
+    /// and ModDown (`D = P`). The dropped limbs are brought to coefficient form and converted
+    /// exactly to the kept limbs (a one-limb extension for a single limb, the exact centered
+    /// BConv otherwise), subtracted, and the difference multiplied by `D^{-1}`.
+    fn divide_by_limbs(
+        &mut self,
+        x: &B::Poly,
+        drop: &[usize],
+        keep: &[usize],
+        inv: &[u64],
+    ) -> Result<B::Poly> {
+        let mut top = self.backend.select_limbs(x, drop)?;
+        self.backend.intt(&mut top)?;
+        let mut r = if drop.len() == 1 {
+            self.backend.extend_limb(&top, keep)?
+        } else {
+            self.backend
+                .bconv(&top, keep, ConversionMode::ExactCentered)?
+        };
+        self.backend.ntt(&mut r)?;
+        let kept = self.backend.select_limbs(x, keep)?;
+        let d = self.backend.sub(&kept, &r)?;
+        Ok(self.backend.mul_scalar(&d, inv)?)
     }
 
     /// Hybrid key switching of `d` (evaluation form, level `l`) with `key`: returns `(u0, u1)`
@@ -467,15 +487,7 @@ impl<B: Backend> Evaluator<B> {
             .collect();
         let mut out = Vec::with_capacity(2);
         for u in [&u0, &u1] {
-            let mut pp = self.backend.select_limbs(u, &p_limbs)?;
-            self.backend.intt(&mut pp)?;
-            let mut conv = self
-                .backend
-                .bconv(&pp, &q_limbs, ConversionMode::ExactCentered)?;
-            self.backend.ntt(&mut conv)?;
-            let qpart = self.backend.select_limbs(u, &q_limbs)?;
-            let diff = self.backend.sub(&qpart, &conv)?;
-            out.push(self.backend.mul_scalar(&diff, &p_inv)?);
+            out.push(self.divide_by_limbs(u, &p_limbs, &q_limbs, &p_inv)?);
         }
         let v1 = out.pop().expect("two parts");
         let v0 = out.pop().expect("two parts");

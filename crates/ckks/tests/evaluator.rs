@@ -1,6 +1,9 @@
 //! Homomorphic results against the same computation in the clear, on the insecure `test-small`
 //! set (N = 2^10, Delta = 2^36). Precision bounds are stated per test.
 
+mod common;
+use common::values;
+
 use num_complex::Complex64;
 use std::sync::Arc;
 use tessera_backend::CpuBackend;
@@ -13,17 +16,6 @@ fn setup(seed: u8) -> (Arc<CkksContext>, KeyGenerator, SecretKey) {
     let mut kg = KeyGenerator::from_seed(&ctx, &Seed([seed; 32])).unwrap();
     let sk = kg.secret_key().unwrap();
     (ctx, kg, sk)
-}
-
-fn values(seed: u64, n: usize) -> Vec<Complex64> {
-    let mut s = seed | 1;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s as f64 / u64::MAX as f64) * 2.0 - 1.0
-    };
-    (0..n).map(|_| Complex64::new(next(), next())).collect()
 }
 
 fn evaluator(ctx: &Arc<CkksContext>) -> Evaluator<CpuBackend> {

@@ -1,6 +1,9 @@
 //! Key switching for every dnum, hoisting, constants, double-prime rescaling and seeded keys,
 //! against the clear computation. Insecure test parameters (N = 2^12).
 
+mod common;
+use common::values;
+
 use num_complex::Complex64;
 use std::sync::Arc;
 use tessera_backend::{Backend, CpuBackend, Kind};
@@ -8,17 +11,6 @@ use tessera_ckks::params::preset_literal;
 use tessera_ckks::*;
 use tessera_math::sampling::Seed;
 use tessera_math::RnsPoly;
-
-fn values(seed: u64, n: usize) -> Vec<Complex64> {
-    let mut s = seed | 1;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s as f64 / u64::MAX as f64) * 2.0 - 1.0
-    };
-    (0..n).map(|_| Complex64::new(next(), next())).collect()
-}
 
 fn max_err(ctx: &CkksContext, sk: &SecretKey, c: &Ciphertext<RnsPoly>, want: &[Complex64]) -> f64 {
     let got = ctx.decode(&decrypt(c, sk).unwrap()).unwrap();

@@ -220,16 +220,21 @@ impl RnsPoly {
         Ok(p)
     }
 
-    /// Small signed coefficients (secrets, errors, encoded messages) in coefficient form.
-    pub fn from_signed(ctx: &Arc<RingContext>, limbs: &[usize], coeffs: &[i64]) -> Result<Self> {
-        let mut p = Self::zero(ctx, limbs, Representation::Coefficient)?;
-        if coeffs.len() != ctx.n {
+    /// A zero polynomial in coefficient form, after checking that `len` coefficients fit it.
+    fn coefficient_target(ctx: &Arc<RingContext>, limbs: &[usize], len: usize) -> Result<Self> {
+        if len != ctx.n {
             return Err(MathError::LengthMismatch {
                 what: "coefficient vector",
                 expected: ctx.n,
-                found: coeffs.len(),
+                found: len,
             });
         }
+        Self::zero(ctx, limbs, Representation::Coefficient)
+    }
+
+    /// Small signed coefficients (secrets, errors, encoded messages) in coefficient form.
+    pub fn from_signed(ctx: &Arc<RingContext>, limbs: &[usize], coeffs: &[i64]) -> Result<Self> {
+        let mut p = Self::coefficient_target(ctx, limbs, coeffs.len())?;
         p.for_each_limb(|m, _, limb| {
             for (o, &c) in limb.iter_mut().zip(coeffs) {
                 *o = m.reduce_i64(c);
@@ -244,14 +249,7 @@ impl RnsPoly {
         limbs: &[usize],
         coeffs: &[BigInt],
     ) -> Result<Self> {
-        let mut p = Self::zero(ctx, limbs, Representation::Coefficient)?;
-        if coeffs.len() != ctx.n {
-            return Err(MathError::LengthMismatch {
-                what: "coefficient vector",
-                expected: ctx.n,
-                found: coeffs.len(),
-            });
-        }
+        let mut p = Self::coefficient_target(ctx, limbs, coeffs.len())?;
         let basis = p.basis()?;
         let n = ctx.n;
         for (k, c) in coeffs.iter().enumerate() {
@@ -265,14 +263,7 @@ impl RnsPoly {
     /// Wide signed coefficients (e.g. encoded messages scaled by up to 2^120), reduced into
     /// each limb.
     pub fn from_i128(ctx: &Arc<RingContext>, limbs: &[usize], coeffs: &[i128]) -> Result<Self> {
-        let mut p = Self::zero(ctx, limbs, Representation::Coefficient)?;
-        if coeffs.len() != ctx.n {
-            return Err(MathError::LengthMismatch {
-                what: "coefficient vector",
-                expected: ctx.n,
-                found: coeffs.len(),
-            });
-        }
+        let mut p = Self::coefficient_target(ctx, limbs, coeffs.len())?;
         p.for_each_limb(|m, _, limb| {
             for (o, &c) in limb.iter_mut().zip(coeffs) {
                 let r = m.reduce_u128(c.unsigned_abs());
