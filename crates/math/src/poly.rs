@@ -523,32 +523,31 @@ impl RnsPoly {
     /// `self += c_k` on every coefficient of limb `k`: adds the constant polynomial in
     /// evaluation form (every evaluation shifts by the constant).
     pub fn add_scalar_limbs(&mut self, c: &[u64]) -> Result<()> {
-        if c.len() != self.limbs.len() {
-            return Err(MathError::LengthMismatch {
-                what: "per-limb constants",
-                expected: self.limbs.len(),
-                found: c.len(),
-            });
-        }
         self.require("add scalar", Some(Representation::Evaluation))?;
-        let (ctx, limbs, n) = (&self.ctx, &self.limbs, self.ctx.n);
-        let data = &mut self.data;
-        install(|| {
-            data.par_chunks_mut(n)
-                .zip(limbs.par_iter().zip(c.par_iter()))
-                .for_each(|(a, (&i, &cv))| {
-                    let m = &ctx.moduli[i];
-                    let v = m.reduce(cv);
-                    for x in a.iter_mut() {
-                        *x = m.add(*x, v);
-                    }
-                });
-        });
-        Ok(())
+        self.per_limb_constant(c, |m, v, a| {
+            for x in a.iter_mut() {
+                *x = m.add(*x, v);
+            }
+        })
     }
 
     /// `self *= c_k` with one constant per limb (e.g. a big integer's residues).
     pub fn mul_scalar_limbs(&mut self, c: &[u64]) -> Result<()> {
+        self.per_limb_constant(c, |m, w, a| {
+            let ws = m.shoup(w);
+            for x in a.iter_mut() {
+                *x = m.mul_shoup(*x, w, ws);
+            }
+        })
+    }
+
+    /// Runs `f(modulus, c_k mod q_k, limb k)` on every limb in parallel, after checking that
+    /// there is one constant per limb.
+    fn per_limb_constant(
+        &mut self,
+        c: &[u64],
+        f: impl Fn(&Modulus, u64, &mut [u64]) + Sync + Send,
+    ) -> Result<()> {
         if c.len() != self.limbs.len() {
             return Err(MathError::LengthMismatch {
                 what: "per-limb constants",
@@ -563,11 +562,7 @@ impl RnsPoly {
                 .zip(limbs.par_iter().zip(c.par_iter()))
                 .for_each(|(a, (&i, &cv))| {
                     let m = &ctx.moduli[i];
-                    let w = m.reduce(cv);
-                    let ws = m.shoup(w);
-                    for x in a.iter_mut() {
-                        *x = m.mul_shoup(*x, w, ws);
-                    }
+                    f(m, m.reduce(cv), a)
                 });
         });
         Ok(())
