@@ -18,6 +18,10 @@ pub struct SecretKey {
 }
 
 impl SecretKey {
+    pub(crate) fn from_poly(s: RnsPoly) -> Self {
+        Self { s }
+    }
+
     /// The secret polynomial (evaluation form over every prime). Exposed for tests and tools
     /// that must check keys; handle with care.
     pub fn poly(&self) -> &RnsPoly {

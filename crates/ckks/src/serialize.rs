@@ -5,7 +5,7 @@
 //! |---|---|
 //! | magic `"TSRA"` | 4 |
 //! | format version (1) | 2 |
-//! | object type: 1 ciphertext, 2 public key, 3 switching key | 1 |
+//! | object type: 1 ciphertext, 2 public key, 3 switching key, 4 secret key | 1 |
 //! | reserved (0) | 1 |
 //! | ring fingerprint: BLAKE3 of `N` and every modulus | 32 |
 //! | payload (per type, below) | ... |
@@ -14,13 +14,13 @@
 //! A polynomial is `repr (u8: 0 coefficient, 1 evaluation) | limb count (u16) | limb indices
 //! (u16 each) | limbs x N words (u64)`. Ciphertext payload: `level (u32) | scale (f64) | slots
 //! (u32) | c0 | c1`. Public key: `b | a`. Switching key: `dnum (u16) | dnum x (seed (32 bytes)
-//! | b)`. Decoding checks the checksum, the fingerprint (objects only load into the ring they
+//! | b)`. Secret key: `s` (every limb, evaluation form). Decoding checks the checksum, the fingerprint (objects only load into the ring they
 //! were made for), every length, that limb indices are valid and distinct, that every word is
 //! below its modulus, and that levels match limb counts; any failure is a typed error.
 
 use crate::context::CkksContext;
 use crate::error::{CkksError, Result};
-use crate::keys::{Ciphertext, PublicKey, SwitchingKey};
+use crate::keys::{Ciphertext, PublicKey, SecretKey, SwitchingKey};
 use tessera_math::sampling::Seed;
 use tessera_math::{Representation, RnsPoly};
 
@@ -30,6 +30,7 @@ pub const FORMAT_VERSION: u16 = 1;
 const TYPE_CIPHERTEXT: u8 = 1;
 const TYPE_PUBLIC_KEY: u8 = 2;
 const TYPE_SWITCHING_KEY: u8 = 3;
+const TYPE_SECRET_KEY: u8 = 4;
 
 fn fingerprint(ctx: &CkksContext) -> [u8; 32] {
     let mut h = blake3::Hasher::new_derive_key("tessera 2026 ring fingerprint");
@@ -280,4 +281,23 @@ pub fn switching_key_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<Switc
     }
     r.end()?;
     Ok(SwitchingKey { b, seeds })
+}
+
+/// Serialises a secret key. The bytes are the secret: store them as such.
+pub fn secret_key_to_bytes(sk: &SecretKey, ctx: &CkksContext) -> Vec<u8> {
+    let mut w = Writer::new(ctx, TYPE_SECRET_KEY);
+    w.poly(sk.poly());
+    w.finish()
+}
+
+/// Deserialises a secret key made for `ctx`.
+pub fn secret_key_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<SecretKey> {
+    let mut r = Reader::open(bytes, ctx, TYPE_SECRET_KEY, "secret key")?;
+    let s = r.poly(ctx)?;
+    r.end()?;
+    let all: Vec<usize> = (0..ctx.ring().moduli().len()).collect();
+    if s.limb_indices() != all || s.repr() != Representation::Evaluation {
+        return Err(r.err("a secret key spans every limb in evaluation form"));
+    }
+    Ok(SecretKey::from_poly(s))
 }

@@ -45,6 +45,8 @@ fn round_trips_equal_the_originals() {
         public_key_to_bytes(&pk2, &ctx),
         public_key_to_bytes(&pk, &ctx)
     );
+    let sk2 = secret_key_from_bytes(&secret_key_to_bytes(&sk, &ctx), &ctx).unwrap();
+    assert!(sk2.poly() == sk.poly());
     let rk = &keys.galois[&5];
     let rk2 = switching_key_from_bytes(&switching_key_to_bytes(rk, &ctx), &ctx).unwrap();
     assert_eq!(
@@ -58,7 +60,7 @@ fn round_trips_equal_the_originals() {
     let x = ev.load(&back).unwrap();
     let r = ev.rotate(&x, 1, &ks).unwrap();
     let y = ev.store(&r).unwrap();
-    let got = ctx.decode(&decrypt(&y, &sk).unwrap()).unwrap();
+    let got = ctx.decode(&decrypt(&y, &sk2).unwrap()).unwrap();
     for (g, w) in got.iter().zip([-0.5, 0.25, 1.0, 0.5]) {
         assert!((g.re - w).abs() < 1e-4, "{g} vs {w}");
     }
@@ -113,10 +115,15 @@ fn reseal(mut body: Vec<u8>) -> Vec<u8> {
 #[test]
 fn fuzz_deserialisers() {
     let (ctx, _, pk, keys, ct) = setup();
+    let sk = KeyGenerator::from_seed(&ctx, &Seed([3; 32]))
+        .unwrap()
+        .secret_key()
+        .unwrap();
     let seeds = [
         ciphertext_to_bytes(&ct, &ctx),
         public_key_to_bytes(&pk, &ctx),
         switching_key_to_bytes(keys.relin.as_ref().unwrap(), &ctx),
+        secret_key_to_bytes(&sk, &ctx),
     ];
     let secs: u64 = std::env::var("TESSERA_FUZZ_SECS")
         .ok()
@@ -132,7 +139,7 @@ fn fuzz_deserialisers() {
     };
     let (mut runs, mut accepted) = (0u64, 0u64);
     while Instant::now() < deadline {
-        let mut m = seeds[(next() % 3) as usize].clone();
+        let mut m = seeds[(next() % 4) as usize].clone();
         for _ in 0..1 + next() % 4 {
             let pos = (next() as usize) % m.len();
             match next() % 5 {
@@ -154,6 +161,7 @@ fn fuzz_deserialisers() {
         accepted += ciphertext_from_bytes(&m, &ctx).is_ok() as u64;
         accepted += public_key_from_bytes(&m, &ctx).is_ok() as u64;
         accepted += switching_key_from_bytes(&m, &ctx).is_ok() as u64;
+        accepted += secret_key_from_bytes(&m, &ctx).is_ok() as u64;
         runs += 1;
     }
     eprintln!("fuzzed {runs} mutants for {secs} s; {accepted} parsed as valid objects");

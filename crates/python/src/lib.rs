@@ -7,10 +7,11 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::{Arc, Mutex};
 use tessera_backend::CpuBackend;
+use tessera_ckks::params::ParametersLiteral;
 use tessera_ckks::serialize::{ciphertext_from_bytes, ciphertext_to_bytes};
 use tessera_ckks::{
     decrypt, Ciphertext as Ct, CkksContext, CkksError, EvaluationKeys, Evaluator, KeyGenerator,
-    Parameters, PublicKey, SecretKey,
+    Parameters, PublicKey, Rescaling, SecretDistribution, SecretKey,
 };
 use tessera_math::sampling::Seed;
 use tessera_math::RnsPoly;
@@ -95,17 +96,46 @@ impl Context {
     /// A context for a parameter preset (`ark`, `reed`, `lattigo`, `test-small`, ...).
     #[new]
     fn new(params: &str) -> PyResult<Self> {
-        let ctx = CkksContext::new(Parameters::preset(params).map_err(err)?).map_err(err)?;
-        let evaluator = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).map_err(err)?;
-        let keygen = KeyGenerator::new(&ctx).map_err(err)?;
-        Ok(Self {
-            inner: Arc::new(Inner {
-                ctx,
-                keys: Mutex::new(None),
-                evaluator: Mutex::new(evaluator),
-                keygen: Mutex::new(keygen),
-            }),
-        })
+        Self::from_parameters(Parameters::preset(params).map_err(err)?)
+    }
+
+    /// A context for custom parameters: ring degree 2^log_n, chain and special prime sizes in
+    /// bits, dnum, log2 of the default scale; optional fixed Hamming weight, error sigma, and
+    /// double-prime rescaling. Sets that fail the 128-bit check must be named `test-*`.
+    #[staticmethod]
+    #[pyo3(signature = (name, log_n, log_q, log_p, dnum, log_scale, hamming_weight=None, sigma=3.2, double_prime=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn custom(
+        name: &str,
+        log_n: u32,
+        log_q: Vec<u32>,
+        log_p: Vec<u32>,
+        dnum: usize,
+        log_scale: u32,
+        hamming_weight: Option<usize>,
+        sigma: f64,
+        double_prime: bool,
+    ) -> PyResult<Self> {
+        let lit = ParametersLiteral {
+            name: name.to_string(),
+            log_n,
+            log_q,
+            log_p,
+            dnum,
+            log_default_scale: log_scale,
+            secret: match hamming_weight {
+                Some(h) => SecretDistribution::Sparse { hamming_weight: h },
+                None => SecretDistribution::Ternary,
+            },
+            sigma,
+            rescaling: if double_prime {
+                Rescaling::DoublePrime
+            } else {
+                Rescaling::SinglePrime
+            },
+            source: "custom parameters from Python",
+        };
+        Self::from_parameters(Parameters::new(lit).map_err(err)?)
     }
 
     /// Ring degree N.
@@ -205,6 +235,22 @@ impl Context {
         Ok(Ciphertext {
             inner: self.inner.clone(),
             ct,
+        })
+    }
+}
+
+impl Context {
+    fn from_parameters(params: Parameters) -> PyResult<Self> {
+        let ctx = CkksContext::new(params).map_err(err)?;
+        let evaluator = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).map_err(err)?;
+        let keygen = KeyGenerator::new(&ctx).map_err(err)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                ctx,
+                keys: Mutex::new(None),
+                evaluator: Mutex::new(evaluator),
+                keygen: Mutex::new(keygen),
+            }),
         })
     }
 }

@@ -95,3 +95,14 @@ def test_package_docstring_example_runs():
     code = doc.split("Example::")[1].split("Operands of")[0]
     lines = [l[4:] for l in code.splitlines() if l.startswith("    ")]
     exec("\n".join(lines), {})
+
+
+def test_custom_parameters():
+    c = tessera.Context.custom("test-custom", 11, [50, 40, 40], [51], 3, 40)
+    c.keygen(seed=SEED)
+    x = rand(16, 9)
+    assert np.max(np.abs(tessera.decrypt_real(c, tessera.encrypt(c, x) * 2.0) - 2 * x)) < 2.0**-10
+    with pytest.raises(tessera.TesseraError, match="not 128-bit secure"):
+        tessera.Context.custom("production", 11, [50, 40, 40], [51], 3, 40)
+    with pytest.raises(tessera.TesseraError, match="dnum"):
+        tessera.Context.custom("test-bad", 11, [50, 40], [51], 5, 40)

@@ -6,6 +6,18 @@ def presets() -> List[str]: ...
 
 class Context:
     def __init__(self, params: str) -> None: ...
+    @staticmethod
+    def custom(
+        name: str,
+        log_n: int,
+        log_q: Sequence[int],
+        log_p: Sequence[int],
+        dnum: int,
+        log_scale: int,
+        hamming_weight: Optional[int] = ...,
+        sigma: float = ...,
+        double_prime: bool = ...,
+    ) -> Context: ...
     @property
     def n(self) -> int: ...
     @property
