@@ -65,3 +65,28 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn bench_ckks_ops_print_the_documented_json() {
+    for op in ["hmult", "hrot", "hoisted16"] {
+        let (code, out, err) = tessera(&[
+            "bench",
+            op,
+            "--params",
+            "test-small",
+            "--reps",
+            "1",
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{op}: {err}");
+        let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+        assert_eq!(v["op"], op);
+        assert_eq!(v["params"], "test-small");
+        assert_eq!(v["threads"], 1);
+        assert!(v["median_s"].as_f64().unwrap() > 0.0);
+        assert!(v["precision_bits"].as_f64().unwrap() > 15.0, "{op}: {v}");
+    }
+    let (code, _, err) = tessera(&["bench", "hmult", "--params", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown parameter preset"), "{err}");
+}
