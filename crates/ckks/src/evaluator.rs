@@ -76,6 +76,20 @@ impl<B: Backend> Evaluator<B> {
         })
     }
 
+    /// Runs `f` between the backend's begin and end markers of HE operation `name`; the end
+    /// marker is emitted even when `f` fails, so traces stay balanced.
+    fn traced<T>(
+        &mut self,
+        name: &'static str,
+        level: usize,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        self.backend.begin_op(name, level);
+        let r = f(self);
+        self.backend.end_op();
+        r
+    }
+
     fn same_level(op: &'static str, a: usize, b: usize) -> Result<()> {
         if a != b {
             return Err(CkksError::level_mismatch(op, a, b));
@@ -103,13 +117,15 @@ impl<B: Backend> Evaluator<B> {
     ) -> Result<Ciphertext<B::Poly>> {
         Self::same_level(op, a.level, b.level)?;
         Self::same_scale(op, a.scale, b.scale)?;
-        self.backend.begin_op(op, a.level);
-        let c0 = f(&mut self.backend, &a.c0, &b.c0);
-        let c1 = f(&mut self.backend, &a.c1, &b.c1);
-        self.backend.end_op();
+        let (c0, c1) = self.traced(op, a.level, |e| {
+            Ok((
+                f(&mut e.backend, &a.c0, &b.c0)?,
+                f(&mut e.backend, &a.c1, &b.c1)?,
+            ))
+        })?;
         Ok(Ciphertext {
-            c0: c0?,
-            c1: c1?,
+            c0,
+            c1,
             level: a.level,
             scale: a.scale,
             slots: a.slots.max(b.slots),
@@ -136,12 +152,12 @@ impl<B: Backend> Evaluator<B> {
 
     /// Negation.
     pub fn neg(&mut self, a: &Ciphertext<B::Poly>) -> Result<Ciphertext<B::Poly>> {
-        self.backend.begin_op("HNeg", a.level);
-        let (c0, c1) = (self.backend.neg(&a.c0), self.backend.neg(&a.c1));
-        self.backend.end_op();
+        let (c0, c1) = self.traced("HNeg", a.level, |e| {
+            Ok((e.backend.neg(&a.c0)?, e.backend.neg(&a.c1)?))
+        })?;
         Ok(Ciphertext {
-            c0: c0?,
-            c1: c1?,
+            c0,
+            c1,
             ..a.clone()
         })
     }
@@ -158,13 +174,12 @@ impl<B: Backend> Evaluator<B> {
         pt: &Plaintext,
     ) -> Result<Ciphertext<B::Poly>> {
         Self::same_scale("PAdd", a.scale, pt.scale)?;
-        self.backend.begin_op("PAdd", a.level);
-        let r = self
-            .load_plain("PAdd", a.level, pt)
-            .and_then(|p| Ok(self.backend.add(&a.c0, &p)?));
-        self.backend.end_op();
+        let c0 = self.traced("PAdd", a.level, |e| {
+            let p = e.load_plain("PAdd", a.level, pt)?;
+            Ok(e.backend.add(&a.c0, &p)?)
+        })?;
         Ok(Ciphertext {
-            c0: r?,
+            c0,
             c1: a.c1.clone(),
             level: a.level,
             scale: a.scale,
@@ -178,14 +193,10 @@ impl<B: Backend> Evaluator<B> {
         a: &Ciphertext<B::Poly>,
         pt: &Plaintext,
     ) -> Result<Ciphertext<B::Poly>> {
-        self.backend.begin_op("PMult", a.level);
-        let r = self.load_plain("PMult", a.level, pt).and_then(|p| {
-            let c0 = self.backend.mul(&a.c0, &p)?;
-            let c1 = self.backend.mul(&a.c1, &p)?;
-            Ok((c0, c1))
-        });
-        self.backend.end_op();
-        let (c0, c1) = r?;
+        let (c0, c1) = self.traced("PMult", a.level, |e| {
+            let p = e.load_plain("PMult", a.level, pt)?;
+            Ok((e.backend.mul(&a.c0, &p)?, e.backend.mul(&a.c1, &p)?))
+        })?;
         Ok(Ciphertext {
             c0,
             c1,
@@ -222,13 +233,10 @@ impl<B: Backend> Evaluator<B> {
     /// Adds the real constant `c` to every slot (`round(c * scale)` added in evaluation form).
     pub fn add_const(&mut self, a: &Ciphertext<B::Poly>, c: f64) -> Result<Ciphertext<B::Poly>> {
         let res = self.constant_residues(c * a.scale, a.level, "constant")?;
-        self.backend.begin_op("CAdd", a.level);
-        let r = self.backend.add_scalar(&a.c0, &res);
-        self.backend.end_op();
-        Ok(Ciphertext {
-            c0: r?,
-            ..a.clone()
-        })
+        let c0 = self.traced("CAdd", a.level, |e| {
+            Ok(e.backend.add_scalar(&a.c0, &res)?)
+        })?;
+        Ok(Ciphertext { c0, ..a.clone() })
     }
 
     /// Multiplies every slot by the real constant `c`, encoded as the integer
@@ -265,15 +273,15 @@ impl<B: Backend> Evaluator<B> {
         a: &Ciphertext<B::Poly>,
         res: &[u64],
     ) -> Result<Ciphertext<B::Poly>> {
-        self.backend.begin_op(op, a.level);
-        let (c0, c1) = (
-            self.backend.mul_scalar(&a.c0, res),
-            self.backend.mul_scalar(&a.c1, res),
-        );
-        self.backend.end_op();
+        let (c0, c1) = self.traced(op, a.level, |e| {
+            Ok((
+                e.backend.mul_scalar(&a.c0, res)?,
+                e.backend.mul_scalar(&a.c1, res)?,
+            ))
+        })?;
         Ok(Ciphertext {
-            c0: c0?,
-            c1: c1?,
+            c0,
+            c1,
             ..a.clone()
         })
     }
@@ -292,15 +300,15 @@ impl<B: Backend> Evaluator<B> {
             });
         }
         let keep = self.ctx.chain_limbs(a.level - k);
-        self.backend.begin_op("DropLevel", a.level);
-        let (c0, c1) = (
-            self.backend.select_limbs(&a.c0, &keep),
-            self.backend.select_limbs(&a.c1, &keep),
-        );
-        self.backend.end_op();
+        let (c0, c1) = self.traced("DropLevel", a.level, |e| {
+            Ok((
+                e.backend.select_limbs(&a.c0, &keep)?,
+                e.backend.select_limbs(&a.c1, &keep)?,
+            ))
+        })?;
         Ok(Ciphertext {
-            c0: c0?,
-            c1: c1?,
+            c0,
+            c1,
             level: a.level - k,
             ..a.clone()
         })
@@ -335,10 +343,7 @@ impl<B: Backend> Evaluator<B> {
 
     /// Divides by the last prime only.
     fn rescale_one(&mut self, a: &Ciphertext<B::Poly>) -> Result<Ciphertext<B::Poly>> {
-        self.backend.begin_op("HRescale", a.level);
-        let r = self.rescale_parts(a);
-        self.backend.end_op();
-        let (c0, c1) = r?;
+        let (c0, c1) = self.traced("HRescale", a.level, |e| e.rescale_parts(a))?;
         let ql = self.ctx.params().q()[a.level] as f64;
         Ok(Ciphertext {
             c0,
@@ -516,24 +521,18 @@ impl<B: Backend> Evaluator<B> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        self.backend.begin_op("HoistedModUp", a.level);
-        let ups = self.mod_up(&a.c1, a.level);
-        self.backend.end_op();
-        let ups = ups?;
+        let ups = self.traced("HoistedModUp", a.level, |e| e.mod_up(&a.c1, a.level))?;
         let mut out = Vec::with_capacity(gs.len());
         for (g, key) in gs {
-            self.backend.begin_op("HRotHoisted", a.level);
-            let r = (|| {
+            let (c0, c1) = self.traced("HRotHoisted", a.level, |e| {
                 let rotated = ups
                     .iter()
-                    .map(|u| self.backend.automorphism(u, g))
+                    .map(|u| e.backend.automorphism(u, g))
                     .collect::<std::result::Result<Vec<_>, _>>()?;
-                let (u0, u1) = self.inner_product_mod_down(&rotated, a.level, key)?;
-                let c0 = self.backend.automorphism(&a.c0, g)?;
-                Ok::<_, CkksError>((self.backend.add(&c0, &u0)?, u1))
-            })();
-            self.backend.end_op();
-            let (c0, c1) = r?;
+                let (u0, u1) = e.inner_product_mod_down(&rotated, a.level, key)?;
+                let c0 = e.backend.automorphism(&a.c0, g)?;
+                Ok((e.backend.add(&c0, &u0)?, u1))
+            })?;
             out.push(Ciphertext {
                 c0,
                 c1,
@@ -555,17 +554,14 @@ impl<B: Backend> Evaluator<B> {
             .relin
             .as_ref()
             .ok_or_else(|| CkksError::MissingKey("relinearisation key".into()))?;
-        self.backend.begin_op("HMult", a.level);
-        let r = (|| {
-            let d0 = self.backend.mul(&a.c0, &b.c0)?;
-            let mut d1 = self.backend.mul(&a.c0, &b.c1)?;
-            self.backend.mul_acc(&mut d1, &a.c1, &b.c0)?;
-            let d2 = self.backend.mul(&a.c1, &b.c1)?;
-            let (u0, u1) = self.key_switch(&d2, a.level, rlk)?;
-            Ok::<_, CkksError>((self.backend.add(&d0, &u0)?, self.backend.add(&d1, &u1)?))
-        })();
-        self.backend.end_op();
-        let (c0, c1) = r?;
+        let (c0, c1) = self.traced("HMult", a.level, |e| {
+            let d0 = e.backend.mul(&a.c0, &b.c0)?;
+            let mut d1 = e.backend.mul(&a.c0, &b.c1)?;
+            e.backend.mul_acc(&mut d1, &a.c1, &b.c0)?;
+            let d2 = e.backend.mul(&a.c1, &b.c1)?;
+            let (u0, u1) = e.key_switch(&d2, a.level, rlk)?;
+            Ok((e.backend.add(&d0, &u0)?, e.backend.add(&d1, &u1)?))
+        })?;
         Ok(Ciphertext {
             c0,
             c1,
@@ -585,15 +581,12 @@ impl<B: Backend> Evaluator<B> {
         let key = keys.galois.get(&g).ok_or_else(|| {
             CkksError::MissingKey(format!("{op} needs the key for Galois element {g}"))
         })?;
-        self.backend.begin_op(op, a.level);
-        let r = (|| {
-            let c0 = self.backend.automorphism(&a.c0, g)?;
-            let c1 = self.backend.automorphism(&a.c1, g)?;
-            let (u0, u1) = self.key_switch(&c1, a.level, key)?;
-            Ok::<_, CkksError>((self.backend.add(&c0, &u0)?, u1))
-        })();
-        self.backend.end_op();
-        let (c0, c1) = r?;
+        let (c0, c1) = self.traced(op, a.level, |e| {
+            let c0 = e.backend.automorphism(&a.c0, g)?;
+            let c1 = e.backend.automorphism(&a.c1, g)?;
+            let (u0, u1) = e.key_switch(&c1, a.level, key)?;
+            Ok((e.backend.add(&c0, &u0)?, u1))
+        })?;
         Ok(Ciphertext {
             c0,
             c1,
