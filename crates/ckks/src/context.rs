@@ -22,6 +22,23 @@ pub struct Plaintext {
     pub slots: usize,
 }
 
+/// An OF-Limb plaintext (ark.md section IV-B): only the `q_0` limb of the encoded polynomial,
+/// in coefficient form. Its coefficients are below `q_0 / 2` in magnitude, so the limb holds
+/// them exactly and the other limbs are regenerated on use by reducing them into each modulus
+/// and transforming (`Evaluator::mul_plain_oflimb`): one limb of storage and traffic instead of
+/// `level + 1`, paid for with NTTs.
+#[derive(Clone, Debug)]
+pub struct OfLimbPlaintext {
+    /// The `q_0` limb (coefficient representation).
+    pub limb: RnsPoly,
+    /// Level the plaintext is used at.
+    pub level: usize,
+    /// Scale Delta.
+    pub scale: f64,
+    /// Number of slots.
+    pub slots: usize,
+}
+
 /// Parameters, ring and encoder.
 #[derive(Debug)]
 pub struct CkksContext {
@@ -88,6 +105,35 @@ impl CkksContext {
         poly.ntt()?;
         Ok(Plaintext {
             poly,
+            level,
+            scale,
+            slots,
+        })
+    }
+
+    /// Encodes into an OF-Limb plaintext; fails if a coefficient does not fit in `q_0 / 2`.
+    pub fn encode_oflimb(
+        &self,
+        values: &[Complex64],
+        slots: usize,
+        level: usize,
+        scale: f64,
+    ) -> Result<OfLimbPlaintext> {
+        self.check_level(level)?;
+        let coeffs = self.encoder.encode(values, slots, scale)?;
+        let half_q0 = (self.params.q()[0] / 2) as i128;
+        if let Some(c) = coeffs.iter().find(|c| c.abs() > half_q0) {
+            return Err(CkksError::InvalidParameter {
+                name: "OF-Limb plaintext coefficient",
+                value: c.to_string(),
+                allowed: format!(
+                    "magnitude at most q_0 / 2 = {half_q0} (lower the scale or the values)"
+                ),
+            });
+        }
+        let limb = RnsPoly::from_i128(&self.ring, &[0], &coeffs)?;
+        Ok(OfLimbPlaintext {
+            limb,
             level,
             scale,
             slots,

@@ -4,7 +4,7 @@
 //! so the CPU backend computes it and a trace backend records exactly the same stream
 //! (design.md section 1). Operands are checked: different levels or scales are errors.
 
-use crate::context::{CkksContext, Plaintext};
+use crate::context::{CkksContext, OfLimbPlaintext, Plaintext};
 use crate::error::{CkksError, Result};
 use crate::keys::{Ciphertext, EvaluationKeys, SwitchingKey};
 use std::sync::Arc;
@@ -283,6 +283,30 @@ impl<B: Backend> Evaluator<B> {
             c0,
             c1,
             ..a.clone()
+        })
+    }
+
+    /// PMult with an OF-Limb plaintext (ark.md section IV-B): loads the single `q_0` limb,
+    /// extends it to the ciphertext's limbs, transforms, and multiplies.
+    pub fn mul_plain_oflimb(
+        &mut self,
+        a: &Ciphertext<B::Poly>,
+        pt: &OfLimbPlaintext,
+    ) -> Result<Ciphertext<B::Poly>> {
+        Self::same_level("PMult (OF-Limb)", a.level, pt.level)?;
+        let limbs = self.ctx.chain_limbs(a.level);
+        let (c0, c1) = self.traced("PMultOFLimb", a.level, |e| {
+            let one = e.backend.load(&pt.limb, Kind::Plaintext)?;
+            let mut p = e.backend.extend_limb(&one, &limbs)?;
+            e.backend.ntt(&mut p)?;
+            Ok((e.backend.mul(&a.c0, &p)?, e.backend.mul(&a.c1, &p)?))
+        })?;
+        Ok(Ciphertext {
+            c0,
+            c1,
+            level: a.level,
+            scale: a.scale * pt.scale,
+            slots: a.slots.max(pt.slots),
         })
     }
 

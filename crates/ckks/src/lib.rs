@@ -47,7 +47,7 @@ pub mod params;
 pub mod precision;
 pub mod serialize;
 
-pub use context::{CkksContext, Plaintext};
+pub use context::{CkksContext, OfLimbPlaintext, Plaintext};
 pub use encoder::Encoder;
 pub use error::{CkksError, Result};
 pub use evaluator::Evaluator;

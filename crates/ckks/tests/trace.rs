@@ -160,3 +160,41 @@ fn key_switch_trace_matches_closed_forms() {
         }
     }
 }
+
+/// OF-Limb: the same product as a full plaintext, with one plaintext limb loaded instead of
+/// `level + 1`, and the extension visible in the trace.
+#[test]
+fn of_limb_plaintexts_match_full_plaintexts_and_load_one_limb() {
+    let (ctx, ct, _, _, sk) = setup();
+    let l = ctx.params().max_level();
+    let vals: Vec<num_complex::Complex64> = (0..8)
+        .map(|k| num_complex::Complex64::new(k as f64 / 8.0 - 0.5, 0.25))
+        .collect();
+    let full = ctx
+        .encode(&vals, 8, l, ctx.params().default_scale())
+        .unwrap();
+    let of = ctx
+        .encode_oflimb(&vals, 8, l, ctx.params().default_scale())
+        .unwrap();
+    let mut cpu =
+        Evaluator::new(&ctx, Recording::new(CpuBackend::new(ctx.ring().clone()))).unwrap();
+    let x = cpu.load(&ct).unwrap();
+    let a = cpu.mul_plain(&x, &full).unwrap();
+    let start = cpu.backend().instructions().len();
+    let b = cpu.mul_plain_oflimb(&x, &of).unwrap();
+    let of_instrs = &cpu.backend().instructions()[start..];
+    let plaintext_limbs: usize = of_instrs
+        .iter()
+        .filter(|i| i.op == Op::Load && i.kind.as_deref() == Some("plaintext"))
+        .map(|i| i.limbs.len())
+        .sum();
+    assert_eq!(plaintext_limbs, 1);
+    assert!(of_instrs.iter().any(|i| i.op == Op::ExtendLimb));
+    let (ha, hb) = (cpu.store(&a).unwrap(), cpu.store(&b).unwrap());
+    // The encodings are identical integers, so the products are identical.
+    assert_eq!(ha.c0, hb.c0);
+    assert_eq!(ha.c1, hb.c1);
+    let _ = decrypt(&hb, &sk).unwrap();
+    // A coefficient that does not fit q_0 / 2 is refused.
+    assert!(ctx.encode_oflimb(&vals, 8, l, 2f64.powi(80)).is_err());
+}
