@@ -3,7 +3,7 @@
 
 use crate::{Backend, Kind};
 use std::sync::Arc;
-use tessera_math::sampling::{expand_uniform, Seed};
+use tessera_math::sampling::Seed;
 use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
 
 /// Computes every primary function on this machine.
@@ -46,22 +46,7 @@ impl Backend for CpuBackend {
         limbs: &[usize],
         _kind: Kind,
     ) -> Result<RnsPoly, MathError> {
-        let moduli: Vec<u64> = limbs
-            .iter()
-            .map(|&i| {
-                self.ring
-                    .moduli()
-                    .get(i)
-                    .map(|m| m.value())
-                    .ok_or(MathError::OutOfRange {
-                        name: "limb index",
-                        value: i.to_string(),
-                        allowed: format!("below {}", self.ring.moduli().len()),
-                    })
-            })
-            .collect::<Result<_, _>>()?;
-        let data = expand_uniform(seed, &moduli, self.ring.n());
-        RnsPoly::from_data(&self.ring, limbs, data, Representation::Evaluation)
+        RnsPoly::expand_seed(&self.ring, limbs, seed)
     }
     fn ntt(&mut self, p: &mut RnsPoly) -> Result<(), MathError> {
         p.ntt()

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::params::SecretDistribution;
 use std::sync::Arc;
 use tessera_math::sampling::{ternary, GaussianSampler, Seed, Xof};
-use tessera_math::{Representation, RnsPoly};
+use tessera_math::RnsPoly;
 
 /// The secret key `s`, held over every prime (chain and special) in evaluation form.
 #[derive(Clone)]
@@ -137,17 +137,7 @@ impl KeyGenerator {
     fn uniform(&mut self, limbs: &[usize]) -> Result<RnsPoly> {
         // A sub-seed drawn from the key generator's stream, expanded per modulus.
         let seed = self.sub_seed();
-        let moduli: Vec<u64> = limbs
-            .iter()
-            .map(|&i| self.ctx.ring().moduli()[i].value())
-            .collect();
-        let data = tessera_math::sampling::expand_uniform(&seed, &moduli, self.ctx.params().n());
-        Ok(RnsPoly::from_data(
-            self.ctx.ring(),
-            limbs,
-            data,
-            Representation::Evaluation,
-        )?)
+        Ok(RnsPoly::expand_seed(self.ctx.ring(), limbs, &seed)?)
     }
 
     /// Small polynomial from signed coefficients, in evaluation representation.
@@ -198,13 +188,7 @@ impl KeyGenerator {
         let (mut b, mut seeds) = (Vec::new(), Vec::new());
         for i in 0..params.dnum() {
             let seed = self.sub_seed();
-            let moduli: Vec<u64> = limbs
-                .iter()
-                .map(|&j| self.ctx.ring().moduli()[j].value())
-                .collect();
-            let a_data = tessera_math::sampling::expand_uniform(&seed, &moduli, params.n());
-            let a =
-                RnsPoly::from_data(self.ctx.ring(), &limbs, a_data, Representation::Evaluation)?;
+            let a = RnsPoly::expand_seed(self.ctx.ring(), &limbs, &seed)?;
             let mut bi = self.error(&limbs)?;
             let mut as_ = a;
             as_.mul_assign(&sk.s)?;

@@ -14,6 +14,7 @@ use crate::modular::Modulus;
 use crate::ntt::{check_degree, NttPlan};
 use crate::parallel::install;
 use crate::rns::{BaseConverter, ConversionMode, RnsBasis};
+use crate::sampling::{expand_uniform, Seed};
 use num_bigint::BigInt;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -230,6 +231,17 @@ impl RnsPoly {
             });
         }
         Self::zero(ctx, limbs, Representation::Coefficient)
+    }
+
+    /// The uniform polynomial over `limbs` that `seed` expands to
+    /// ([`crate::sampling::expand_uniform`]: one stream per modulus), read as evaluation
+    /// representation. Regenerating a seeded key's `a` half over any limb set gives the same
+    /// limbs it was made with.
+    pub fn expand_seed(ctx: &Arc<RingContext>, limbs: &[usize], seed: &Seed) -> Result<Self> {
+        ctx.check_limbs(limbs)?;
+        let moduli: Vec<u64> = limbs.iter().map(|&i| ctx.moduli[i].value()).collect();
+        let data = expand_uniform(seed, &moduli, ctx.n);
+        Self::from_data(ctx, limbs, data, Representation::Evaluation)
     }
 
     /// Small signed coefficients (secrets, errors, encoded messages) in coefficient form.
