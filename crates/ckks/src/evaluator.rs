@@ -193,16 +193,31 @@ impl<B: Backend> Evaluator<B> {
         a: &Ciphertext<B::Poly>,
         pt: &Plaintext,
     ) -> Result<Ciphertext<B::Poly>> {
-        let (c0, c1) = self.traced("PMult", a.level, |e| {
-            let p = e.load_plain("PMult", a.level, pt)?;
+        self.plain_product("PMult", a, pt.scale, pt.slots, |e| {
+            e.load_plain("PMult", a.level, pt)
+        })
+    }
+
+    /// Multiplies both parts of `a` by the plaintext polynomial that `get` puts in the backend
+    /// (inside the operation's markers); the scales multiply.
+    fn plain_product(
+        &mut self,
+        op: &'static str,
+        a: &Ciphertext<B::Poly>,
+        pt_scale: f64,
+        pt_slots: usize,
+        get: impl FnOnce(&mut Self) -> Result<B::Poly>,
+    ) -> Result<Ciphertext<B::Poly>> {
+        let (c0, c1) = self.traced(op, a.level, |e| {
+            let p = get(e)?;
             Ok((e.backend.mul(&a.c0, &p)?, e.backend.mul(&a.c1, &p)?))
         })?;
         Ok(Ciphertext {
             c0,
             c1,
             level: a.level,
-            scale: a.scale * pt.scale,
-            slots: a.slots.max(pt.slots),
+            scale: a.scale * pt_scale,
+            slots: a.slots.max(pt_slots),
         })
     }
 
@@ -295,18 +310,11 @@ impl<B: Backend> Evaluator<B> {
     ) -> Result<Ciphertext<B::Poly>> {
         Self::same_level("PMult (OF-Limb)", a.level, pt.level)?;
         let limbs = self.ctx.chain_limbs(a.level);
-        let (c0, c1) = self.traced("PMultOFLimb", a.level, |e| {
+        self.plain_product("PMultOFLimb", a, pt.scale, pt.slots, |e| {
             let one = e.backend.load(&pt.limb, Kind::Plaintext)?;
             let mut p = e.backend.extend_limb(&one, &limbs)?;
             e.backend.ntt(&mut p)?;
-            Ok((e.backend.mul(&a.c0, &p)?, e.backend.mul(&a.c1, &p)?))
-        })?;
-        Ok(Ciphertext {
-            c0,
-            c1,
-            level: a.level,
-            scale: a.scale * pt.scale,
-            slots: a.slots.max(pt.slots),
+            Ok(p)
         })
     }
 
