@@ -80,6 +80,14 @@ impl CkksContext {
         (l..l + self.params.p().len()).collect()
     }
 
+    /// Ring indices of the chain limbs at `level` followed by the special limbs: the limb set
+    /// of key switching at that level (and, at the top level, of the keys).
+    pub fn qp_limbs(&self, level: usize) -> Vec<usize> {
+        let mut l = self.chain_limbs(level);
+        l.extend(self.special_limbs());
+        l
+    }
+
     pub(crate) fn check_level(&self, level: usize) -> Result<()> {
         if level > self.params.max_level() {
             return Err(CkksError::InvalidParameter {

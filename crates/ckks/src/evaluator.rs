@@ -452,7 +452,7 @@ impl<B: Backend> Evaluator<B> {
     pub fn mod_up(&mut self, d: &B::Poly, level: usize) -> Result<Vec<B::Poly>> {
         let digits = self.ctx.params().digits();
         let beta = self.ctx.params().beta(level);
-        let qp = self.qp_limbs(level);
+        let qp = self.ctx.qp_limbs(level);
         let mut dc = d.clone();
         self.backend.intt(&mut dc)?;
         let mut ups = Vec::with_capacity(beta);
@@ -468,12 +468,6 @@ impl<B: Backend> Evaluator<B> {
             ups.push(self.backend.concat(&[&own, &ext], &qp)?);
         }
         Ok(ups)
-    }
-
-    fn qp_limbs(&self, level: usize) -> Vec<usize> {
-        let mut l = self.ctx.chain_limbs(level);
-        l.extend(self.ctx.special_limbs());
-        l
     }
 
     /// Inner product of extended digits with the key's `(b_i, a_i)` (each `a_i` expanded from
@@ -495,7 +489,7 @@ impl<B: Backend> Evaluator<B> {
         let params = self.ctx.params();
         let q_limbs = self.ctx.chain_limbs(level);
         let p_limbs = self.ctx.special_limbs();
-        let qp = self.qp_limbs(level);
+        let qp = self.ctx.qp_limbs(level);
         let mut bs = Vec::with_capacity(ups.len());
         let mut as_ = Vec::with_capacity(ups.len());
         for i in 0..ups.len() {

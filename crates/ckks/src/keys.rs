@@ -127,12 +127,6 @@ impl KeyGenerator {
         })
     }
 
-    fn all_limbs(&self) -> Vec<usize> {
-        let mut l = self.ctx.chain_limbs(self.ctx.params().max_level());
-        l.extend(self.ctx.special_limbs());
-        l
-    }
-
     /// Uniform polynomial over `limbs`, evaluation representation.
     fn uniform(&mut self, limbs: &[usize]) -> Result<RnsPoly> {
         // A sub-seed drawn from the key generator's stream, expanded per modulus.
@@ -161,7 +155,7 @@ impl KeyGenerator {
             SecretDistribution::Sparse { hamming_weight } => Some(hamming_weight),
         };
         let s = ternary(&mut self.xof, self.ctx.params().n(), h)?;
-        let limbs = self.all_limbs();
+        let limbs = self.ctx.qp_limbs(self.ctx.params().max_level());
         Ok(SecretKey {
             s: self.small(&s, &limbs)?,
         })
@@ -179,7 +173,7 @@ impl KeyGenerator {
     /// A key switching from `s_prime` (evaluation form over all limbs) to `sk`.
     pub fn switching_key(&mut self, sk: &SecretKey, s_prime: &RnsPoly) -> Result<SwitchingKey> {
         let params = self.ctx.params().clone();
-        let limbs = self.all_limbs();
+        let limbs = self.ctx.qp_limbs(self.ctx.params().max_level());
         let p_big: num_bigint::BigUint = params
             .p()
             .iter()
