@@ -8,9 +8,11 @@
 //! ([`trace`] documents the format).
 
 mod cpu;
+mod profile;
 pub mod trace;
 
 pub use cpu::CpuBackend;
+pub use profile::{OpTime, Profiled};
 use std::sync::Arc;
 use tessera_math::sampling::Seed;
 use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};

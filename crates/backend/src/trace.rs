@@ -50,6 +50,34 @@ pub enum Op {
     End,
 }
 
+impl Op {
+    /// The name the trace format uses for this operation (its serde name).
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Load => "load",
+            Op::Store => "store",
+            Op::ExpandSeed => "expand_seed",
+            Op::Ntt => "ntt",
+            Op::Intt => "intt",
+            Op::Add => "add",
+            Op::Sub => "sub",
+            Op::Neg => "neg",
+            Op::Mul => "mul",
+            Op::MulAcc => "mul_acc",
+            Op::Dot => "dot",
+            Op::AddScalar => "add_scalar",
+            Op::MulScalar => "mul_scalar",
+            Op::Automorphism => "automorphism",
+            Op::Bconv => "bconv",
+            Op::SelectLimbs => "select_limbs",
+            Op::Concat => "concat",
+            Op::ExtendLimb => "extend_limb",
+            Op::Begin => "begin",
+            Op::End => "end",
+        }
+    }
+}
+
 /// One instruction record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Instr {

@@ -61,6 +61,9 @@ pub struct CkksBenchArgs {
     /// One JSON object per result line.
     #[arg(long)]
     json: bool,
+    /// Also report the time spent in each primary function (NTT, BConv, ...) per run.
+    #[arg(long)]
+    profile: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -84,7 +87,7 @@ impl From<KernelArg> for Kernel {
 
 pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
     use crate::bench_ckks::{run as ckks, CkksOp};
-    let ckks_run = |op, a: CkksBenchArgs| ckks(op, &a.params, a.threads, a.reps, a.json);
+    let ckks_run = |op, a: CkksBenchArgs| ckks(op, &a.params, a.threads, a.reps, a.json, a.profile);
     match cmd {
         BenchCommand::Hmult(a) => Ok(ckks_run(CkksOp::HMult, a)?),
         BenchCommand::Hrot(a) => Ok(ckks_run(CkksOp::HRot, a)?),

@@ -7,7 +7,7 @@ use num_complex::Complex64;
 use serde_json::json;
 use std::io::IsTerminal;
 use std::time::Instant;
-use tessera_backend::CpuBackend;
+use tessera_backend::{CpuBackend, Profiled};
 use tessera_ckks::{
     decrypt, CkksContext, CkksError, Evaluator, KeyGenerator, Parameters, PrecisionStats,
 };
@@ -61,6 +61,7 @@ pub fn run(
     threads: usize,
     reps: usize,
     json: bool,
+    profile: bool,
 ) -> Result<(), CkksError> {
     parallel::set_num_threads(threads)?;
     let reps = reps.max(1);
@@ -81,15 +82,20 @@ pub fn run(
     let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
     let z = message(slots);
     let ct = kg.encrypt_sk(&ctx.encode(&z, slots, l, scale)?, &sk)?;
-    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
+    let mut ev = Evaluator::new(&ctx, Profiled::new(CpuBackend::new(ctx.ring().clone())))?;
     let x = ev.load(&ct)?;
+    ev.backend_mut().reset();
     progress(&format!(
         "{}: measuring {reps} runs with {threads} thread(s)...",
         op.name()
     ));
     let mut times = Vec::with_capacity(reps);
     let mut last = None;
-    for _ in 0..reps {
+    // One untimed warm-up run first (page-ins, buffer pool, converter caches).
+    for rep in 0..=reps {
+        if rep == 1 {
+            ev.backend_mut().reset();
+        }
         let start = Instant::now();
         let out = parallel::install(|| -> Result<_, CkksError> {
             Ok(match op {
@@ -101,7 +107,9 @@ pub fn run(
                 CkksOp::Hoisted16 => ev.rotate_hoisted(&x, &steps, &keys)?,
             })
         })?;
-        times.push(start.elapsed().as_secs_f64());
+        if rep > 0 {
+            times.push(start.elapsed().as_secs_f64());
+        }
         last = Some(out);
     }
     times.sort_by(f64::total_cmp);
@@ -113,6 +121,19 @@ pub fn run(
         CkksOp::HRot => (0..slots).map(|j| z[(j + 1) % slots]).collect(),
         CkksOp::Hoisted16 => (0..slots).map(|j| z[(j + 16) % slots]).collect(),
     };
+    // Per-primary times, averaged per run (taken before the decryption check below).
+    let prims: Vec<(String, f64, f64)> = ev
+        .backend()
+        .times()
+        .iter()
+        .map(|(k, t)| {
+            (
+                k.clone(),
+                t.total.as_secs_f64() / reps as f64,
+                t.calls as f64 / reps as f64,
+            )
+        })
+        .collect();
     let got = ctx.decode(&decrypt(&ev.store(out.last().expect("one output"))?, &sk)?)?;
     let st = PrecisionStats::new(&want, &got);
     // Evaluation-key storage: seeded (b halves + seeds) against both halves stored.
@@ -131,6 +152,13 @@ pub fn run(
             "evk_stored_bytes": key_bytes.0, "evk_expanded_bytes": key_bytes.1,
             "max_error_bits": st.max_error_bits(),
         }));
+        if profile {
+            for (name, secs, calls) in &prims {
+                json_line(
+                    &json!({"op": op.name(), "primary": name, "mean_s": secs, "calls": calls}),
+                );
+            }
+        }
     } else {
         emit(&format!(
             "{} at '{params}' (N = {}, L = {l}, dnum = {}), CPU backend, {threads} thread(s), median of {reps}",
@@ -160,6 +188,30 @@ pub fn run(
                 ),
             ]],
         );
+        if profile {
+            let total: f64 = prims.iter().map(|p| p.1).sum();
+            let mut sorted = prims.clone();
+            sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let mut rows: Vec<Vec<String>> = sorted
+                .iter()
+                .map(|(name, secs, calls)| {
+                    vec![
+                        name.clone(),
+                        format!("{calls:.0}"),
+                        format!("{:.2}", secs * 1e3),
+                        format!("{:.1}", 100.0 * secs / median),
+                    ]
+                })
+                .collect();
+            rows.push(vec![
+                "(primaries total)".into(),
+                String::new(),
+                format!("{:.2}", total * 1e3),
+                format!("{:.1}", 100.0 * total / median),
+            ]);
+            emit("time per primary function, mean per run:");
+            table(&["primary", "calls", "ms", "% of median"], &rows);
+        }
     }
     Ok(())
 }

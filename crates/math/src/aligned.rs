@@ -5,32 +5,75 @@
 //! Zen 4 (measured; see docs/benchmarks.md). `AlignedVec` stores words in 64-byte lines, so
 //! every limb of `N >= 8` words starts on a line boundary.
 
+use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, Mutex};
 
 /// One cache line of words.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C, align(64))]
 struct Line([u64; 8]);
 
-/// A growable-by-construction, 64-byte-aligned vector of `u64`.
-#[derive(Clone, Default, PartialEq, Eq)]
+/// A fixed-length, 64-byte-aligned, copy-on-write vector of `u64`.
+///
+/// Cloning shares the buffer (O(1)); the first write through a shared handle copies it. This
+/// lets backends "load" a key or plaintext and select all of its limbs without moving a byte,
+/// which matters at N = 2^16 where one key digit is 15 MB. Freed buffers return to a bounded
+/// process-wide [`pool`] and are reused for the next buffer of the same size, so the hot
+/// loop of an HE operation does not pay a page fault per fresh page (measured: a third of an
+/// `ark` HMult before pooling).
+#[derive(Clone, Default)]
 pub struct AlignedVec {
-    lines: Vec<Line>,
+    lines: Arc<Vec<Line>>,
     len: usize,
 }
+
+impl PartialEq for AlignedVec {
+    fn eq(&self, other: &Self) -> bool {
+        self[..] == other[..]
+    }
+}
+impl Eq for AlignedVec {}
 
 impl AlignedVec {
     /// `len` zero words.
     pub fn zeroed(len: usize) -> Self {
+        let count = len.div_ceil(8);
+        let lines = match pool::take(count) {
+            Some(mut v) => {
+                v.fill(Line::default());
+                v
+            }
+            None => vec![Line::default(); count],
+        };
         Self {
-            lines: vec![Line::default(); len.div_ceil(8)],
+            lines: Arc::new(lines),
+            len,
+        }
+    }
+
+    /// `len` words whose values are unspecified (a recycled buffer is not cleared): for
+    /// results that overwrite every word. Still initialised memory, so reading it is safe.
+    pub fn for_overwrite(len: usize) -> Self {
+        let count = len.div_ceil(8);
+        let lines = pool::take(count).unwrap_or_else(|| vec![Line::default(); count]);
+        Self {
+            lines: Arc::new(lines),
             len,
         }
     }
 
     /// A copy of `words`.
     pub fn from_slice(words: &[u64]) -> Self {
-        let mut v = Self::zeroed(words.len());
+        let count = words.len().div_ceil(8);
+        let mut lines = pool::take(count).unwrap_or_else(|| vec![Line::default(); count]);
+        if let Some(last) = lines.last_mut() {
+            *last = Line::default();
+        }
+        let mut v = Self {
+            lines: Arc::new(lines),
+            len: words.len(),
+        };
         v.copy_from_slice(words);
         v
     }
@@ -39,7 +82,51 @@ impl AlignedVec {
     pub fn truncate(&mut self, len: usize) {
         if len < self.len {
             self.len = len;
-            self.lines.truncate(len.div_ceil(8));
+            Arc::make_mut(&mut self.lines).truncate(len.div_ceil(8));
+        }
+    }
+
+    /// Whether this handle shares its buffer with another (a write would copy it).
+    pub fn is_shared(&self) -> bool {
+        Arc::strong_count(&self.lines) > 1
+    }
+
+    /// If the buffer is shared, gives this handle a fresh buffer of the same length (contents
+    /// unspecified) and returns the shared one, so a parallel pass can copy each chunk just
+    /// before it works on it (one sweep over memory instead of a copy and then a pass).
+    pub fn detach_if_shared(&mut self) -> Option<AlignedVec> {
+        if !self.is_shared() {
+            return None;
+        }
+        let count = self.lines.len();
+        let fresh = pool::take(count).unwrap_or_else(|| vec![Line::default(); count]);
+        let len = self.len;
+        Some(std::mem::replace(
+            self,
+            Self {
+                lines: Arc::new(fresh),
+                len,
+            },
+        ))
+    }
+
+    /// Makes the buffer unique, copying it into a pooled buffer if it is shared.
+    fn unique(&mut self) -> &mut Vec<Line> {
+        if Arc::get_mut(&mut self.lines).is_none() {
+            let count = self.lines.len();
+            let mut copy = pool::take(count).unwrap_or_else(|| Vec::with_capacity(count));
+            copy.clear();
+            copy.extend_from_slice(&self.lines);
+            self.lines = Arc::new(copy);
+        }
+        Arc::get_mut(&mut self.lines).expect("unique after copy")
+    }
+}
+
+impl Drop for AlignedVec {
+    fn drop(&mut self) {
+        if let Some(v) = Arc::get_mut(&mut self.lines) {
+            pool::give(std::mem::take(v));
         }
     }
 }
@@ -55,8 +142,87 @@ impl Deref for AlignedVec {
 
 impl DerefMut for AlignedVec {
     fn deref_mut(&mut self) -> &mut [u64] {
-        // SAFETY: as in `deref`, with unique access through `&mut self`.
-        unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr() as *mut u64, self.len) }
+        let len = self.len;
+        let lines = self.unique();
+        // SAFETY: as in `deref`, with unique access to an unshared buffer.
+        unsafe { std::slice::from_raw_parts_mut(lines.as_mut_ptr() as *mut u64, len) }
+    }
+}
+
+/// The recycling pool behind [`AlignedVec`]: freed buffers of at least [`pool::MIN_LINES`]
+/// lines (small buffers are cheap to allocate) are kept, by exact size, up to
+/// [`pool::CAP_BYTES`] in total, and handed out again before the allocator is asked.
+pub mod pool {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Smallest buffer worth keeping: 64 KiB (an N = 2^13 limb).
+    pub const MIN_LINES: usize = 1024;
+    /// Most bytes the pool holds (freed buffers beyond it go back to the allocator).
+    pub const CAP_BYTES: usize = 1 << 30;
+
+    #[derive(Default)]
+    struct Pool {
+        free: HashMap<usize, Vec<Vec<Line>>>,
+        bytes: usize,
+    }
+
+    fn pool() -> &'static Mutex<Pool> {
+        static POOL: std::sync::OnceLock<Mutex<Pool>> = std::sync::OnceLock::new();
+        POOL.get_or_init(Default::default)
+    }
+
+    static HITS: AtomicU64 = AtomicU64::new(0);
+    static MISSES: AtomicU64 = AtomicU64::new(0);
+
+    pub(super) fn take(count: usize) -> Option<Vec<Line>> {
+        if count < MIN_LINES {
+            return None;
+        }
+        let mut p = pool().lock().ok()?;
+        let v = p.free.get_mut(&count).and_then(|f| f.pop());
+        match v {
+            Some(v) => {
+                p.bytes -= count * 64;
+                HITS.fetch_add(1, Ordering::Relaxed);
+                Some(v)
+            }
+            None => {
+                MISSES.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Buffers served from the pool and buffers that had to be allocated, since start.
+    pub fn stats() -> (u64, u64) {
+        (HITS.load(Ordering::Relaxed), MISSES.load(Ordering::Relaxed))
+    }
+
+    pub(super) fn give(v: Vec<Line>) {
+        let count = v.len();
+        if count < MIN_LINES || v.capacity() != count {
+            return;
+        }
+        if let Ok(mut p) = pool().lock() {
+            if p.bytes + count * 64 <= CAP_BYTES {
+                p.bytes += count * 64;
+                p.free.entry(count).or_default().push(v);
+            }
+        }
+    }
+
+    /// Bytes currently held for reuse.
+    pub fn held_bytes() -> usize {
+        pool().lock().map(|p| p.bytes).unwrap_or(0)
+    }
+
+    /// Returns every held buffer to the allocator.
+    pub fn release() {
+        if let Ok(mut p) = pool().lock() {
+            p.free.clear();
+            p.bytes = 0;
+        }
     }
 }
 
@@ -87,6 +253,16 @@ mod tests {
             }
             let w = AlignedVec::from_slice(&v);
             assert_eq!(&w[..], &v[..]);
+            let shared = v.clone();
+            assert!(v.is_shared());
+            if len == 0 {
+                continue;
+            }
+            v[0] = 99;
+            assert!(!v.is_shared(), "a write unshares");
+            assert_eq!(shared[0], 0, "the other handle keeps its data");
+            assert_eq!(&shared[1..], &v[1..]);
+            v[0] = 0;
             v.truncate(len / 2);
             assert_eq!(v.len(), len / 2);
             assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));

@@ -14,7 +14,7 @@ use crate::modular::Modulus;
 use crate::ntt::{check_degree, NttPlan};
 use crate::parallel::install;
 use crate::rns::{BaseConverter, ConversionMode, RnsBasis};
-use crate::sampling::{expand_uniform, Seed};
+use crate::sampling::{expand_uniform_into, Seed};
 use num_bigint::BigInt;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -192,6 +192,22 @@ impl RnsPoly {
         })
     }
 
+    /// A polynomial over `limbs` whose residues are unspecified, for a caller that writes
+    /// every word (saves clearing a recycled buffer).
+    fn for_overwrite(
+        ctx: &Arc<RingContext>,
+        limbs: &[usize],
+        repr: Representation,
+    ) -> Result<Self> {
+        ctx.check_limbs(limbs)?;
+        Ok(Self {
+            ctx: ctx.clone(),
+            limbs: limbs.to_vec(),
+            data: AlignedVec::for_overwrite(limbs.len() * ctx.n),
+            repr,
+        })
+    }
+
     /// Wraps limb-major residues (`limbs.len() * N` words, each below its modulus).
     pub fn from_data(
         ctx: &Arc<RingContext>,
@@ -240,8 +256,9 @@ impl RnsPoly {
     pub fn expand_seed(ctx: &Arc<RingContext>, limbs: &[usize], seed: &Seed) -> Result<Self> {
         ctx.check_limbs(limbs)?;
         let moduli: Vec<u64> = limbs.iter().map(|&i| ctx.moduli[i].value()).collect();
-        let data = expand_uniform(seed, &moduli, ctx.n);
-        Self::from_data(ctx, limbs, data, Representation::Evaluation)
+        let mut p = Self::for_overwrite(ctx, limbs, Representation::Evaluation)?;
+        install(|| expand_uniform_into(seed, &moduli, ctx.n, &mut p.data));
+        Ok(p)
     }
 
     /// Small signed coefficients (secrets, errors, encoded messages) in coefficient form.
@@ -333,15 +350,27 @@ impl RnsPoly {
         &self.data[k * self.ctx.n..(k + 1) * self.ctx.n]
     }
 
+    /// Runs `f(position, limb)` on every limb in parallel, in place. If the buffer is shared
+    /// with a clone (copy-on-write), each limb is copied out of the shared buffer inside the
+    /// same task, just before `f` works on it while it is still in cache.
+    fn par_limbs_mut(&mut self, f: impl Fn(usize, &mut [u64]) + Sync + Send) {
+        let n = self.ctx.n;
+        let src = self.data.detach_if_shared();
+        let data: &mut [u64] = &mut self.data;
+        install(|| {
+            data.par_chunks_mut(n).enumerate().for_each(|(k, limb)| {
+                if let Some(s) = &src {
+                    limb.copy_from_slice(&s[k * n..(k + 1) * n]);
+                }
+                f(k, limb)
+            });
+        });
+    }
+
     /// Runs `f(modulus, ring index, limb)` on every limb in parallel.
     fn for_each_limb(&mut self, f: impl Fn(&Modulus, usize, &mut [u64]) + Sync + Send) {
-        let (ctx, limbs, n) = (&self.ctx, &self.limbs, self.ctx.n);
-        let data = &mut self.data;
-        install(|| {
-            data.par_chunks_mut(n)
-                .zip(limbs.par_iter())
-                .for_each(|(limb, &i)| f(&ctx.moduli[i], i, limb));
-        });
+        let (ctx, limbs) = (self.ctx.clone(), self.limbs.clone());
+        self.par_limbs_mut(|k, limb| f(&ctx.moduli[limbs[k]], limbs[k], limb));
     }
 
     /// Runs `f(modulus, self limb, other limb)` over matching limbs, after checking that the
@@ -354,14 +383,8 @@ impl RnsPoly {
         f: impl Fn(&Modulus, &mut [u64], &[u64]) + Sync + Send,
     ) -> Result<()> {
         self.check_compatible(other, op, need)?;
-        let (ctx, limbs, n) = (&self.ctx, &self.limbs, self.ctx.n);
-        let data = &mut self.data;
-        install(|| {
-            data.par_chunks_mut(n)
-                .zip(other.data.par_chunks(n))
-                .zip(limbs.par_iter())
-                .for_each(|((a, b), &i)| f(&ctx.moduli[i], a, b));
-        });
+        let (ctx, limbs, n) = (self.ctx.clone(), self.limbs.clone(), self.ctx.n);
+        self.par_limbs_mut(|k, a| f(&ctx.moduli[limbs[k]], a, &other.data[k * n..(k + 1) * n]));
         Ok(())
     }
 
@@ -447,25 +470,20 @@ impl RnsPoly {
     pub fn mul_acc(&mut self, a: &RnsPoly, b: &RnsPoly) -> Result<()> {
         a.check_compatible(b, "multiply-accumulate", Some(Representation::Evaluation))?;
         self.check_compatible(a, "multiply-accumulate", Some(Representation::Evaluation))?;
-        let (ctx, limbs, n) = (&self.ctx, &self.limbs, self.ctx.n);
-        let data = &mut self.data;
-        install(|| {
-            data.par_chunks_mut(n)
-                .zip(a.data.par_chunks(n).zip(b.data.par_chunks(n)))
-                .zip(limbs.par_iter())
-                .for_each(|((acc, (x, y)), &i)| {
-                    let m = &ctx.moduli[i];
-                    for ((o, &u), &v) in acc.iter_mut().zip(x).zip(y) {
-                        *o = m.mul_add(u, v, *o);
-                    }
-                });
+        let (ctx, limbs, n) = (self.ctx.clone(), self.limbs.clone(), self.ctx.n);
+        self.par_limbs_mut(|k, acc| {
+            let m = &ctx.moduli[limbs[k]];
+            let (x, y) = (&a.data[k * n..(k + 1) * n], &b.data[k * n..(k + 1) * n]);
+            for ((o, &u), &v) in acc.iter_mut().zip(x).zip(y) {
+                *o = m.mul_add(u, v, *o);
+            }
         });
         Ok(())
     }
 
     /// `sum_i a_i * b_i` (pointwise, evaluation representation), accumulated lazily in 128
-    /// bits and reduced once per coefficient (every 15 terms for the widest moduli): the
-    /// multiply-accumulate of a key-switching inner product.
+    /// bits in registers and reduced once per coefficient (every 15 terms for the widest
+    /// moduli): the multiply-accumulate of a key-switching inner product.
     pub fn dot(a: &[&RnsPoly], b: &[&RnsPoly]) -> Result<RnsPoly> {
         if a.is_empty() || a.len() != b.len() {
             return Err(MathError::LengthMismatch {
@@ -479,43 +497,26 @@ impl RnsPoly {
             a[0].check_compatible(x, "dot product", Some(Representation::Evaluation))?;
         }
         let first = a[0];
-        let mut out = Self::zero(&first.ctx, &first.limbs, Representation::Evaluation)?;
+        let mut out = Self::for_overwrite(&first.ctx, &first.limbs, Representation::Evaluation)?;
         let (ctx, limbs, n) = (&first.ctx, &first.limbs, first.ctx.n);
-        // Products of two residues below 2^62 are below 2^124: 16 fit in 128 bits.
-        const TERMS: usize = 15;
         install(|| {
             out.data
                 .par_chunks_mut(n)
                 .zip(limbs.par_iter())
                 .enumerate()
                 .for_each(|(k, (o, &i))| {
+                    let xs: Vec<&[u64]> = a.iter().map(|x| &x.data[k * n..(k + 1) * n]).collect();
+                    let ys: Vec<&[u64]> = b.iter().map(|y| &y.data[k * n..(k + 1) * n]).collect();
                     let m = &ctx.moduli[i];
-                    let base = k * n;
-                    const CHUNK: usize = 256;
-                    let mut acc = [0u128; CHUNK];
-                    for start in (0..n).step_by(CHUNK) {
-                        let len = CHUNK.min(n - start);
-                        let acc = &mut acc[..len];
-                        acc.fill(0);
-                        let out = &mut o[start..start + len];
-                        out.fill(0);
-                        for (t, (x, y)) in a.iter().zip(b).enumerate() {
-                            let xs = &x.data[base + start..base + start + len];
-                            let ys = &y.data[base + start..base + start + len];
-                            for ((s, &u), &v) in acc.iter_mut().zip(xs).zip(ys) {
-                                *s += u as u128 * v as u128;
+                    macro_rules! fixed {
+                        ($($t:literal)*) => {
+                            match xs.len() {
+                                $($t => dot_limb::<$t>(&xs, &ys, m, o),)*
+                                _ => dot_limb_any(&xs, &ys, m, o),
                             }
-                            if (t + 1) % TERMS == 0 {
-                                for (d, s) in out.iter_mut().zip(acc.iter_mut()) {
-                                    *d = m.add(*d, m.reduce_u128(*s));
-                                    *s = 0;
-                                }
-                            }
-                        }
-                        for (d, &s) in out.iter_mut().zip(acc.iter()) {
-                            *d = m.add(*d, m.reduce_u128(s));
-                        }
+                        };
                     }
+                    fixed!(1 2 3 4 5 6 7 8);
                 });
         });
         Ok(out)
@@ -567,15 +568,10 @@ impl RnsPoly {
                 found: c.len(),
             });
         }
-        let (ctx, limbs, n) = (&self.ctx, &self.limbs, self.ctx.n);
-        let data = &mut self.data;
-        install(|| {
-            data.par_chunks_mut(n)
-                .zip(limbs.par_iter().zip(c.par_iter()))
-                .for_each(|(a, (&i, &cv))| {
-                    let m = &ctx.moduli[i];
-                    f(m, m.reduce(cv), a)
-                });
+        let (ctx, limbs) = (self.ctx.clone(), self.limbs.clone());
+        self.par_limbs_mut(|k, a| {
+            let m = &ctx.moduli[limbs[k]];
+            f(m, m.reduce(c[k]), a)
         });
         Ok(())
     }
@@ -610,7 +606,7 @@ impl RnsPoly {
 
     /// The automorphism `X -> X^g` (`g` odd, below 2N) in the current representation.
     pub fn automorphism(&self, g: u64) -> Result<RnsPoly> {
-        let mut out = Self::zero(&self.ctx, &self.limbs, self.repr)?;
+        let mut out = Self::for_overwrite(&self.ctx, &self.limbs, self.repr)?;
         let n = self.ctx.n;
         match self.repr {
             Representation::Coefficient => {
@@ -644,7 +640,11 @@ impl RnsPoly {
 
     /// The sub-polynomial over `keep`, a subset of this polynomial's limbs (in that order).
     pub fn select_limbs(&self, keep: &[usize]) -> Result<RnsPoly> {
-        let mut out = Self::zero(&self.ctx, keep, self.repr)?;
+        if keep == self.limbs.as_slice() {
+            // All limbs in order: share the buffer (copy-on-write).
+            return Ok(self.clone());
+        }
+        let mut out = Self::for_overwrite(&self.ctx, keep, self.repr)?;
         let n = self.ctx.n;
         for (k, i) in keep.iter().enumerate() {
             let pos =
@@ -675,7 +675,7 @@ impl RnsPoly {
             }
             p.require("concat", Some(first.repr))?;
         }
-        let mut out = Self::zero(&first.ctx, limbs, first.repr)?;
+        let mut out = Self::for_overwrite(&first.ctx, limbs, first.repr)?;
         let n = first.ctx.n;
         for (k, i) in limbs.iter().enumerate() {
             let (p, pos) = parts
@@ -771,7 +771,7 @@ impl RnsPoly {
     pub fn bconv(&self, to: &[usize], mode: ConversionMode) -> Result<RnsPoly> {
         self.require("BConv", Some(Representation::Coefficient))?;
         let conv = self.ctx.converter(&self.limbs, to)?;
-        let mut out = Self::zero(&self.ctx, to, Representation::Coefficient)?;
+        let mut out = Self::for_overwrite(&self.ctx, to, Representation::Coefficient)?;
         install(|| conv.convert(&self.data, &mut out.data, self.ctx.n, mode))?;
         Ok(out)
     }
@@ -787,6 +787,38 @@ impl RnsPoly {
                 basis.reconstruct_centered(&res)
             })
             .collect()
+    }
+}
+
+/// Products of two residues below 2^62 are below 2^124: 15 of them fit a 128-bit sum.
+const DOT_TERMS: usize = 15;
+
+/// One limb of [`RnsPoly::dot`] with `T <= DOT_TERMS` terms: the sum stays in registers.
+fn dot_limb<const T: usize>(xs: &[&[u64]], ys: &[&[u64]], m: &Modulus, out: &mut [u64]) {
+    let xs: [&[u64]; T] = std::array::from_fn(|t| &xs[t][..out.len()]);
+    let ys: [&[u64]; T] = std::array::from_fn(|t| &ys[t][..out.len()]);
+    for (k, o) in out.iter_mut().enumerate() {
+        let mut acc = 0u128;
+        for t in 0..T {
+            acc += xs[t][k] as u128 * ys[t][k] as u128;
+        }
+        *o = m.reduce_u128(acc);
+    }
+}
+
+/// One limb of [`RnsPoly::dot`] for any number of terms, reduced every [`DOT_TERMS`].
+fn dot_limb_any(xs: &[&[u64]], ys: &[&[u64]], m: &Modulus, out: &mut [u64]) {
+    for (k, o) in out.iter_mut().enumerate() {
+        let mut r = 0u64;
+        for (xc, yc) in xs.chunks(DOT_TERMS).zip(ys.chunks(DOT_TERMS)) {
+            let acc: u128 = xc
+                .iter()
+                .zip(yc)
+                .map(|(x, y)| x[k] as u128 * y[k] as u128)
+                .sum();
+            r = m.add(r, m.reduce_u128(acc));
+        }
+        *o = r;
     }
 }
 
@@ -920,7 +952,7 @@ mod tests {
     fn dot_equals_summed_products() {
         let ctx = ring(64, 4);
         let limbs = [0, 1, 2, 3];
-        for terms in [1usize, 2, 15, 16, 33] {
+        for terms in [1usize, 2, 4, 8, 9, 15, 16, 33] {
             let mut xs: Vec<RnsPoly> = (0..terms)
                 .map(|t| random_poly(&ctx, &limbs, 100 + t as u64))
                 .collect();
@@ -947,6 +979,41 @@ mod tests {
             RnsPoly::dot(&[&x], &[&x]).is_err(),
             "coefficient form is rejected"
         );
+    }
+
+    #[test]
+    fn copy_on_write_clones_are_independent() {
+        // Every in-place pass on a shared clone must equal the same pass on a private copy
+        // and leave the other handle untouched.
+        let ctx = ring(64, 3);
+        let limbs = [0usize, 1, 2];
+        let a = random_poly(&ctx, &limbs, 1);
+        let b = random_poly(&ctx, &limbs, 2);
+        let private =
+            |p: &RnsPoly| RnsPoly::from_data(&ctx, &limbs, p.data().to_vec(), p.repr()).unwrap();
+        let before = private(&a);
+        type Pass = fn(&mut RnsPoly, &RnsPoly);
+        let passes: [Pass; 6] = [
+            |x, y| x.add_assign(y).unwrap(),
+            |x, y| x.sub_assign(y).unwrap(),
+            |x, _| x.neg_assign(),
+            |x, _| x.ntt().unwrap(),
+            |x, _| x.mul_scalar_limbs(&[3, 5, 7]).unwrap(),
+            |x, y| {
+                let mut ye = y.clone();
+                x.ntt().unwrap();
+                ye.ntt().unwrap();
+                x.mul_acc(&ye, &ye).unwrap();
+            },
+        ];
+        for pass in passes {
+            let mut shared = a.clone();
+            let mut own = private(&a);
+            pass(&mut shared, &b);
+            pass(&mut own, &b);
+            assert_eq!(shared, own);
+            assert_eq!(a, before);
+        }
     }
 
     #[test]

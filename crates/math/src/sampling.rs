@@ -90,6 +90,34 @@ impl Xof {
     }
 }
 
+impl Xof {
+    /// Fills `out` with uniform integers in `[0, bound)`: exactly the values that
+    /// `out.len()` calls of [`Xof::below`] return, read straight from the buffer in a tight
+    /// loop (this is the hot path of regenerating a seeded key's `a` half).
+    pub fn fill_below(&mut self, bound: u64, out: &mut [u64]) {
+        debug_assert!(bound >= 1);
+        let mask = u64::MAX >> (bound - 1).leading_zeros().min(63);
+        let mut i = 0;
+        while i < out.len() {
+            if self.pos + 8 > XOF_BUFFER {
+                self.reader.fill(&mut self.buf[..]);
+                self.pos = 0;
+            }
+            for w in self.buf[self.pos..].chunks_exact(8) {
+                self.pos += 8;
+                let v = u64::from_le_bytes(w.try_into().expect("8 bytes")) & mask;
+                if v < bound {
+                    out[i] = v;
+                    i += 1;
+                    if i == out.len() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// `n` uniform residues modulo `q`.
 pub fn uniform_limb(xof: &mut Xof, q: u64, n: usize) -> Vec<u64> {
     (0..n).map(|_| xof.below(q)).collect()
@@ -100,19 +128,22 @@ pub fn uniform_limb(xof: &mut Xof, q: u64, n: usize) -> Vec<u64> {
 /// Each limb is drawn from its own stream labelled with its modulus, so the limb for `q_i`
 /// depends only on the seed and `q_i`: any sub-basis of a seeded key can be regenerated alone.
 pub fn expand_uniform(seed: &Seed, moduli: &[u64], n: usize) -> Vec<u64> {
-    use rayon::prelude::*;
     let mut out = vec![0u64; moduli.len() * n];
+    expand_uniform_into(seed, moduli, n, &mut out);
+    out
+}
+
+/// [`expand_uniform`] into a caller's buffer of `moduli.len() * n` words.
+pub fn expand_uniform_into(seed: &Seed, moduli: &[u64], n: usize, out: &mut [u64]) {
+    use rayon::prelude::*;
+    debug_assert_eq!(out.len(), moduli.len() * n);
     out.par_chunks_mut(n.max(1))
         .zip(moduli.par_iter())
         .for_each(|(limb, &q)| {
             let mut label = b"tessera/uniform/".to_vec();
             label.extend_from_slice(&q.to_le_bytes());
-            let mut xof = Xof::new(seed, &label);
-            for x in limb.iter_mut() {
-                *x = xof.below(q);
-            }
+            Xof::new(seed, &label).fill_below(q, limb);
         });
-    out
 }
 
 /// Ternary coefficients: uniform on {-1, 0, 1}, or with exactly `hamming_weight` non-zeros.
@@ -208,6 +239,17 @@ mod tests {
         assert_ne!(a, expand_uniform(&seed(2), &qs, 64));
         // Limb for 12289 is the same when expanded alone.
         assert_eq!(&a[64..128], &expand_uniform(&seed(1), &[12289], 64)[..]);
+        // The buffered fill is the same stream as one `below` call per value, across refills
+        // and with heavy rejection (bound just above a power of two).
+        for bound in [3u64, 12289, (1 << 40) + 1, (1 << 61) - 1] {
+            let mut x = Xof::new(&seed(5), b"fill");
+            let want: Vec<u64> = (0..3000).map(|_| x.below(bound)).collect();
+            let mut y = Xof::new(&seed(5), b"fill");
+            let mut got = vec![0u64; 3000];
+            y.fill_below(bound, &mut got[..1234]);
+            y.fill_below(bound, &mut got[1234..]);
+            assert_eq!(got, want);
+        }
         for (i, &q) in qs.iter().enumerate() {
             assert!(a[i * 64..(i + 1) * 64].iter().all(|&x| x < q));
         }

@@ -447,3 +447,46 @@ pub(crate) unsafe fn butterfly_loop<S: Lanes>(
     }
     (acc, iters * CHAINS * S::L)
 }
+
+/// Fast-BConv row (the multiply-accumulate step of reed.md / ark.md BConv):
+/// `out[k] = sum_i ys[i][k] * c[i] mod p` in `[0, p)`, with `cs[i] = floor(c[i] * 2^64 / p)`
+/// (Shoup constants for 64-bit words), `c[i] < p < 2^62` and every `ys[i]` at least
+/// `out.len()` words. Each term is a lazy Shoup product in `[0, 2p)` and the running sum is
+/// kept in `[0, 2p)` by one conditional subtraction, so any number of terms is safe.
+///
+/// # Safety
+/// `S` must be supported by this CPU and have 64-bit words.
+#[inline(always)]
+pub(crate) unsafe fn mac_shoup<S: Lanes>(
+    ys: &[&[u64]],
+    c: &[u64],
+    cs: &[u64],
+    p: u64,
+    out: &mut [u64],
+) {
+    debug_assert_eq!(S::WORD_BITS, 64);
+    let k = Consts::new::<S>(p);
+    let n = out.len();
+    let full = n - n % S::L;
+    let zero = S::splat(0);
+    let mut j = 0;
+    while j < full {
+        let mut acc = zero;
+        for ((y, &ci), &csi) in ys.iter().zip(c).zip(cs) {
+            let t =
+                mul_shoup_lazy::<S>(S::load(y.as_ptr().add(j)), S::splat(ci), S::splat(csi), &k);
+            acc = small_mod::<S>(S::add(acc, t), k.q2);
+        }
+        S::store(out.as_mut_ptr().add(j), small_mod::<S>(acc, k.q));
+        j += S::L;
+    }
+    // Tail (fewer words than a vector): the same arithmetic one word at a time.
+    let m = crate::modular::Modulus::new(p).expect("a valid modulus");
+    for (jj, o) in out.iter_mut().enumerate().skip(full) {
+        let mut acc = 0u64;
+        for ((y, &ci), &csi) in ys.iter().zip(c).zip(cs) {
+            acc = m.add(acc, m.mul_shoup(y[jj], ci, csi));
+        }
+        *o = acc;
+    }
+}

@@ -120,6 +120,58 @@ impl Kernel {
     }
 }
 
+/// The BConv multiply-accumulate row `out[k] = sum_i ys[i][k] * c[i] mod p` (see
+/// `lanes::mac_shoup`) on `kernel`, or on the fastest 64-bit-word kernel of this CPU when
+/// `kernel` is `None` (IFMA's 52-bit words do not fit BConv's full-size residues).
+/// Requires `c[i] < p < 2^62`, `cs[i] = floor(c[i] * 2^64 / p)`, and each `ys[i]` at least as
+/// long as `out`.
+pub fn mac_shoup_row(
+    kernel: Option<Kernel>,
+    ys: &[&[u64]],
+    c: &[u64],
+    cs: &[u64],
+    p: u64,
+    out: &mut [u64],
+) -> Result<()> {
+    if p >= 1 << 62 || c.len() != ys.len() || cs.len() != ys.len() {
+        return Err(MathError::OutOfRange {
+            name: "BConv row",
+            value: format!("p = {p}, {} inputs, {} constants", ys.len(), c.len()),
+            allowed: "p < 2^62 and one constant pair per input".into(),
+        });
+    }
+    if ys.iter().any(|y| y.len() < out.len()) {
+        return Err(MathError::LengthMismatch {
+            what: "BConv row input",
+            expected: out.len(),
+            found: ys.iter().map(|y| y.len()).min().unwrap_or(0),
+        });
+    }
+    let kernel = kernel.unwrap_or_else(|| {
+        [Kernel::Avx512, Kernel::Avx2]
+            .into_iter()
+            .find(|k| k.cpu_supports())
+            .unwrap_or(Kernel::Scalar)
+    });
+    if !kernel.cpu_supports() || kernel == Kernel::Avx512Ifma {
+        return Err(MathError::Unsupported(format!(
+            "kernel {} for BConv rows on this CPU",
+            kernel.name()
+        )));
+    }
+    // SAFETY: the kernel's features were checked above; lengths and bounds too.
+    unsafe {
+        match kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => x86::mac_shoup_avx512(ys, c, cs, p, out),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => x86::mac_shoup_avx2(ys, c, cs, p, out),
+            _ => lanes::mac_shoup::<lanes::Scalar>(ys, c, cs, p, out),
+        }
+    }
+    Ok(())
+}
+
 /// A precomputed negacyclic NTT for one prime and one degree.
 pub struct NttPlan {
     n: usize,
@@ -274,6 +326,57 @@ impl NttPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mac_shoup_row_kernels_agree_with_u128_reference() {
+        let mut rng = crate::testutil::XorShift::new(0x5eed);
+        for bits in [30u32, 50, 60, 62] {
+            let p = crate::primes::generate_ntt_primes(bits, 64, 1, &[]).unwrap()[0];
+            let m = Modulus::new(p).unwrap();
+            for (terms, n) in [(1usize, 8usize), (6, 64), (17, 37), (40, 5)] {
+                let ys: Vec<Vec<u64>> = (0..terms)
+                    .map(|i| {
+                        (0..n)
+                            .map(|k| match (i + k) % 5 {
+                                0 => u64::MAX >> 2, // any word below 2^62 is a valid input
+                                1 => 0,
+                                _ => rng.next_u64() >> 2,
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let yr: Vec<&[u64]> = ys.iter().map(|v| v.as_slice()).collect();
+                let c: Vec<u64> = (0..terms)
+                    .map(|i| if i == 0 { p - 1 } else { rng.next_u64() % p })
+                    .collect();
+                let cs: Vec<u64> = c.iter().map(|&x| m.shoup(x)).collect();
+                let want: Vec<u64> = (0..n)
+                    .map(|k| {
+                        let s: u128 = (0..terms)
+                            .map(|i| (ys[i][k] as u128 * c[i] as u128) % p as u128)
+                            .sum();
+                        (s % p as u128) as u64
+                    })
+                    .collect();
+                for kernel in [Kernel::Scalar, Kernel::Avx2, Kernel::Avx512] {
+                    if !kernel.cpu_supports() {
+                        continue;
+                    }
+                    let mut out = vec![0u64; n];
+                    mac_shoup_row(Some(kernel), &yr, &c, &cs, p, &mut out).unwrap();
+                    assert_eq!(
+                        out,
+                        want,
+                        "{} bits {bits} terms {terms} n {n}",
+                        kernel.name()
+                    );
+                }
+            }
+        }
+        let mut out = vec![0u64; 4];
+        assert!(mac_shoup_row(None, &[&[1u64; 4][..]], &[1], &[1], 1 << 62, &mut out).is_err());
+        assert!(mac_shoup_row(None, &[&[1u64; 3][..]], &[1], &[1], 97, &mut out).is_err());
+    }
     use crate::primes::generate_ntt_primes;
     use proptest::prelude::*;
 

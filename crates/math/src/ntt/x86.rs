@@ -317,3 +317,21 @@ pub(crate) unsafe fn forward_ifma(a: &mut [u64], t: &Tables, q: u64) {
 pub(crate) unsafe fn inverse_ifma(a: &mut [u64], t: &Tables, q: u64) {
     lanes::inverse::<Avx512Ifma>(a, t, q)
 }
+
+/// [`lanes::mac_shoup`] with AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn mac_shoup_avx2(ys: &[&[u64]], c: &[u64], cs: &[u64], p: u64, out: &mut [u64]) {
+    lanes::mac_shoup::<Avx2>(ys, c, cs, p, out)
+}
+
+/// [`lanes::mac_shoup`] with AVX-512F/DQ.
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(crate) unsafe fn mac_shoup_avx512(
+    ys: &[&[u64]],
+    c: &[u64],
+    cs: &[u64],
+    p: u64,
+    out: &mut [u64],
+) {
+    lanes::mac_shoup::<Avx512>(ys, c, cs, p, out)
+}

@@ -1,0 +1,173 @@
+//! A backend wrapper that measures where the time goes: every primary function call is timed
+//! and accumulated per [`Op`], so `tessera bench ... --profile` can say which primaries
+//! dominate an HE operation on a given machine (the software analogue of the simulator's
+//! per-unit utilization).
+
+use crate::trace::Op;
+use crate::{Backend, Kind};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tessera_math::sampling::Seed;
+use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
+
+/// Accumulated wall time and call count of one primary function.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OpTime {
+    /// Number of calls.
+    pub calls: u64,
+    /// Total wall time.
+    pub total: Duration,
+}
+
+/// Wraps a backend and times each primary function it computes.
+#[derive(Clone, Debug)]
+pub struct Profiled<B: Backend> {
+    inner: B,
+    times: BTreeMap<String, OpTime>,
+}
+
+impl<B: Backend> Profiled<B> {
+    /// Times every call made on `inner`.
+    pub fn new(inner: B) -> Self {
+        Self {
+            inner,
+            times: BTreeMap::new(),
+        }
+    }
+
+    /// The wrapped backend.
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+
+    /// Accumulated times, keyed by the primary function's trace name (e.g. `"ntt"`).
+    pub fn times(&self) -> &BTreeMap<String, OpTime> {
+        &self.times
+    }
+
+    /// Forgets everything measured so far.
+    pub fn reset(&mut self) {
+        self.times.clear();
+    }
+
+    fn timed<T>(&mut self, op: Op, f: impl FnOnce(&mut B) -> T) -> T {
+        let t0 = Instant::now();
+        let r = f(&mut self.inner);
+        let dt = t0.elapsed();
+        let e = self.times.entry(op.name().to_string()).or_default();
+        e.calls += 1;
+        e.total += dt;
+        r
+    }
+}
+
+type R<P> = Result<P, MathError>;
+
+impl<B: Backend> Backend for Profiled<B> {
+    type Poly = B::Poly;
+
+    fn ring(&self) -> &Arc<RingContext> {
+        self.inner.ring()
+    }
+    fn limbs(&self, p: &Self::Poly) -> Vec<usize> {
+        self.inner.limbs(p)
+    }
+    fn repr(&self, p: &Self::Poly) -> Representation {
+        self.inner.repr(p)
+    }
+    fn load(&mut self, host: &RnsPoly, kind: Kind) -> R<B::Poly> {
+        self.timed(Op::Load, |b| b.load(host, kind))
+    }
+    fn store(&mut self, p: &Self::Poly) -> R<RnsPoly> {
+        self.timed(Op::Store, |b| b.store(p))
+    }
+    fn expand_seed(&mut self, seed: &Seed, limbs: &[usize], kind: Kind) -> R<B::Poly> {
+        self.timed(Op::ExpandSeed, |b| b.expand_seed(seed, limbs, kind))
+    }
+    fn ntt(&mut self, p: &mut Self::Poly) -> R<()> {
+        self.timed(Op::Ntt, |b| b.ntt(p))
+    }
+    fn intt(&mut self, p: &mut Self::Poly) -> R<()> {
+        self.timed(Op::Intt, |b| b.intt(p))
+    }
+    fn add(&mut self, a: &Self::Poly, c: &Self::Poly) -> R<B::Poly> {
+        self.timed(Op::Add, |b| b.add(a, c))
+    }
+    fn sub(&mut self, a: &Self::Poly, c: &Self::Poly) -> R<B::Poly> {
+        self.timed(Op::Sub, |b| b.sub(a, c))
+    }
+    fn neg(&mut self, a: &Self::Poly) -> R<B::Poly> {
+        self.timed(Op::Neg, |b| b.neg(a))
+    }
+    fn mul(&mut self, a: &Self::Poly, c: &Self::Poly) -> R<B::Poly> {
+        self.timed(Op::Mul, |b| b.mul(a, c))
+    }
+    fn mul_acc(&mut self, acc: &mut Self::Poly, a: &Self::Poly, c: &Self::Poly) -> R<()> {
+        self.timed(Op::MulAcc, |b| b.mul_acc(acc, a, c))
+    }
+    fn dot(&mut self, a: &[&Self::Poly], c: &[&Self::Poly]) -> R<B::Poly> {
+        self.timed(Op::Dot, |b| b.dot(a, c))
+    }
+    fn add_scalar(&mut self, a: &Self::Poly, c: &[u64]) -> R<B::Poly> {
+        self.timed(Op::AddScalar, |b| b.add_scalar(a, c))
+    }
+    fn mul_scalar(&mut self, a: &Self::Poly, c: &[u64]) -> R<B::Poly> {
+        self.timed(Op::MulScalar, |b| b.mul_scalar(a, c))
+    }
+    fn automorphism(&mut self, a: &Self::Poly, g: u64) -> R<B::Poly> {
+        self.timed(Op::Automorphism, |b| b.automorphism(a, g))
+    }
+    fn bconv(&mut self, a: &Self::Poly, to: &[usize], mode: ConversionMode) -> R<B::Poly> {
+        self.timed(Op::Bconv, |b| b.bconv(a, to, mode))
+    }
+    fn select_limbs(&mut self, a: &Self::Poly, keep: &[usize]) -> R<B::Poly> {
+        self.timed(Op::SelectLimbs, |b| b.select_limbs(a, keep))
+    }
+    fn concat(&mut self, parts: &[&Self::Poly], limbs: &[usize]) -> R<B::Poly> {
+        self.timed(Op::Concat, |b| b.concat(parts, limbs))
+    }
+    fn extend_limb(&mut self, a: &Self::Poly, to: &[usize]) -> R<B::Poly> {
+        self.timed(Op::ExtendLimb, |b| b.extend_limb(a, to))
+    }
+    fn begin_op(&mut self, name: &'static str, level: usize) {
+        self.inner.begin_op(name, level);
+    }
+    fn end_op(&mut self) {
+        self.inner.end_op();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CpuBackend;
+    use tessera_math::primes::generate_ntt_primes;
+
+    #[test]
+    fn times_every_call_under_its_trace_name() {
+        let ring = RingContext::new(64, &generate_ntt_primes(40, 64, 2, &[]).unwrap()).unwrap();
+        let mut b = Profiled::new(CpuBackend::new(ring.clone()));
+        let mut p = b
+            .expand_seed(&Seed([1; 32]), &[0, 1], Kind::EvalKey)
+            .unwrap();
+        b.intt(&mut p).unwrap();
+        b.ntt(&mut p).unwrap();
+        let _ = b.mul(&p, &p).unwrap();
+        let _ = b.mul(&p, &p).unwrap();
+        let t = b.times();
+        assert_eq!(t["mul"].calls, 2);
+        assert_eq!(t["ntt"].calls, 1);
+        assert_eq!(t["expand_seed"].calls, 1);
+        assert_eq!(t.len(), 4);
+        b.reset();
+        assert!(b.times().is_empty());
+        // Names are the trace format's.
+        for op in [Op::ExpandSeed, Op::MulAcc, Op::Bconv, Op::SelectLimbs] {
+            assert_eq!(
+                serde_json::to_string(&op).unwrap(),
+                format!("\"{}\"", op.name())
+            );
+        }
+    }
+}
