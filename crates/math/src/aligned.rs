@@ -151,7 +151,8 @@ impl DerefMut for AlignedVec {
 
 /// The recycling pool behind [`AlignedVec`]: freed buffers of at least [`pool::MIN_LINES`]
 /// lines (small buffers are cheap to allocate) are kept, by exact size, up to
-/// [`pool::CAP_BYTES`] in total, and handed out again before the allocator is asked.
+/// [`pool::CAP_BYTES`] in total (evicting the most-held other size when full), and handed
+/// out again before the allocator is asked.
 pub mod pool {
     use super::*;
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -204,12 +205,24 @@ pub mod pool {
         if count < MIN_LINES || v.capacity() != count {
             return;
         }
-        if let Ok(mut p) = pool().lock() {
-            if p.bytes + count * 64 <= CAP_BYTES {
-                p.bytes += count * 64;
-                p.free.entry(count).or_default().push(v);
+        let Ok(mut p) = pool().lock() else { return };
+        // When full, evict buffers of the size class holding the most bytes (never the
+        // returning buffer's own class): sizes in demand change over a run (key generation,
+        // then evaluation), and a pool stuck full of stale sizes would miss every time.
+        while p.bytes + count * 64 > CAP_BYTES {
+            let victim = p
+                .free
+                .iter()
+                .filter(|(&c, f)| c != count && !f.is_empty())
+                .max_by_key(|(&c, f)| c * f.len())
+                .map(|(&c, _)| c);
+            let Some(c) = victim else { return };
+            if p.free.get_mut(&c).and_then(|f| f.pop()).is_some() {
+                p.bytes -= c * 64;
             }
         }
+        p.bytes += count * 64;
+        p.free.entry(count).or_default().push(v);
     }
 
     /// Bytes currently held for reuse.
