@@ -24,21 +24,31 @@
 //! (section V-B) counts data movement rather than work: `(alpha+L+1) N` words per
 //! BConvRoutine, `(dnum+2)(alpha+L+1) N` per key switch at the top level with full digits.
 
+use crate::decomposition::KeySwitchPlan;
 use crate::params::Parameters;
 use tessera_backend::trace::TraceCounts;
 
-/// The closed forms of the module documentation.
+/// The closed forms of the module documentation for the parameter set's fixed plan.
 /// In the units a trace is counted in ([`TraceCounts::from_instructions`]), so the two compare
 /// directly.
 pub fn key_switch_cost(params: &Parameters, level: usize) -> TraceCounts {
+    key_switch_cost_plan(params, &KeySwitchPlan::fixed(params), level)
+}
+
+/// The closed forms for a key switch at `level` with a key made for `plan` (`K` is the
+/// plan's number of special primes, the digits are the plan's that reach `level`).
+pub fn key_switch_cost_plan(
+    params: &Parameters,
+    plan: &KeySwitchPlan,
+    level: usize,
+) -> TraceCounts {
     let n = params.n() as u64;
     let l1 = level as u64 + 1;
-    let k = params.p().len() as u64;
-    let digits: Vec<u64> = params
-        .digits()
+    let k = plan.special.len() as u64;
+    let digits: Vec<u64> = plan
+        .digits_at(level)
         .into_iter()
-        .filter(|d| d.start <= level)
-        .map(|d| (d.end.min(level + 1) - d.start) as u64)
+        .map(|d| d.len() as u64)
         .collect();
     let beta = digits.len() as u64;
     let modup_macs: u64 = digits.iter().map(|&d| d * (l1 + k - d)).sum();

@@ -5,6 +5,7 @@
 //! (design.md section 1). Operands are checked: different levels or scales are errors.
 
 use crate::context::{CkksContext, OfLimbPlaintext, Plaintext};
+use crate::decomposition::KeySwitchPlan;
 use crate::error::{CkksError, Result};
 use crate::keys::{Ciphertext, EvaluationKeys, SwitchingKey};
 use std::sync::Arc;
@@ -433,31 +434,45 @@ impl<B: Backend> Evaluator<B> {
     }
 
     /// Hybrid key switching of `d` (evaluation form, level `l`) with `key`: returns `(u0, u1)`
-    /// over `Q_l` with `u0 + u1 s ~ d s'`. It is [`Evaluator::mod_up`] followed by
-    /// [`Evaluator::inner_product_mod_down`].
+    /// over `Q_l` with `u0 + u1 s ~ d s'`. It is [`Evaluator::mod_up`] with the key's plan
+    /// followed by [`Evaluator::inner_product_mod_down`].
     pub fn key_switch(
         &mut self,
         d: &B::Poly,
         level: usize,
         key: &SwitchingKey,
     ) -> Result<(B::Poly, B::Poly)> {
-        let up = self.mod_up(d, level)?;
+        Self::key_reaches(key, level)?;
+        let up = self.mod_up(d, level, key.plan())?;
         self.inner_product_mod_down(&up, level, key)
     }
 
-    /// ModUp: each of the `beta` digits of `d` that reach level `l` (evaluation form, level
-    /// `l`) is brought to coefficient form, extended to the other chain limbs and the special
-    /// limbs by fast BConv, and transformed back; its own limbs are taken from `d` directly.
-    /// Returns the `beta` extended digits over `Q_l` and `P`.
-    pub fn mod_up(&mut self, d: &B::Poly, level: usize) -> Result<Vec<B::Poly>> {
-        let digits = self.ctx.params().digits();
-        let beta = self.ctx.params().beta(level);
-        let qp = self.ctx.qp_limbs(level);
+    fn key_reaches(key: &SwitchingKey, level: usize) -> Result<()> {
+        if key.plan().level < level {
+            return Err(CkksError::MissingKey(format!(
+                "the key was made for levels up to {}, the ciphertext is at level {level}",
+                key.plan().level
+            )));
+        }
+        Ok(())
+    }
+
+    /// ModUp: each of the digits of `plan` that reach level `l` is taken from `d` (evaluation
+    /// form, level `l`), brought to coefficient form, extended to the other chain limbs and
+    /// the plan's special limbs by fast BConv, and transformed back; its own limbs are taken
+    /// from `d` directly. Returns the extended digits over `Q_l` and the plan's `P`.
+    pub fn mod_up(
+        &mut self,
+        d: &B::Poly,
+        level: usize,
+        plan: &KeySwitchPlan,
+    ) -> Result<Vec<B::Poly>> {
+        let qp = plan.qp_limbs(level);
         let mut dc = d.clone();
         self.backend.intt(&mut dc)?;
-        let mut ups = Vec::with_capacity(beta);
-        for range in digits.iter().take(beta) {
-            let digit: Vec<usize> = range.clone().filter(|&j| j <= level).collect();
+        let mut ups = Vec::new();
+        for range in plan.digits_at(level) {
+            let digit: Vec<usize> = range.collect();
             let others: Vec<usize> = qp.iter().copied().filter(|j| !digit.contains(j)).collect();
             let sub = self.backend.select_limbs(&dc, &digit)?;
             let mut ext = self
@@ -471,25 +486,28 @@ impl<B: Backend> Evaluator<B> {
     }
 
     /// Inner product of extended digits with the key's `(b_i, a_i)` (each `a_i` expanded from
-    /// its seed), as two fused dot products reduced once per coefficient, then ModDown: the special limbs are converted back with the exact centered
-    /// BConv, subtracted, and the difference multiplied by `P^{-1}`.
+    /// its seed), as two fused dot products reduced once per coefficient, then ModDown: the
+    /// key's special limbs are converted back with the exact centered BConv, subtracted, and
+    /// the difference multiplied by `P^{-1}`.
     pub fn inner_product_mod_down(
         &mut self,
         ups: &[B::Poly],
         level: usize,
         key: &SwitchingKey,
     ) -> Result<(B::Poly, B::Poly)> {
-        if key.dnum() < ups.len() || ups.is_empty() {
+        Self::key_reaches(key, level)?;
+        let plan = key.plan();
+        if plan.beta(level) != ups.len() || ups.is_empty() {
             return Err(CkksError::MissingKey(format!(
-                "the key has {} digits, level {level} needs {}",
-                key.dnum(),
+                "the key has {} digits at level {level}, the input has {}",
+                plan.beta(level),
                 ups.len()
             )));
         }
-        let params = self.ctx.params();
+        let moduli = self.ctx.ring().moduli();
         let q_limbs = self.ctx.chain_limbs(level);
-        let p_limbs = self.ctx.special_limbs();
-        let qp = self.ctx.qp_limbs(level);
+        let p_limbs = plan.special.clone();
+        let qp = plan.qp_limbs(level);
         let mut bs = Vec::with_capacity(ups.len());
         let mut as_ = Vec::with_capacity(ups.len());
         for i in 0..ups.len() {
@@ -507,12 +525,16 @@ impl<B: Backend> Evaluator<B> {
         let u1 = self
             .backend
             .dot(&up_refs, &as_.iter().collect::<Vec<_>>())?;
-        let p_inv: Vec<u64> = params.q()[..=level]
+        let p_inv: Vec<u64> = q_limbs
             .iter()
-            .map(|&q| {
-                let m = Modulus::new(q).expect("chain primes are valid moduli");
-                params.p().iter().fold(1u64, |acc, &p| {
-                    m.mul(acc, m.inv(p % q).expect("distinct primes"))
+            .map(|&j| {
+                let m = &moduli[j];
+                p_limbs.iter().fold(1u64, |acc, &i| {
+                    m.mul(
+                        acc,
+                        m.inv(moduli[i].value() % m.value())
+                            .expect("distinct primes"),
+                    )
                 })
             })
             .collect();
@@ -540,14 +562,30 @@ impl<B: Backend> Evaluator<B> {
             .iter()
             .map(|&r| {
                 let g = galois_element(r, n)?;
-                keys.galois.get(&g).map(|k| (g, k)).ok_or_else(|| {
+                keys.galois_for(g, a.level).map(|k| (g, k)).ok_or_else(|| {
                     CkksError::MissingKey(format!(
                         "hoisted rotation by {r} needs the key for Galois element {g}"
                     ))
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let ups = self.traced("HoistedModUp", a.level, |e| e.mod_up(&a.c1, a.level))?;
+        // One ModUp serves every rotation only if their keys decompose alike.
+        let Some((_, first)) = gs.first() else {
+            return Ok(Vec::new());
+        };
+        let plan = first.plan().clone();
+        if gs.iter().any(|(_, k)| {
+            k.plan().digits_at(a.level) != plan.digits_at(a.level)
+                || k.plan().special != plan.special
+        }) {
+            return Err(CkksError::MissingKey(
+                "hoisted rotations need keys with one decomposition (one ModUp is shared)".into(),
+            ));
+        }
+        for (_, k) in &gs {
+            Self::key_reaches(k, a.level)?;
+        }
+        let ups = self.traced("HoistedModUp", a.level, |e| e.mod_up(&a.c1, a.level, &plan))?;
         let mut out = Vec::with_capacity(gs.len());
         for (g, key) in gs {
             let (c0, c1) = self.traced("HRotHoisted", a.level, |e| {
@@ -577,8 +615,7 @@ impl<B: Backend> Evaluator<B> {
     ) -> Result<Ciphertext<B::Poly>> {
         Self::same_level("HMult", a.level, b.level)?;
         let rlk = keys
-            .relin
-            .as_ref()
+            .relin_for(a.level)
             .ok_or_else(|| CkksError::MissingKey("relinearisation key".into()))?;
         let (c0, c1) = self.traced("HMult", a.level, |e| {
             let d0 = e.backend.mul(&a.c0, &b.c0)?;
@@ -604,7 +641,7 @@ impl<B: Backend> Evaluator<B> {
         g: u64,
         keys: &EvaluationKeys,
     ) -> Result<Ciphertext<B::Poly>> {
-        let key = keys.galois.get(&g).ok_or_else(|| {
+        let key = keys.galois_for(g, a.level).ok_or_else(|| {
             CkksError::MissingKey(format!("{op} needs the key for Galois element {g}"))
         })?;
         let (c0, c1) = self.traced(op, a.level, |e| {

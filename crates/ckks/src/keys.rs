@@ -5,6 +5,7 @@
 //! seed for reproducible tests ([`KeyGenerator::from_seed`]). Keys never print their contents.
 
 use crate::context::{CkksContext, Plaintext};
+use crate::decomposition::KeySwitchPlan;
 use crate::error::Result;
 use crate::params::SecretDistribution;
 use std::sync::Arc;
@@ -58,18 +59,26 @@ pub struct Ciphertext<P> {
     pub slots: usize,
 }
 
-/// A key-switching key from `s'` to `s`, one pair per digit `i < dnum`:
-/// `(b_i, a_i) = (-a_i s + e_i + P * 1_(D_i) * s', a_i)` over all chain and special limbs in
-/// evaluation form, where `1_(D_i)` is 1 on the chain limbs of digit `i` and 0 elsewhere. This
-/// gadget does not depend on the level, so one key serves every level. Only `b_i` is stored;
-/// `a_i` is regenerated from its seed by PRNG expansion on use (seeded evaluation keys).
+/// A key-switching key from `s'` to `s` for a [`KeySwitchPlan`], one pair per digit `i`:
+/// `(b_i, a_i) = (-a_i s + e_i + P * 1_(D_i) * s', a_i)` over the plan's chain limbs
+/// `0..=plan.level` and its special limbs, in evaluation form, where `P` is the product of the
+/// plan's special primes and `1_(D_i)` is 1 on the chain limbs of digit `i` and 0 elsewhere.
+/// This gadget does not depend on the level, so a key serves every level up to
+/// `plan.level`. Only `b_i` is stored; `a_i` is regenerated from its seed by PRNG expansion on
+/// use (seeded evaluation keys).
 #[derive(Clone, Debug)]
 pub struct SwitchingKey {
     pub(crate) b: Vec<RnsPoly>,
     pub(crate) seeds: Vec<Seed>,
+    pub(crate) plan: KeySwitchPlan,
 }
 
 impl SwitchingKey {
+    /// The decomposition this key was made for.
+    pub fn plan(&self) -> &KeySwitchPlan {
+        &self.plan
+    }
+
     /// Number of digits.
     pub fn dnum(&self) -> usize {
         self.b.len()
@@ -97,12 +106,50 @@ impl SwitchingKey {
 }
 
 /// Relinearisation, rotation and conjugation keys.
+///
+/// `relin` and `galois` hold keys for the parameter set's fixed decomposition (valid at every
+/// level). The `*_by_level` maps hold per-level keys of dynamic decomposition (h3.md section
+/// 3.1), each made for the plan [`KeySwitchPlan::dynamic`] chose at its level; lookups prefer
+/// a per-level key made for the lowest level at or above the ciphertext's.
 #[derive(Clone, Debug, Default)]
 pub struct EvaluationKeys {
     /// Relinearisation key (`s^2 -> s`).
     pub relin: Option<SwitchingKey>,
     /// Keys for `X -> X^g`, by Galois element.
     pub galois: std::collections::HashMap<u64, SwitchingKey>,
+    /// Per-level relinearisation keys (dynamic decomposition), by the level they are made for.
+    pub relin_by_level: std::collections::BTreeMap<usize, SwitchingKey>,
+    /// Per-level Galois keys (dynamic decomposition), by Galois element and level.
+    pub galois_by_level: std::collections::BTreeMap<(u64, usize), SwitchingKey>,
+}
+
+impl EvaluationKeys {
+    /// The relinearisation key to use at `level`.
+    pub fn relin_for(&self, level: usize) -> Option<&SwitchingKey> {
+        self.relin_by_level
+            .range(level..)
+            .next()
+            .map(|(_, k)| k)
+            .or(self.relin.as_ref())
+    }
+
+    /// The key for the automorphism `g` to use at `level`.
+    pub fn galois_for(&self, g: u64, level: usize) -> Option<&SwitchingKey> {
+        self.galois_by_level
+            .range((g, level)..=(g, usize::MAX))
+            .next()
+            .map(|(_, k)| k)
+            .or(self.galois.get(&g))
+    }
+
+    /// Every key held (fixed and per-level).
+    pub fn all(&self) -> impl Iterator<Item = &SwitchingKey> {
+        self.relin
+            .iter()
+            .chain(self.galois.values())
+            .chain(self.relin_by_level.values())
+            .chain(self.galois_by_level.values())
+    }
 }
 
 /// Samples keys and encrypts.
@@ -155,7 +202,8 @@ impl KeyGenerator {
             SecretDistribution::Sparse { hamming_weight } => Some(hamming_weight),
         };
         let s = ternary(&mut self.xof, self.ctx.params().n(), h)?;
-        let limbs = self.ctx.qp_limbs(self.ctx.params().max_level());
+        // Every limb of the ring: chain, special and the dynamic-decomposition pool.
+        let limbs: Vec<usize> = (0..self.ctx.ring().moduli().len()).collect();
         Ok(SecretKey {
             s: self.small(&s, &limbs)?,
         })
@@ -170,30 +218,45 @@ impl KeyGenerator {
         Seed(bytes)
     }
 
-    /// A key switching from `s_prime` (evaluation form over all limbs) to `sk`.
+    /// A key switching from `s_prime` (evaluation form over all limbs) to `sk`, for the
+    /// parameter set's fixed decomposition.
     pub fn switching_key(&mut self, sk: &SecretKey, s_prime: &RnsPoly) -> Result<SwitchingKey> {
-        let params = self.ctx.params().clone();
-        let limbs = self.ctx.qp_limbs(self.ctx.params().max_level());
-        let p_big: num_bigint::BigUint = params
-            .p()
+        let plan = KeySwitchPlan::fixed(self.ctx.params());
+        self.switching_key_for(sk, s_prime, &plan)
+    }
+
+    /// A key switching from `s_prime` to `sk` for `plan` (see [`SwitchingKey`]).
+    pub fn switching_key_for(
+        &mut self,
+        sk: &SecretKey,
+        s_prime: &RnsPoly,
+        plan: &KeySwitchPlan,
+    ) -> Result<SwitchingKey> {
+        plan.validate(self.ctx.params())?;
+        let limbs = plan.qp_limbs(plan.level);
+        let ring = self.ctx.ring().clone();
+        let moduli = ring.moduli();
+        let p_big: num_bigint::BigUint = plan
+            .special
             .iter()
-            .map(|&p| num_bigint::BigUint::from(p))
+            .map(|&i| num_bigint::BigUint::from(moduli[i].value()))
             .product();
+        let s = sk.s.select_limbs(&limbs)?;
+        let s_prime = s_prime.select_limbs(&limbs)?;
         let (mut b, mut seeds) = (Vec::new(), Vec::new());
-        for i in 0..params.dnum() {
+        for digit in &plan.digits {
             let seed = self.sub_seed();
             let a = RnsPoly::expand_seed(self.ctx.ring(), &limbs, &seed)?;
             let mut bi = self.error(&limbs)?;
             let mut as_ = a;
-            as_.mul_assign(&sk.s)?;
+            as_.mul_assign(&s)?;
             bi.sub_assign(&as_)?;
             // + P * 1_(D_i) * s'
-            let digit = params.digits()[i].clone();
             let factors: Vec<u64> = limbs
                 .iter()
                 .map(|&j| {
                     if digit.contains(&j) {
-                        let q = self.ctx.ring().moduli()[j].value();
+                        let q = moduli[j].value();
                         num_traits::ToPrimitive::to_u64(&(&p_big % q)).expect("residue fits")
                     } else {
                         0
@@ -206,7 +269,11 @@ impl KeyGenerator {
             b.push(bi);
             seeds.push(seed);
         }
-        Ok(SwitchingKey { b, seeds })
+        Ok(SwitchingKey {
+            b,
+            seeds,
+            plan: plan.clone(),
+        })
     }
 
     /// The relinearisation key (`s^2 -> s`).
@@ -248,6 +315,40 @@ impl KeyGenerator {
             }
         }
         Ok(keys)
+    }
+
+    /// Per-level keys for dynamic decomposition (h3.md section 3.1): for each of `levels`, a
+    /// relinearisation key and a key per rotation in `steps` (and conjugation when asked),
+    /// each made for [`KeySwitchPlan::dynamic`] at that level. Added to `keys`.
+    pub fn add_dynamic_keys(
+        &mut self,
+        keys: &mut EvaluationKeys,
+        sk: &SecretKey,
+        levels: &[usize],
+        steps: &[i64],
+        conjugation: bool,
+    ) -> Result<()> {
+        let n = self.ctx.params().n();
+        let mut gs: Vec<u64> = steps
+            .iter()
+            .map(|&r| tessera_math::automorphism::galois_element(r, n))
+            .collect::<std::result::Result<_, _>>()?;
+        if conjugation {
+            gs.push(tessera_math::automorphism::conjugation_element(n)?);
+        }
+        let mut s2 = sk.s.clone();
+        s2.mul_assign(&sk.s)?;
+        for &level in levels {
+            let plan = KeySwitchPlan::dynamic(self.ctx.params(), level)?;
+            let k = self.switching_key_for(sk, &s2, &plan)?;
+            keys.relin_by_level.insert(level, k);
+            for &g in &gs {
+                let sg = sk.s.automorphism(g)?;
+                let k = self.switching_key_for(sk, &sg, &plan)?;
+                keys.galois_by_level.insert((g, level), k);
+            }
+        }
+        Ok(())
     }
 
     /// The public key of `sk`.

@@ -39,6 +39,7 @@
 
 pub mod context;
 pub mod costs;
+pub mod decomposition;
 pub mod encoder;
 pub mod error;
 pub mod evaluator;
@@ -48,6 +49,7 @@ pub mod precision;
 pub mod serialize;
 
 pub use context::{CkksContext, OfLimbPlaintext, Plaintext};
+pub use decomposition::KeySwitchPlan;
 pub use encoder::Encoder;
 pub use error::{CkksError, Result};
 pub use evaluator::Evaluator;

@@ -60,6 +60,11 @@ pub struct ParametersLiteral {
     pub sigma: f64,
     /// Rescaling mode.
     pub rescaling: Rescaling,
+    /// Extra special primes (of the largest `log_p` size) kept in the ring for per-level
+    /// dynamic decomposition (h3.md section 3.1): at lower levels the modulus budget freed by
+    /// the shorter chain lets a key use more special primes and so larger digits. 0 still
+    /// allows dynamic plans, within the `log_p` primes.
+    pub dynamic_special: usize,
     /// Where the numbers come from.
     pub source: &'static str,
 }
@@ -98,6 +103,7 @@ pub struct Parameters {
     literal: ParametersLiteral,
     q: Vec<u64>,
     p: Vec<u64>,
+    p_extra: Vec<u64>,
     security: SecurityReport,
 }
 
@@ -133,6 +139,13 @@ impl Parameters {
                 "dnum",
                 lit.dnum.to_string(),
                 &format!("1 to L+1 = {} digits", lit.log_q.len()),
+            ));
+        }
+        if lit.dynamic_special > 64 {
+            return Err(invalid(
+                "dynamic_special",
+                lit.dynamic_special.to_string(),
+                "0 to 64 extra special primes",
             ));
         }
         if !(lit.sigma > 0.0 && lit.sigma <= 100.0) {
@@ -184,6 +197,10 @@ impl Parameters {
             .iter()
             .map(|&b| take(b))
             .collect::<Result<Vec<_>>>()?;
+        let extra_bits = lit.log_p.iter().copied().max().unwrap_or(0);
+        let p_extra = (0..lit.dynamic_special)
+            .map(|_| take(extra_bits))
+            .collect::<Result<Vec<_>>>()?;
         let log_qp: f64 = q.iter().chain(&p).map(|&x| (x as f64).log2()).sum();
         let bound = max_log_qp_128(n);
         let dense = lit.secret == SecretDistribution::Ternary;
@@ -223,6 +240,7 @@ impl Parameters {
             literal: lit,
             q,
             p,
+            p_extra,
             security: SecurityReport {
                 log_qp,
                 bound,
@@ -274,20 +292,25 @@ impl Parameters {
         &self.p
     }
 
+    /// The extra special primes for dynamic decomposition (after `p` in the ring).
+    pub fn p_extra(&self) -> &[u64] {
+        &self.p_extra
+    }
+
+    /// Largest `log2(Q_l * P_l)` any key-switching key may have: the 128-bit bound for N
+    /// when the set is secure, else (test sets) the set's own fixed `log2(QP)`, so dynamic
+    /// plans never move a set into a larger-modulus regime than it was checked at.
+    pub fn key_modulus_budget_bits(&self) -> f64 {
+        match (self.security.secure_128, self.security.bound) {
+            (true, Some(b)) => b as f64,
+            _ => self.security.log_qp,
+        }
+    }
+
     /// The chain limbs of each key-switching digit: `dnum` contiguous ranges covering
     /// `0..=L`, the first `(L+1) mod dnum` of them one limb longer.
     pub fn digits(&self) -> Vec<std::ops::Range<usize>> {
-        let (limbs, dnum) = (self.q.len(), self.literal.dnum);
-        let (small, extra) = (limbs / dnum, limbs % dnum);
-        let mut start = 0;
-        (0..dnum)
-            .map(|i| {
-                let len = small + usize::from(i < extra);
-                let r = start..start + len;
-                start += len;
-                r
-            })
-            .collect()
+        crate::decomposition::balanced_digits(self.q.len(), self.literal.dnum)
     }
 
     /// Limbs in the largest digit (alpha in the papers).
@@ -315,9 +338,16 @@ impl Parameters {
         &self.security
     }
 
-    /// Builds the ring over every prime (chain first, then special), with NTT plans.
+    /// Builds the ring over every prime (chain, special, then the extra special primes of
+    /// dynamic decomposition), with NTT plans.
     pub fn ring(&self) -> Result<Arc<RingContext>> {
-        let all: Vec<u64> = self.q.iter().chain(&self.p).copied().collect();
+        let all: Vec<u64> = self
+            .q
+            .iter()
+            .chain(&self.p)
+            .chain(&self.p_extra)
+            .copied()
+            .collect();
         Ok(RingContext::new(self.n(), &all)?)
     }
 }
@@ -349,6 +379,7 @@ fn base(name: &str, log_n: u32, source: &'static str) -> ParametersLiteral {
         secret: SecretDistribution::Ternary,
         sigma: 3.2,
         rescaling: Rescaling::SinglePrime,
+        dynamic_special: 0,
         source,
     }
 }
@@ -409,6 +440,8 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
             log_p: rep(36, 12),
             dnum: 3,
             log_default_scale: 36,
+            // Room for the larger digits of per-level dynamic decomposition (h3.md 3.1).
+            dynamic_special: 12,
             ..base("h3", 16, "h3.md sections 3.1 and 4 (N = 2^16, primes < 2^36, levels 1..30); sizes ours")
         },
         // A Lattigo-like default: 55-bit q_0, 45-bit levels, 55-bit special primes,
@@ -433,6 +466,7 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
             log_p: rep(56, 3),
             dnum: 3,
             log_default_scale: 45,
+            dynamic_special: 4,
             ..base("test-medium", 12, "test only: N = 2^12 (INSECURE)")
         },
         // Double-prime rescaling on 28-bit primes, CiFHER-style (Delta = 2^56).

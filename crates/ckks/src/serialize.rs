@@ -1,10 +1,13 @@
 //! Versioned binary serialisation of ciphertexts, public keys and switching keys.
 //!
-//! ## Format `TSRA`, version 1 (all integers little-endian)
+//! ## Format `TSRA`, version 2 (all integers little-endian)
+//!
+//! Version 2 added the switching key's plan (version 1 keys assumed the fixed decomposition);
+//! version 1 bytes are refused with a clear error.
 //! | field | bytes |
 //! |---|---|
 //! | magic `"TSRA"` | 4 |
-//! | format version (1) | 2 |
+//! | format version (2) | 2 |
 //! | object type: 1 ciphertext, 2 public key, 3 switching key, 4 secret key | 1 |
 //! | reserved (0) | 1 |
 //! | ring fingerprint: BLAKE3 of `N` and every modulus | 32 |
@@ -13,12 +16,14 @@
 //!
 //! A polynomial is `repr (u8: 0 coefficient, 1 evaluation) | limb count (u16) | limb indices
 //! (u16 each) | limbs x N words (u64)`. Ciphertext payload: `level (u32) | scale (f64) | slots
-//! (u32) | c0 | c1`. Public key: `b | a`. Switching key: `dnum (u16) | dnum x (seed (32 bytes)
-//! | b)`. Secret key: `s` (every limb, evaluation form). Decoding checks the checksum, the fingerprint (objects only load into the ring they
+//! (u32) | c0 | c1`. Public key: `b | a`. Switching key: its plan, `level (u32) | digit count
+//! (u16) | digit count x (start (u16), end (u16)) | special count (u16) | special limb indices
+//! (u16 each)`, then one `seed (32 bytes) | b` per digit. Secret key: `s` (every limb, evaluation form). Decoding checks the checksum, the fingerprint (objects only load into the ring they
 //! were made for), every length, that limb indices are valid and distinct, that every word is
 //! below its modulus, and that levels match limb counts; any failure is a typed error.
 
 use crate::context::CkksContext;
+use crate::decomposition::KeySwitchPlan;
 use crate::error::{CkksError, Result};
 use crate::keys::{Ciphertext, PublicKey, SecretKey, SwitchingKey};
 use tessera_math::sampling::Seed;
@@ -26,7 +31,7 @@ use tessera_math::{Representation, RnsPoly};
 
 const MAGIC: &[u8; 4] = b"TSRA";
 /// Serialisation format version.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
 const TYPE_CIPHERTEXT: u8 = 1;
 const TYPE_PUBLIC_KEY: u8 = 2;
 const TYPE_SWITCHING_KEY: u8 = 3;
@@ -247,10 +252,20 @@ pub fn public_key_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<PublicKe
     Ok(PublicKey { b, a })
 }
 
-/// Serialises a switching key (its `b` halves and seeds).
+/// Serialises a switching key (its plan, `b` halves and seeds).
 pub fn switching_key_to_bytes(k: &SwitchingKey, ctx: &CkksContext) -> Vec<u8> {
     let mut w = Writer::new(ctx, TYPE_SWITCHING_KEY);
-    w.u16(k.dnum() as u16);
+    let plan = k.plan();
+    w.u32(plan.level as u32);
+    w.u16(plan.digits.len() as u16);
+    for d in &plan.digits {
+        w.u16(d.start as u16);
+        w.u16(d.end as u16);
+    }
+    w.u16(plan.special.len() as u16);
+    for &i in &plan.special {
+        w.u16(i as u16);
+    }
     for i in 0..k.dnum() {
         w.0.extend_from_slice(&k.seed(i).0);
         w.poly(k.b(i));
@@ -261,26 +276,37 @@ pub fn switching_key_to_bytes(k: &SwitchingKey, ctx: &CkksContext) -> Vec<u8> {
 /// Deserialises a switching key made for `ctx`.
 pub fn switching_key_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<SwitchingKey> {
     let mut r = Reader::open(bytes, ctx, TYPE_SWITCHING_KEY, "switching key")?;
-    let dnum = r.u16()? as usize;
-    if dnum != ctx.params().dnum() {
-        return Err(r.err(format!(
-            "{dnum} digits, the parameters have {}",
-            ctx.params().dnum()
-        )));
+    let level = r.u32()? as usize;
+    let count = r.u16()? as usize;
+    let mut digits = Vec::with_capacity(count.min(1024));
+    for _ in 0..count {
+        let (start, end) = (r.u16()? as usize, r.u16()? as usize);
+        digits.push(start..end);
     }
-    let all: Vec<usize> = (0..ctx.ring().moduli().len()).collect();
+    let specials = r.u16()? as usize;
+    let special = (0..specials)
+        .map(|_| r.u16().map(usize::from))
+        .collect::<Result<Vec<_>>>()?;
+    let plan = KeySwitchPlan {
+        level,
+        digits,
+        special,
+    };
+    plan.validate(ctx.params())
+        .map_err(|e| r.err(format!("invalid key-switching plan: {e}")))?;
+    let limbs = plan.qp_limbs(plan.level);
     let (mut b, mut seeds) = (Vec::new(), Vec::new());
-    for _ in 0..dnum {
+    for _ in 0..plan.digits.len() {
         let seed = Seed(r.take(32)?.try_into().expect("32 bytes"));
         let p = r.poly(ctx)?;
-        if p.limb_indices() != all || p.repr() != Representation::Evaluation {
-            return Err(r.err("a key digit spans every limb in evaluation form"));
+        if p.limb_indices() != limbs || p.repr() != Representation::Evaluation {
+            return Err(r.err("a key digit spans its plan's limbs in evaluation form"));
         }
         seeds.push(seed);
         b.push(p);
     }
     r.end()?;
-    Ok(SwitchingKey { b, seeds })
+    Ok(SwitchingKey { b, seeds, plan })
 }
 
 /// Serialises a secret key. The bytes are the secret: store them as such.

@@ -187,8 +187,8 @@ fn seeded_keys_equal_explicit_keys() {
     let sk = kg.secret_key().unwrap();
     let rlk = kg.relin_key(&sk).unwrap();
     let mut cpu = CpuBackend::new(ctx.ring().clone());
-    let all: Vec<usize> = (0..ctx.ring().moduli().len()).collect();
-    let s = sk.poly().clone();
+    let all = rlk.plan().qp_limbs(rlk.plan().level);
+    let s = sk.poly().select_limbs(&all).unwrap();
     let mut s2 = s.clone();
     s2.mul_assign(&s).unwrap();
     let p_big: num_bigint::BigInt = ctx

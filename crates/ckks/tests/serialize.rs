@@ -89,8 +89,17 @@ fn malformed_bytes_are_errors() {
         .unwrap_err()
         .to_string()
         .contains("object type"));
+    // Version 1 (before switching keys carried their plan) and a future version 3.
+    for version in [1u8, 3] {
+        let mut other_version = bytes.clone();
+        other_version[4] = version;
+        assert!(ciphertext_from_bytes(&other_version, &ctx)
+            .unwrap_err()
+            .to_string()
+            .contains("version"));
+    }
     let mut v2 = bytes.clone();
-    v2[4] = 2;
+    v2[4] = 9;
     assert!(ciphertext_from_bytes(&v2, &ctx)
         .unwrap_err()
         .to_string()

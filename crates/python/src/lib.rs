@@ -100,10 +100,10 @@ impl Context {
     }
 
     /// A context for custom parameters: ring degree 2^log_n, chain and special prime sizes in
-    /// bits, dnum, log2 of the default scale; optional fixed Hamming weight, error sigma, and
-    /// double-prime rescaling. Sets that fail the 128-bit check must be named `test-*`.
+    /// bits, dnum, log2 of the default scale; optional fixed Hamming weight, error sigma,
+    /// double-prime rescaling, and extra special primes for per-level dynamic decomposition. Sets that fail the 128-bit check must be named `test-*`.
     #[staticmethod]
-    #[pyo3(signature = (name, log_n, log_q, log_p, dnum, log_scale, hamming_weight=None, sigma=3.2, double_prime=false))]
+    #[pyo3(signature = (name, log_n, log_q, log_p, dnum, log_scale, hamming_weight=None, sigma=3.2, double_prime=false, dynamic_special=0))]
     #[allow(clippy::too_many_arguments)]
     fn custom(
         name: &str,
@@ -115,6 +115,7 @@ impl Context {
         hamming_weight: Option<usize>,
         sigma: f64,
         double_prime: bool,
+        dynamic_special: usize,
     ) -> PyResult<Self> {
         let lit = ParametersLiteral {
             name: name.to_string(),
@@ -133,6 +134,7 @@ impl Context {
             } else {
                 Rescaling::SinglePrime
             },
+            dynamic_special,
             source: "custom parameters from Python",
         };
         Self::from_parameters(Parameters::new(lit).map_err(err)?)

@@ -17,6 +17,7 @@ class Context:
         hamming_weight: Optional[int] = ...,
         sigma: float = ...,
         double_prime: bool = ...,
+        dynamic_special: int = ...,
     ) -> Context: ...
     @property
     def n(self) -> int: ...
