@@ -4,6 +4,7 @@
 mod bench;
 mod bench_ckks;
 mod output;
+mod plan;
 
 use clap::{Parser, Subcommand};
 
@@ -29,6 +30,15 @@ enum Command {
         #[command(subcommand)]
         what: bench::BenchCommand,
     },
+    /// Key-switching decomposition per level: fixed dnum vs dynamic (h3.md 3.1), with costs.
+    Plan {
+        /// Parameter preset.
+        #[arg(long, default_value = "h3")]
+        params: String,
+        /// One JSON object per level instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show the CPU features and the NTT kernels this machine can run.
     Info {
         /// Print one JSON object instead of a table.
@@ -42,6 +52,7 @@ fn main() {
     let result = match cli.command {
         Command::Bench { what } => bench::run(what),
         Command::Info { json } => bench::info(json).map_err(Into::into),
+        Command::Plan { params, json } => plan::run(&params, json).map_err(Into::into),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -90,3 +90,47 @@ fn bench_ckks_ops_print_the_documented_json() {
     assert_eq!(code, 2);
     assert!(err.contains("unknown parameter preset"), "{err}");
 }
+
+#[test]
+fn bench_profile_and_plan_report_what_they_say() {
+    // --profile adds one line per primary function after the result line.
+    let (code, out, err) = tessera(&[
+        "bench",
+        "hrot",
+        "--params",
+        "test-small",
+        "--reps",
+        "1",
+        "--json",
+        "--profile",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON lines"))
+        .collect();
+    assert_eq!(lines[0]["op"], "hrot");
+    let prims: Vec<&str> = lines[1..]
+        .iter()
+        .map(|v| v["primary"].as_str().unwrap())
+        .collect();
+    for p in ["ntt", "intt", "bconv", "dot", "automorphism", "expand_seed"] {
+        assert!(prims.contains(&p), "{p} missing from {prims:?}");
+    }
+    // plan: one line per level, dynamic never costlier than fixed.
+    let (code, out, err) = tessera(&["plan", "--params", "test-medium", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 9);
+    for r in &rows {
+        assert!(
+            r["dynamic"]["cost"].as_f64().unwrap() <= r["fixed"]["cost"].as_f64().unwrap() + 1e-9
+        );
+    }
+    let (code, _, err) = tessera(&["plan", "--params", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown parameter preset"), "{err}");
+}

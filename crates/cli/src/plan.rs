@@ -1,0 +1,77 @@
+//! `tessera plan`: the key-switching decomposition at every level, fixed (the set's `dnum`)
+//! against per-level dynamic (h3.md section 3.1), with the cost model's figures, so an
+//! architect can see what dynamic adaptation buys on a parameter set before running it.
+
+use crate::output::{emit, json_line, table};
+use serde_json::json;
+use tessera_ckks::{CkksError, KeySwitchPlan, Parameters};
+
+pub fn run(params: &str, json: bool) -> Result<(), CkksError> {
+    let p = Parameters::preset(params)?;
+    let fixed = KeySwitchPlan::fixed(&p);
+    let mut rows = Vec::new();
+    let (mut total_fixed, mut total_dyn) = (0.0, 0.0);
+    for level in (0..=p.max_level()).rev() {
+        let d = KeySwitchPlan::dynamic(&p, level)?;
+        let (cf, cd) = (fixed.cost(&p, level), d.cost(&p, level));
+        total_fixed += cf;
+        total_dyn += cd;
+        // Key words at this level: fixed keys are used truncated (beta digits over l+1+K).
+        let key_mb = |plan: &KeySwitchPlan| {
+            (plan.beta(level) * (level + 1 + plan.special.len()) * p.n() * 8) as f64 / 1e6
+        };
+        if json {
+            json_line(&json!({
+                "params": params, "level": level,
+                "fixed": {"alpha": fixed.alpha(), "beta": fixed.beta(level), "k": fixed.special.len(),
+                          "log_qp": fixed.log_qp_bits(&p, level), "cost": cf, "key_mb": key_mb(&fixed)},
+                "dynamic": {"alpha": d.alpha(), "beta": d.beta(level), "k": d.special.len(),
+                            "log_qp": d.log_qp_bits(&p, level), "cost": cd, "key_mb": key_mb(&d)},
+                "saving": 1.0 - cd / cf,
+            }));
+        } else {
+            rows.push(vec![
+                level.to_string(),
+                format!(
+                    "{}/{}/{}",
+                    fixed.alpha(),
+                    fixed.beta(level),
+                    fixed.special.len()
+                ),
+                format!("{}/{}/{}", d.alpha(), d.beta(level), d.special.len()),
+                format!("{:.0}", d.log_qp_bits(&p, level)),
+                format!("{cf:.0}"),
+                format!("{cd:.0}"),
+                format!("{:.1}", 100.0 * (1.0 - cd / cf)),
+                format!("{:.1}/{:.1}", key_mb(&fixed), key_mb(&d)),
+            ]);
+        }
+    }
+    if !json {
+        emit(&format!(
+            "key-switching decomposition per level at '{params}' (N = {}, L = {}, budget log2(QP) <= {:.0})",
+            p.n(),
+            p.max_level(),
+            p.key_modulus_budget_bits()
+        ));
+        emit("cost = modular multiplications per coefficient (NTT limb = log2(N)/2; BConv MAC and element-wise product = 1)");
+        table(
+            &[
+                "level",
+                "fixed a/b/K",
+                "dynamic a/b/K",
+                "dyn log2QP",
+                "fixed cost",
+                "dyn cost",
+                "saving %",
+                "key MB fixed/dyn",
+            ],
+            &rows,
+        );
+        emit(&format!(
+            "summed over levels: fixed {total_fixed:.0}, dynamic {total_dyn:.0} ({:.1} % less)",
+            100.0 * (1.0 - total_dyn / total_fixed)
+        ));
+    }
+    Ok(())
+}
