@@ -51,19 +51,25 @@ pub enum BenchCommand {
 pub struct CkksBenchArgs {
     /// Parameter preset (ark, reed, reed-dnum3, cifher, h3, lattigo, test-*).
     #[arg(long, default_value = "ark")]
-    params: String,
+    pub(crate) params: String,
     /// Worker threads.
     #[arg(long, default_value_t = 1)]
-    threads: usize,
+    pub(crate) threads: usize,
     /// Timed repetitions (median reported).
     #[arg(long, default_value_t = 5)]
-    reps: usize,
+    pub(crate) reps: usize,
     /// One JSON object per result line.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Also report the time spent in each primary function (NTT, BConv, ...) per run.
     #[arg(long)]
-    profile: bool,
+    pub(crate) profile: bool,
+    /// Level of the input ciphertext (default: the top level L).
+    #[arg(long)]
+    pub(crate) level: Option<usize>,
+    /// Use per-level dynamic decomposition keys (h3.md 3.1) instead of the fixed dnum.
+    #[arg(long)]
+    pub(crate) dynamic: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -87,7 +93,7 @@ impl From<KernelArg> for Kernel {
 
 pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
     use crate::bench_ckks::{run as ckks, CkksOp};
-    let ckks_run = |op, a: CkksBenchArgs| ckks(op, &a.params, a.threads, a.reps, a.json, a.profile);
+    let ckks_run = |op, a: CkksBenchArgs| ckks(op, &a);
     match cmd {
         BenchCommand::Hmult(a) => Ok(ckks_run(CkksOp::HMult, a)?),
         BenchCommand::Hrot(a) => Ok(ckks_run(CkksOp::HRot, a)?),

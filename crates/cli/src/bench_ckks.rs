@@ -2,6 +2,7 @@
 //! backend. Each measurement also decrypts its result and reports the precision against the
 //! clear computation, so a fast but wrong result cannot go unnoticed.
 
+use crate::bench::CkksBenchArgs;
 use crate::output::{emit, json_line, table};
 use num_complex::Complex64;
 use serde_json::json;
@@ -55,14 +56,25 @@ fn message(slots: usize) -> Vec<Complex64> {
         .collect()
 }
 
-pub fn run(
-    op: CkksOp,
-    params: &str,
-    threads: usize,
-    reps: usize,
-    json: bool,
-    profile: bool,
-) -> Result<(), CkksError> {
+pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
+    let CkksBenchArgs {
+        params,
+        threads,
+        reps,
+        json,
+        profile,
+        level,
+        dynamic,
+    } = args;
+    let (params, threads, reps, json, profile, level, dynamic) = (
+        params.as_str(),
+        *threads,
+        *reps,
+        *json,
+        *profile,
+        *level,
+        *dynamic,
+    );
     parallel::set_num_threads(threads)?;
     let reps = reps.max(1);
     progress(&format!(
@@ -77,9 +89,27 @@ pub fn run(
         CkksOp::HRot => vec![1],
         CkksOp::Hoisted16 => (1..=16).collect(),
     };
-    let keys = parallel::install(|| kg.evaluation_keys(&sk, &steps, false))?;
+    let top = ctx.params().max_level();
+    let l = level.unwrap_or(top);
+    if l == 0 || l > top {
+        return Err(CkksError::InvalidParameter {
+            name: "level",
+            value: l.to_string(),
+            allowed: format!("1 to L = {top} (HMult rescales, so level 0 cannot)"),
+        });
+    }
+    let keys = parallel::install(|| -> Result<_, CkksError> {
+        if dynamic {
+            // Only the per-level keys of dynamic decomposition (h3.md 3.1) at this level.
+            let mut keys = tessera_ckks::EvaluationKeys::default();
+            kg.add_dynamic_keys(&mut keys, &sk, &[l], &steps, false)?;
+            Ok(keys)
+        } else {
+            kg.evaluation_keys(&sk, &steps, false)
+        }
+    })?;
     let slots = ctx.params().max_slots();
-    let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+    let scale = ctx.params().default_scale();
     let z = message(slots);
     let ct = kg.encrypt_sk(&ctx.encode(&z, slots, l, scale)?, &sk)?;
     let mut ev = Evaluator::new(&ctx, Profiled::new(CpuBackend::new(ctx.ring().clone())))?;
@@ -141,17 +171,14 @@ pub fn run(
     let got = ctx.decode(&decrypt(&ev.store(out.last().expect("one output"))?, &sk)?)?;
     let st = PrecisionStats::new(&want, &got);
     // Evaluation-key storage: seeded (b halves + seeds) against both halves stored.
-    let key_bytes = keys
-        .relin
-        .iter()
-        .chain(keys.galois.values())
-        .fold((0usize, 0usize), |(s, e), k| {
-            (s + k.stored_bytes(), e + k.expanded_bytes())
-        });
+    let key_bytes = keys.all().fold((0usize, 0usize), |(s, e), k| {
+        (s + k.stored_bytes(), e + k.expanded_bytes())
+    });
     if json {
         json_line(&json!({
             "op": op.name(), "params": params, "threads": threads, "median_s": median,
             "min_s": times[0], "reps": reps, "n": ctx.params().n(), "level": l,
+            "decomposition": if dynamic { "dynamic" } else { "fixed" },
             "dnum": ctx.params().dnum(), "precision_bits": st.mean_precision_bits(),
             "evk_stored_bytes": key_bytes.0, "evk_expanded_bytes": key_bytes.1,
             "max_error_bits": st.max_error_bits(),
@@ -165,10 +192,15 @@ pub fn run(
         }
     } else {
         emit(&format!(
-            "{} at '{params}' (N = {}, L = {l}, dnum = {}), CPU backend, {threads} thread(s), median of {reps}",
+            "{} at '{params}' (N = {}, level {l}, dnum = {}{}), CPU backend, {threads} thread(s), median of {reps}",
             op.name(),
             ctx.params().n(),
-            ctx.params().dnum()
+            ctx.params().dnum(),
+            if dynamic {
+                ", dynamic decomposition"
+            } else {
+                ""
+            }
         ));
         table(
             &[
