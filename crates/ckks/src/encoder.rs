@@ -104,6 +104,135 @@ fn special_ifft(v: &mut [Complex64], r: &Roots) {
     }
 }
 
+/// A matrix on `s` slots in diagonal form: `M x = sum_k d_k * rot_k(x)`, where `rot_k` rotates
+/// left by `k` (`rot_k(x)_j = x_((j + k) mod s)`) and `*` is slot-wise. This is the form a
+/// homomorphic linear transform evaluates (one plaintext product per diagonal, one rotation
+/// per distinct `k`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiagonalMatrix {
+    /// Slots.
+    pub s: usize,
+    /// Non-zero diagonals by rotation `k < s`.
+    pub diags: std::collections::BTreeMap<usize, Vec<Complex64>>,
+}
+
+impl DiagonalMatrix {
+    /// `c` times the identity.
+    pub fn scalar(s: usize, c: Complex64) -> Self {
+        Self {
+            s,
+            diags: [(0usize, vec![c; s])].into_iter().collect(),
+        }
+    }
+
+    fn add_diag(&mut self, k: usize, p: usize, v: Complex64) {
+        let s = self.s;
+        self.diags
+            .entry(k % s)
+            .or_insert_with(|| vec![Complex64::new(0.0, 0.0); s])[p] += v;
+    }
+
+    /// `self * other` (apply `other` first): diagonal `a + b` gathers `d_a * rot_a(e_b)`.
+    pub fn mul(&self, other: &Self) -> Self {
+        let s = self.s;
+        let mut out = Self {
+            s,
+            diags: Default::default(),
+        };
+        for (&a, da) in &self.diags {
+            for (&b, eb) in &other.diags {
+                let k = (a + b) % s;
+                let d = out
+                    .diags
+                    .entry(k)
+                    .or_insert_with(|| vec![Complex64::new(0.0, 0.0); s]);
+                for j in 0..s {
+                    d[j] += da[j] * eb[(j + a) % s];
+                }
+            }
+        }
+        out.diags.retain(|_, d| d.iter().any(|z| z.norm() > 0.0));
+        out
+    }
+
+    /// `M x` in the clear (the reference the homomorphic evaluation is tested against).
+    pub fn apply(&self, x: &[Complex64]) -> Vec<Complex64> {
+        let s = self.s;
+        let mut y = vec![Complex64::new(0.0, 0.0); s];
+        for (&k, d) in &self.diags {
+            for j in 0..s {
+                y[j] += d[j] * x[(j + k) % s];
+            }
+        }
+        y
+    }
+
+    /// Multiplies every entry by `c`.
+    pub fn scale(&mut self, c: Complex64) {
+        for d in self.diags.values_mut() {
+            for z in d.iter_mut() {
+                *z *= c;
+            }
+        }
+    }
+}
+
+/// The butterfly stages of the `s`-slot special FFT as diagonal matrices, in the order they
+/// apply. Forward (`inverse == false`): the stages of [`special_fft`] after its bit reversal,
+/// so their product `B` satisfies `special_fft(v) = B * bitrev(v)`. Inverse: the stages of
+/// [`special_ifft`] before its bit reversal, with its `1/s` folded into the first stage, so
+/// `special_ifft(z) = bitrev(B' z)`. SlotToCoeff evaluates `B` and CoeffToSlot `B'`: the bit
+/// reversals cancel across the slot-wise EvalMod between them. Each stage has 3 diagonals
+/// (rotations 0 and +-len/2).
+pub fn special_fft_stages(s: usize, inverse: bool) -> Vec<DiagonalMatrix> {
+    let r = Roots::new(s);
+    let mut lens = Vec::new();
+    let mut len = 2;
+    while len <= s {
+        lens.push(len);
+        len *= 2;
+    }
+    if inverse {
+        lens.reverse();
+    }
+    let one = Complex64::new(1.0, 0.0);
+    let mut stages: Vec<DiagonalMatrix> = lens
+        .iter()
+        .map(|&len| {
+            let (lenh, lenq) = (len / 2, 4 * len);
+            let mut m = DiagonalMatrix {
+                s,
+                diags: Default::default(),
+            };
+            for i in (0..s).step_by(len) {
+                for j in 0..lenh {
+                    let (p, q) = (i + j, i + j + lenh);
+                    if inverse {
+                        let w = r.xi[(lenq - r.rot[j] % lenq) * (r.m / lenq)];
+                        m.add_diag(0, p, one);
+                        m.add_diag(lenh, p, one);
+                        m.add_diag(s - lenh, q, w);
+                        m.add_diag(0, q, -w);
+                    } else {
+                        let w = r.xi[(r.rot[j] % lenq) * (r.m / lenq)];
+                        m.add_diag(0, p, one);
+                        m.add_diag(lenh, p, w);
+                        m.add_diag(s - lenh, q, one);
+                        m.add_diag(0, q, -w);
+                    }
+                }
+            }
+            m
+        })
+        .collect();
+    if inverse {
+        if let Some(first) = stages.first_mut() {
+            first.scale(Complex64::new(1.0 / s as f64, 0.0));
+        }
+    }
+    stages
+}
+
 impl Encoder {
     /// An encoder for ring degree `n` (a power of two, 4 to 2^17).
     pub fn new(n: usize) -> Result<Self> {
@@ -245,6 +374,38 @@ mod tests {
             special_ifft(&mut f, &r);
             for (a, b) in f.iter().zip(&v) {
                 assert!((a - b).norm() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn fft_stages_compose_to_the_special_fft() {
+        for s in [2usize, 4, 16, 64] {
+            let v = message(7 + s as u64, s);
+            // Forward: B * bitrev(v) == special_fft(v).
+            let mut want = v.clone();
+            special_fft(&mut want, &Roots::new(s));
+            let mut x = v.clone();
+            bit_reverse_permute(&mut x);
+            for st in special_fft_stages(s, false) {
+                assert!(st.diags.len() <= 3);
+                x = st.apply(&x);
+            }
+            for (a, b) in x.iter().zip(&want) {
+                assert!((a - b).norm() < 1e-9, "forward s = {s}");
+            }
+            // Inverse: bitrev(B' z) == special_ifft(z); merged stages give the same.
+            let mut want = v.clone();
+            special_ifft(&mut want, &Roots::new(s));
+            let stages = special_fft_stages(s, true);
+            let merged = stages
+                .iter()
+                .skip(1)
+                .fold(stages[0].clone(), |acc, st| st.mul(&acc));
+            let mut y = merged.apply(&v);
+            bit_reverse_permute(&mut y);
+            for (a, b) in y.iter().zip(&want) {
+                assert!((a - b).norm() < 1e-9, "inverse s = {s}");
             }
         }
     }

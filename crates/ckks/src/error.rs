@@ -68,6 +68,10 @@ pub enum CkksError {
     #[error("missing evaluation key: {0}")]
     MissingKey(String),
 
+    /// A feature this build does not implement.
+    #[error("not supported: {0}")]
+    Unsupported(String),
+
     /// Too many values for the slots available.
     #[error("{what}: {found} values do not fit in {slots} slots (slots must be a power of two up to N/2 = {max})")]
     TooManyValues {

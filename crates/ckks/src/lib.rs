@@ -37,6 +37,7 @@
 //! # }
 //! ```
 
+pub mod bootstrap;
 pub mod context;
 pub mod costs;
 pub mod decomposition;

@@ -364,6 +364,7 @@ pub fn preset_names() -> Vec<&'static str> {
         "test-small",
         "test-medium",
         "test-double",
+        "test-boot",
     ]
 }
 
@@ -468,6 +469,17 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
             log_default_scale: 45,
             dynamic_special: 4,
             ..base("test-medium", 12, "test only: N = 2^12 (INSECURE)")
+        },
+        // Bootstrapping in CI: N = 2^10; a 60-bit q_0 and three 45-bit user levels
+        // (q_0 / Delta = 2^15), then 14 60-bit levels the bootstrapping circuit consumes (its
+        // EvalMod runs at scale ~2^60); a sparse secret (h = 32) keeps the ModRaise overflow small.
+        "test-boot" => ParametersLiteral {
+            log_q: [vec![60], rep(45, 3), rep(60, 14)].concat(),
+            log_p: rep(61, 4),
+            dnum: 6,
+            log_default_scale: 45,
+            secret: SecretDistribution::Sparse { hamming_weight: 32 },
+            ..base("test-boot", 10, "test only: N = 2^10, sparse secret h = 32 (INSECURE)")
         },
         // Double-prime rescaling on 28-bit primes, CiFHER-style (Delta = 2^56).
         "test-double" => ParametersLiteral {

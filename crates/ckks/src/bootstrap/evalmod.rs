@@ -1,0 +1,198 @@
+//! EvalMod: the homomorphic reduction modulo `q_0`, by the scaled sine computed as a cosine
+//! with double-angle steps (Han and Ki, CT-RSA 2020; the form Lattigo uses).
+//!
+//! The input slots hold `u = (I + eps) / K` with an integer `|I| <= K` and a small `eps`
+//! (`eps = m / q_0`). With `r` double-angle steps:
+//! 1. `h(u) ~ cos(2 pi (K u - 1/4) / 2^r)`, a Chebyshev interpolant of degree `d` on `[-1, 1]`;
+//! 2. `r` times `y <- 2 y^2 - 1`, which doubles the angle, giving
+//!    `cos(2 pi (K u - 1/4)) = sin(2 pi (I + eps)) = sin(2 pi eps) ~ 2 pi eps`.
+//!
+//! The approximation error of `sin(2 pi eps) / (2 pi)` against `eps` is `(2 pi)^2 eps^3 / 6`,
+//! which is what bounds the precision for a given `q_0 / Delta`.
+//!
+//! ## Scales
+//! Every ciphertext here is kept at the *canonical* scale of its level: starting from the
+//! input's `(level, S)`, one level down has `S^2 / q_level`. Products of two canonical
+//! ciphertexts at one level, rescaled, are canonical; so is a constant product with
+//! `const_scale = S` rescaled, and moving down a level is exactly that with the constant 1.
+//! Sums and differences therefore always meet equal scales, with no drift to correct.
+
+use crate::error::Result;
+use crate::evaluator::Evaluator;
+use crate::keys::{Ciphertext, EvaluationKeys};
+use std::f64::consts::PI;
+use tessera_backend::Backend;
+
+/// Chebyshev coefficients `c_0..c_d` of the interpolant of `f` on `[-1, 1]` at the `d + 1`
+/// Chebyshev nodes: `f(u) ~ sum_k c_k T_k(u)`.
+pub fn chebyshev_coefficients(f: impl Fn(f64) -> f64, d: usize) -> Vec<f64> {
+    let n = d + 1;
+    let nodes: Vec<f64> = (0..n)
+        .map(|j| (PI * (j as f64 + 0.5) / n as f64).cos())
+        .collect();
+    let fx: Vec<f64> = nodes.iter().map(|&x| f(x)).collect();
+    (0..n)
+        .map(|k| {
+            let s: f64 = (0..n)
+                .map(|j| fx[j] * (PI * k as f64 * (j as f64 + 0.5) / n as f64).cos())
+                .sum();
+            let c = 2.0 * s / n as f64;
+            if k == 0 {
+                c / 2.0
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// `sum_k c_k T_k(u)` in the clear (Clenshaw), the reference for the homomorphic evaluation.
+pub fn chebyshev_eval(c: &[f64], u: f64) -> f64 {
+    let (mut b1, mut b2) = (0.0, 0.0);
+    for &ck in c.iter().skip(1).rev() {
+        let b0 = 2.0 * u * b1 - b2 + ck;
+        b2 = b1;
+        b1 = b0;
+    }
+    u * b1 - b2 + c.first().copied().unwrap_or(0.0)
+}
+
+/// The cosine EvalMod evaluates before its double-angle steps.
+pub fn eval_mod_function(k_bound: f64, double_angle: usize) -> impl Fn(f64) -> f64 {
+    let div = 2f64.powi(double_angle as i32);
+    move |u| (2.0 * PI * (k_bound * u - 0.25) / div).cos()
+}
+
+/// One level down at the canonical scale (a product by the constant 1, rescaled).
+fn down<B: Backend>(ev: &mut Evaluator<B>, a: &Ciphertext<B::Poly>) -> Result<Ciphertext<B::Poly>> {
+    let one = ev.mul_const(a, 1.0, a.scale)?;
+    ev.rescale(&one)
+}
+
+fn to_level<B: Backend>(
+    ev: &mut Evaluator<B>,
+    a: &Ciphertext<B::Poly>,
+    level: usize,
+) -> Result<Ciphertext<B::Poly>> {
+    let mut x = a.clone();
+    while x.level > level {
+        x = down(ev, &x)?;
+    }
+    Ok(x)
+}
+
+/// Product of two canonical ciphertexts, rescaled.
+fn product<B: Backend>(
+    ev: &mut Evaluator<B>,
+    a: &Ciphertext<B::Poly>,
+    b: &Ciphertext<B::Poly>,
+    keys: &EvaluationKeys,
+) -> Result<Ciphertext<B::Poly>> {
+    let l = a.level.min(b.level);
+    let (a, b) = (to_level(ev, a, l)?, to_level(ev, b, l)?);
+    let m = ev.mul_relin(&a, &b, keys)?;
+    ev.rescale(&m)
+}
+
+/// Levels the Chebyshev evaluation of degree `d` consumes (the `T_k` and the coefficients).
+pub fn chebyshev_depth(d: usize) -> usize {
+    // ceil(log2 d) levels for T_d, one for the coefficients.
+    (usize::BITS - d.max(1).saturating_sub(1).leading_zeros()) as usize + 1
+}
+
+/// `sum_k c_k T_k(u)` homomorphically: `T_(2k) = 2 T_k^2 - 1`, `T_(2k+1) = 2 T_k T_(k+1) - T_1`
+/// (depth `ceil(log2 d)`), then one constant product per term at the deepest level.
+pub fn chebyshev<B: Backend>(
+    ev: &mut Evaluator<B>,
+    u: &Ciphertext<B::Poly>,
+    c: &[f64],
+    keys: &EvaluationKeys,
+) -> Result<Ciphertext<B::Poly>> {
+    let d = c.len().saturating_sub(1).max(1);
+    let mut t: Vec<Option<Ciphertext<B::Poly>>> = vec![None; d + 1];
+    t[1] = Some(u.clone());
+    for k in 2..=d {
+        let (a, b) = (k / 2, k - k / 2);
+        let p = product(
+            ev,
+            t[a].as_ref().expect("computed"),
+            t[b].as_ref().expect("computed"),
+            keys,
+        )?;
+        let p2 = ev.mul_int(&p, 2)?;
+        let tk = if a == b {
+            ev.add_const(&p2, -1.0)?
+        } else {
+            let t1 = to_level(ev, u, p2.level)?;
+            ev.sub(&p2, &t1)?
+        };
+        t[k] = Some(tk);
+    }
+    let low = t
+        .iter()
+        .flatten()
+        .map(|x| x.level)
+        .min()
+        .expect("T_1 exists");
+    let mut sum: Option<Ciphertext<B::Poly>> = None;
+    for (k, tk) in t.iter().enumerate().skip(1) {
+        let ck = c.get(k).copied().unwrap_or(0.0);
+        let x = to_level(ev, tk.as_ref().expect("computed"), low)?;
+        let term = ev.mul_const(&x, ck, x.scale)?;
+        let term = ev.rescale(&term)?;
+        sum = Some(match sum {
+            None => term,
+            Some(s) => ev.add(&s, &term)?,
+        });
+    }
+    let sum = sum.expect("at least T_1");
+    ev.add_const(&sum, c[0])
+}
+
+/// EvalMod on `u` (slots `(I + eps) / K`): the Chebyshev cosine, then `r` double angles.
+/// Returns slots `sin(2 pi eps)`.
+pub fn eval_mod<B: Backend>(
+    ev: &mut Evaluator<B>,
+    u: &Ciphertext<B::Poly>,
+    cheb: &[f64],
+    double_angle: usize,
+    keys: &EvaluationKeys,
+) -> Result<Ciphertext<B::Poly>> {
+    let mut y = chebyshev(ev, u, cheb, keys)?;
+    for _ in 0..double_angle {
+        let sq = product(ev, &y, &y, keys)?;
+        let sq2 = ev.mul_int(&sq, 2)?;
+        y = ev.add_const(&sq2, -1.0)?;
+    }
+    Ok(y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chebyshev_interpolant_of_the_evalmod_cosine_is_accurate() {
+        let (k, r) = (12.0, 3);
+        let f = eval_mod_function(k, r);
+        let c = chebyshev_coefficients(&f, 40);
+        let worst = (0..=2000)
+            .map(|i| -1.0 + i as f64 / 1000.0)
+            .map(|u| (chebyshev_eval(&c, u) - f(u)).abs())
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-12, "{worst}");
+        // The double angles turn it into sin(2 pi (K u)) near the integers.
+        for (i, eps) in [(3i32, 1e-4), (-7, -2e-4), (0, 5e-5)] {
+            let u = (i as f64 + eps) / k;
+            let mut y = chebyshev_eval(&c, u);
+            for _ in 0..r {
+                y = 2.0 * y * y - 1.0;
+            }
+            assert!((y / (2.0 * PI) - eps).abs() < 1e-9);
+        }
+        assert_eq!(chebyshev_depth(1), 1);
+        assert_eq!(chebyshev_depth(31), 6);
+        assert_eq!(chebyshev_depth(32), 6);
+        assert_eq!(chebyshev_depth(33), 7);
+    }
+}

@@ -1,0 +1,129 @@
+//! Homomorphic linear transforms in diagonal form with baby-step giant-step (BSGS) rotations.
+//!
+//! `M x = sum_k d_k * rot_k(x)`. Writing `k = g + b` with `b = k mod n1` (baby step) and `g` a
+//! multiple of `n1` (giant step), `M x = sum_g rot_g( sum_b rot_-g(d_k) * rot_b(x) )`: the baby
+//! rotations of `x` are computed once, hoisted (one ModUp shared, [`Evaluator::rotate_hoisted`]),
+//! and each giant step costs one rotation of a partial sum. The diagonals are encoded at scale
+//! `q_l` (the prime the following rescale removes), so the output keeps the input's scale.
+
+use crate::encoder::DiagonalMatrix;
+use crate::error::Result;
+use crate::evaluator::Evaluator;
+use crate::keys::{Ciphertext, EvaluationKeys};
+use crate::CkksContext;
+use num_complex::Complex64;
+use std::collections::{BTreeMap, BTreeSet};
+use tessera_backend::Backend;
+
+/// The BSGS split of a matrix's diagonals.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BsgsPlan {
+    /// Baby-step size (a power of two).
+    pub n1: usize,
+    /// Distinct baby steps `b` (including 0 when used).
+    pub baby: Vec<usize>,
+    /// Giant steps `g` with the diagonals `k = g + b` they gather.
+    pub giant: BTreeMap<usize, Vec<usize>>,
+}
+
+impl BsgsPlan {
+    /// The split minimising the number of rotations (baby plus giant steps).
+    pub fn new(m: &DiagonalMatrix) -> Self {
+        let ks: Vec<usize> = m.diags.keys().copied().collect();
+        let mut best: Option<(usize, Self)> = None;
+        let mut n1 = 1;
+        while n1 <= m.s {
+            let baby: BTreeSet<usize> = ks.iter().map(|k| k % n1).collect();
+            let mut giant: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+            for &k in &ks {
+                giant.entry(k - k % n1).or_default().push(k);
+            }
+            let rotations = baby.iter().filter(|&&b| b != 0).count()
+                + giant.keys().filter(|&&g| g != 0).count();
+            if best.as_ref().is_none_or(|(r, _)| rotations < *r) {
+                best = Some((
+                    rotations,
+                    Self {
+                        n1,
+                        baby: baby.into_iter().collect(),
+                        giant,
+                    },
+                ));
+            }
+            n1 *= 2;
+        }
+        best.map(|(_, p)| p).unwrap_or(Self {
+            n1: 1,
+            baby: vec![],
+            giant: BTreeMap::new(),
+        })
+    }
+
+    /// Rotation steps (left, in slots) this plan needs keys for.
+    pub fn rotations(&self) -> Vec<usize> {
+        let mut r: BTreeSet<usize> = self.baby.iter().copied().filter(|&b| b != 0).collect();
+        r.extend(self.giant.keys().copied().filter(|&g| g != 0));
+        r.into_iter().collect()
+    }
+}
+
+/// `rot_-g(d)`: the diagonal pre-rotated so that rotating the partial sum by `g` restores it.
+fn rotate_right(d: &[Complex64], g: usize) -> Vec<Complex64> {
+    let s = d.len();
+    (0..s).map(|j| d[(j + s - g % s) % s]).collect()
+}
+
+/// Evaluates `m` on `x` (whose slots number `m.s`) and rescales once: one level. The output
+/// keeps the input's scale, or takes `out_scale` when given (the diagonals are then encoded at
+/// `q_l * out_scale / scale`, which must stay large enough to hold them precisely).
+pub fn apply<B: Backend>(
+    ev: &mut Evaluator<B>,
+    ctx: &CkksContext,
+    m: &DiagonalMatrix,
+    x: &Ciphertext<B::Poly>,
+    keys: &EvaluationKeys,
+    out_scale: Option<f64>,
+) -> Result<Ciphertext<B::Poly>> {
+    let plan = BsgsPlan::new(m);
+    let level = x.level;
+    let q_l = ctx.params().q()[level] as f64 * out_scale.map_or(1.0, |t| t / x.scale);
+    let steps: Vec<i64> = plan
+        .baby
+        .iter()
+        .filter(|&&b| b != 0)
+        .map(|&b| b as i64)
+        .collect();
+    let rotated = ev.rotate_hoisted(x, &steps, keys)?;
+    let baby: BTreeMap<usize, &Ciphertext<B::Poly>> = std::iter::once((0usize, x))
+        .chain(steps.iter().map(|&b| b as usize).zip(rotated.iter()))
+        .collect();
+    let mut total: Option<Ciphertext<B::Poly>> = None;
+    for (&g, ks) in &plan.giant {
+        let mut acc: Option<Ciphertext<B::Poly>> = None;
+        for &k in ks {
+            let b = k - g;
+            let pt = ctx.encode(&rotate_right(&m.diags[&k], g), m.s, level, q_l)?;
+            let term = ev.mul_plain(baby[&b], &pt)?;
+            acc = Some(match acc {
+                None => term,
+                Some(a) => ev.add(&a, &term)?,
+            });
+        }
+        let acc = acc.expect("every giant step gathers a diagonal");
+        let acc = if g == 0 {
+            acc
+        } else {
+            ev.rotate(&acc, g as i64, keys)?
+        };
+        total = Some(match total {
+            None => acc,
+            Some(t) => ev.add(&t, &acc)?,
+        });
+    }
+    let total = total.ok_or_else(|| crate::CkksError::InvalidParameter {
+        name: "matrix",
+        value: "no diagonals".into(),
+        allowed: "at least one non-zero diagonal".into(),
+    })?;
+    ev.rescale(&total)
+}

@@ -1,0 +1,322 @@
+//! CKKS bootstrapping: ModRaise, CoeffToSlot, EvalMod, SlotToCoeff (ark.md sections II-D to
+//! III; Cheon et al. 2018, Chen-Chillotti-Song 2019, Han-Ki 2020 for the sine evaluation).
+//!
+//! For a ciphertext of `s = N/2` slots at level 0 with scale `Delta`:
+//! 1. **ModRaise** reads its parts modulo `q_0` as centered integers and extends them to every
+//!    chain prime. It now decrypts to `t = m + q_0 I` with a small integer polynomial `I`
+//!    (`|I| <= K`; sparse secrets keep `K` small).
+//! 2. **CoeffToSlot** evaluates `c B'`, where `B'` is the inverse special FFT without its bit
+//!    reversal (`encoder::special_fft_stages`), split into `cts_levels` matrices of merged
+//!    radix-2 stages. Each matrix is a BSGS linear transform with hoisted baby steps. The
+//!    constant `c = Delta / (2 q_0 K)` is carried by the ciphertext's scale. Conjugation then
+//!    separates the real and imaginary parts, `u = (t_k / q_0) / K` in bit-reversed order. One
+//!    exact integer product and a rescale bring the scale back near `Delta`.
+//! 3. **EvalMod** ([`evalmod`]) turns `u` into `sin(2 pi t_k / q_0) ~ 2 pi m_k / q_0`.
+//! 4. **SlotToCoeff** recombines the two halves (times `i`, an exact product by `X^(N/2)`) and
+//!    evaluates `c' B`, with `c' = q_0 / (2 pi Delta)`. The bit reversals cancel, and the
+//!    slots hold the message again, `stc_levels` levels lower.
+//!
+//! Levels consumed: `cts_levels + 1 + chebyshev_depth(d) + r + stc_levels`.
+
+pub mod evalmod;
+pub mod linear;
+
+use crate::encoder::{special_fft_stages, DiagonalMatrix};
+use crate::error::{CkksError, Result};
+use crate::evaluator::Evaluator;
+use crate::keys::{Ciphertext, EvaluationKeys};
+use crate::params::Rescaling;
+use crate::{CkksContext, Plaintext};
+use num_complex::Complex64;
+use std::f64::consts::PI;
+use std::sync::Arc;
+use tessera_backend::Backend;
+use tessera_math::RnsPoly;
+
+/// The real and imaginary halves CoeffToSlot produces.
+pub type Halves<P> = (Ciphertext<P>, Ciphertext<P>);
+
+/// The knobs of a bootstrapping circuit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BootstrapParameters {
+    /// Levels (merged radix groups) of CoeffToSlot.
+    pub cts_levels: usize,
+    /// Levels of SlotToCoeff.
+    pub stc_levels: usize,
+    /// Bound `K` on the integer overflow `|I|` after ModRaise.
+    pub k_bound: f64,
+    /// Degree of the Chebyshev interpolant of the cosine.
+    pub cheb_degree: usize,
+    /// Double-angle steps `r`.
+    pub double_angle: usize,
+}
+
+impl BootstrapParameters {
+    /// Levels the circuit consumes.
+    pub fn depth(&self) -> usize {
+        // + 1: the exact integer scale-down between CoeffToSlot and EvalMod.
+        self.cts_levels
+            + 1
+            + evalmod::chebyshev_depth(self.cheb_degree)
+            + self.double_angle
+            + self.stc_levels
+    }
+}
+
+/// A bootstrapping circuit prepared for one parameter set (full slots).
+pub struct Bootstrapper {
+    ctx: Arc<CkksContext>,
+    bp: BootstrapParameters,
+    cts: Vec<DiagonalMatrix>,
+    stc: Vec<DiagonalMatrix>,
+    cheb: Vec<f64>,
+}
+
+/// Merges consecutive stages into `groups` matrices (earlier groups take the extra stages).
+fn merge_stages(stages: &[DiagonalMatrix], groups: usize) -> Vec<DiagonalMatrix> {
+    let n = stages.len();
+    let (base, extra) = (n / groups, n % groups);
+    let mut out = Vec::with_capacity(groups);
+    let mut it = stages.iter();
+    for g in 0..groups {
+        let take = base + usize::from(g < extra);
+        let mut m: Option<DiagonalMatrix> = None;
+        for st in it.by_ref().take(take) {
+            m = Some(match m {
+                None => st.clone(),
+                Some(acc) => st.mul(&acc),
+            });
+        }
+        if let Some(m) = m {
+            out.push(m);
+        }
+    }
+    out
+}
+
+impl Bootstrapper {
+    /// Prepares the circuit; checks that the chain is deep enough.
+    pub fn new(ctx: &Arc<CkksContext>, bp: BootstrapParameters) -> Result<Self> {
+        let params = ctx.params();
+        if params.literal().rescaling != Rescaling::SinglePrime {
+            return Err(CkksError::Unsupported(
+                "bootstrapping with double-prime rescaling".into(),
+            ));
+        }
+        let s = params.max_slots();
+        let log_s = s.trailing_zeros() as usize;
+        let bad = |name: &'static str, v: usize, allowed: String| CkksError::InvalidParameter {
+            name,
+            value: v.to_string(),
+            allowed,
+        };
+        for (name, v) in [("cts_levels", bp.cts_levels), ("stc_levels", bp.stc_levels)] {
+            if v == 0 || v > log_s {
+                return Err(bad(name, v, format!("1 to log2(slots) = {log_s}")));
+            }
+        }
+        if bp.cheb_degree < 2 || bp.cheb_degree > 255 {
+            return Err(bad("cheb_degree", bp.cheb_degree, "2 to 255".into()));
+        }
+        if !(bp.k_bound >= 1.0 && bp.k_bound <= 1e6) {
+            return Err(CkksError::InvalidParameter {
+                name: "k_bound",
+                value: bp.k_bound.to_string(),
+                allowed: "1 to 1e6".into(),
+            });
+        }
+        if bp.depth() >= params.max_level() {
+            return Err(bad(
+                "bootstrapping depth",
+                bp.depth(),
+                format!(
+                    "below L = {} (at least one level must remain)",
+                    params.max_level()
+                ),
+            ));
+        }
+        let cts = merge_stages(&special_fft_stages(s, true), bp.cts_levels);
+        let stc = merge_stages(&special_fft_stages(s, false), bp.stc_levels);
+        let cheb = evalmod::chebyshev_coefficients(
+            evalmod::eval_mod_function(bp.k_bound, bp.double_angle),
+            bp.cheb_degree,
+        );
+        Ok(Self {
+            ctx: ctx.clone(),
+            bp,
+            cts,
+            stc,
+            cheb,
+        })
+    }
+
+    /// The circuit's parameters.
+    pub fn parameters(&self) -> &BootstrapParameters {
+        &self.bp
+    }
+
+    /// Level of the output.
+    pub fn output_level(&self) -> usize {
+        self.ctx.params().max_level() - self.bp.depth()
+    }
+
+    /// Rotation steps whose keys the circuit needs (conjugation is needed too).
+    pub fn rotations(&self) -> Vec<i64> {
+        let mut r = std::collections::BTreeSet::new();
+        for m in self.cts.iter().chain(&self.stc) {
+            r.extend(linear::BsgsPlan::new(m).rotations());
+        }
+        r.into_iter().map(|x| x as i64).collect()
+    }
+
+    /// The CoeffToSlot and SlotToCoeff matrices in the order they apply (for tests and for
+    /// counting rotations and plaintexts). CoeffToSlot is `s B'` (the inverse transform without
+    /// its `1/s`, entries of size about 1); its small constant `Delta / (2 q_0 K s)` is carried
+    /// by the ciphertext's scale instead, since a diagonal of tiny entries encoded at scale
+    /// `q_l` would keep too few bits. SlotToCoeff is `c' B` with `c' = q_0 / (2 pi Delta)`
+    /// folded into its first matrix (large entries lose nothing).
+    pub fn matrices(&self, q0_over_delta: f64) -> (Vec<DiagonalMatrix>, Vec<DiagonalMatrix>) {
+        let s = self.ctx.params().max_slots() as f64;
+        let mut cts = self.cts.clone();
+        let mut stc = self.stc.clone();
+        if let Some(m) = cts.first_mut() {
+            m.scale(Complex64::new(s, 0.0));
+        }
+        if let Some(m) = stc.first_mut() {
+            m.scale(Complex64::new(q0_over_delta / (2.0 * PI), 0.0));
+        }
+        (cts, stc)
+    }
+
+    /// ModRaise: a level-0 ciphertext read modulo `q_0` and extended to the whole chain.
+    pub fn mod_raise<B: Backend>(
+        &self,
+        ev: &mut Evaluator<B>,
+        ct: &Ciphertext<B::Poly>,
+    ) -> Result<Ciphertext<B::Poly>> {
+        let ct = if ct.level > 0 {
+            ev.drop_levels(ct, ct.level)?
+        } else {
+            ct.clone()
+        };
+        let top = self.ctx.params().max_level();
+        let chain = self.ctx.chain_limbs(top);
+        let b = ev.backend_mut();
+        let mut parts = Vec::with_capacity(2);
+        for p in [&ct.c0, &ct.c1] {
+            let mut c = p.clone();
+            b.intt(&mut c)?;
+            let mut up = b.extend_limb(&c, &chain)?;
+            b.ntt(&mut up)?;
+            parts.push(up);
+        }
+        let c1 = parts.pop().expect("two parts");
+        let c0 = parts.pop().expect("two parts");
+        Ok(Ciphertext {
+            c0,
+            c1,
+            level: top,
+            scale: ct.scale,
+            slots: ct.slots,
+        })
+    }
+
+    /// The monomial `sign * X^(N/2)` as a scale-1 plaintext at `level`: multiplies every slot
+    /// by `sign * i` exactly.
+    fn times_i(&self, level: usize, sign: i64) -> Result<Plaintext> {
+        let n = self.ctx.params().n();
+        let mut coeffs = vec![0i64; n];
+        coeffs[n / 2] = sign;
+        let mut poly =
+            RnsPoly::from_signed(self.ctx.ring(), &self.ctx.chain_limbs(level), &coeffs)?;
+        poly.ntt()?;
+        Ok(Plaintext {
+            poly,
+            level,
+            scale: 1.0,
+            slots: self.ctx.params().max_slots(),
+        })
+    }
+
+    /// CoeffToSlot on a raised ciphertext: returns the real and imaginary halves `u`, each
+    /// brought back to a scale near `Delta` by an exact integer product and a rescale.
+    pub fn coeff_to_slot<B: Backend>(
+        &self,
+        ev: &mut Evaluator<B>,
+        x: &Ciphertext<B::Poly>,
+        keys: &EvaluationKeys,
+    ) -> Result<Halves<B::Poly>> {
+        let params = self.ctx.params();
+        let q0 = params.q()[0] as f64;
+        let s = params.max_slots() as f64;
+        let (cts, _) = self.matrices(q0 / x.scale);
+        // Values times Delta / (2 q_0 K s): the same polynomial read at scale 2 q_0 K s.
+        let mut y = Ciphertext {
+            scale: 2.0 * q0 * self.bp.k_bound * s,
+            ..x.clone()
+        };
+        for m in &cts {
+            y = linear::apply(ev, &self.ctx, m, &y, keys, None)?;
+        }
+        let conj = ev.conjugate(&y, keys)?;
+        let re = ev.add(&y, &conj)?;
+        let diff = ev.sub(&y, &conj)?;
+        let minus_i = self.times_i(diff.level, -1)?;
+        let im = ev.mul_plain(&diff, &minus_i)?;
+        // EvalMod runs at the scale of the primes it rescales by (canonical scales stay put).
+        let mut out = Vec::with_capacity(2);
+        for part in [re, im] {
+            let q_l = params.q()[part.level] as f64;
+            let k = (q_l * q_l / part.scale).round().max(1.0);
+            let scaled = ev.mul_const(&part, 1.0, k)?;
+            out.push(ev.rescale(&scaled)?);
+        }
+        let im = out.pop().expect("two parts");
+        let re = out.pop().expect("two parts");
+        Ok((re, im))
+    }
+
+    /// SlotToCoeff of the two EvalMod outputs; `delta` is the scale the input had.
+    pub fn slot_to_coeff<B: Backend>(
+        &self,
+        ev: &mut Evaluator<B>,
+        re: &Ciphertext<B::Poly>,
+        im: &Ciphertext<B::Poly>,
+        delta: f64,
+        keys: &EvaluationKeys,
+    ) -> Result<Ciphertext<B::Poly>> {
+        let q0 = self.ctx.params().q()[0] as f64;
+        let (_, stc) = self.matrices(q0 / delta);
+        let plus_i = self.times_i(im.level, 1)?;
+        let im_i = ev.mul_plain(im, &plus_i)?;
+        let mut y = ev.add(re, &im_i)?;
+        // The first matrix also returns the scale to the input's Delta.
+        for (i, m) in stc.iter().enumerate() {
+            let out_scale = (i == 0).then_some(delta);
+            y = linear::apply(ev, &self.ctx, m, &y, keys, out_scale)?;
+        }
+        Ok(y)
+    }
+
+    /// Bootstraps a full-slot ciphertext (any level; it is dropped to level 0 first).
+    pub fn bootstrap<B: Backend>(
+        &self,
+        ev: &mut Evaluator<B>,
+        ct: &Ciphertext<B::Poly>,
+        keys: &EvaluationKeys,
+    ) -> Result<Ciphertext<B::Poly>> {
+        if ct.slots != self.ctx.params().max_slots() {
+            return Err(CkksError::Unsupported(format!(
+                "bootstrapping {} slots: this circuit handles full packing ({} slots)",
+                ct.slots,
+                self.ctx.params().max_slots()
+            )));
+        }
+        let delta = ct.scale;
+        let raised = self.mod_raise(ev, ct)?;
+        let (re, im) = self.coeff_to_slot(ev, &raised, keys)?;
+        let re = evalmod::eval_mod(ev, &re, &self.cheb, self.bp.double_angle, keys)?;
+        let im = evalmod::eval_mod(ev, &im, &self.cheb, self.bp.double_angle, keys)?;
+        self.slot_to_coeff(ev, &re, &im, delta, keys)
+    }
+}

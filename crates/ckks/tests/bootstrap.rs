@@ -1,0 +1,171 @@
+//! Bootstrapping against the clear computation on the insecure `test-boot` set (N = 2^10,
+//! 512 slots): each stage against its plaintext reference, and end to end.
+
+mod common;
+use common::values;
+
+use num_complex::Complex64;
+use std::sync::Arc;
+use tessera_backend::CpuBackend;
+use tessera_ckks::bootstrap::{evalmod, BootstrapParameters, Bootstrapper};
+use tessera_ckks::*;
+use tessera_math::sampling::Seed;
+
+fn circuit() -> BootstrapParameters {
+    BootstrapParameters {
+        cts_levels: 2,
+        stc_levels: 2,
+        k_bound: 12.0,
+        cheb_degree: 31,
+        double_angle: 3,
+    }
+}
+
+struct Setup {
+    ctx: Arc<CkksContext>,
+    kg: KeyGenerator,
+    sk: SecretKey,
+    keys: EvaluationKeys,
+    boot: Bootstrapper,
+}
+
+fn setup() -> Setup {
+    let ctx = CkksContext::new(Parameters::preset("test-boot").unwrap()).unwrap();
+    let boot = Bootstrapper::new(&ctx, circuit()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([9; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let keys = kg.evaluation_keys(&sk, &boot.rotations(), true).unwrap();
+    Setup {
+        ctx,
+        kg,
+        sk,
+        keys,
+        boot,
+    }
+}
+
+fn decrypt_slots(
+    ctx: &CkksContext,
+    sk: &SecretKey,
+    ct: &Ciphertext<tessera_math::RnsPoly>,
+) -> Vec<Complex64> {
+    ctx.decode(&decrypt(ct, sk).unwrap()).unwrap()
+}
+
+#[test]
+fn linear_transforms_match_their_matrices() {
+    let mut st = setup();
+    let ctx = st.ctx.clone();
+    let slots = ctx.params().max_slots();
+    let z = values(3, slots);
+    let top = ctx.params().max_level();
+    let ct = st
+        .kg
+        .encrypt_sk(
+            &ctx.encode(&z, slots, top, ctx.params().default_scale())
+                .unwrap(),
+            &st.sk,
+        )
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let (cts, stc) = st.boot.matrices(1.0);
+    for m in cts.iter().chain(&stc) {
+        let y = bootstrap::linear::apply(&mut ev, &ctx, m, &x, &st.keys, None).unwrap();
+        assert_eq!(y.level, top - 1);
+        let got = decrypt_slots(&ctx, &st.sk, &ev.store(&y).unwrap());
+        let want = m.apply(&z);
+        let err = PrecisionStats::new(&want, &got).max_error;
+        let size = want.iter().map(|w| w.norm()).fold(0.0, f64::max);
+        eprintln!("LT max error {err:e} (entries up to {size})");
+        assert!(
+            err < 1e-6 * size.max(1.0),
+            "max error {err} (entries up to {size})"
+        );
+    }
+}
+
+#[test]
+fn eval_mod_matches_the_scaled_sine() {
+    let mut st = setup();
+    let ctx = st.ctx.clone();
+    let slots = ctx.params().max_slots();
+    let bp = circuit();
+    // u = (I + eps) / K with integers |I| <= 10 and |eps| <= 2^-10.
+    let xs: Vec<f64> = (0..slots)
+        .map(|j| ((j % 21) as f64 - 10.0) + ((j * 37 % 101) as f64 - 50.0) / 50.0 * 2f64.powi(-10))
+        .collect();
+    let u: Vec<f64> = xs.iter().map(|x| x / bp.k_bound).collect();
+    let l = ctx.params().max_level() - bp.cts_levels - 1;
+    // At the scale of the level's prime, as the bootstrapper hands it over.
+    let q_l = ctx.params().q()[l] as f64;
+    let ct = st
+        .kg
+        .encrypt_sk(&ctx.encode_real(&u, slots, l, q_l).unwrap(), &st.sk)
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let cheb = evalmod::chebyshev_coefficients(
+        evalmod::eval_mod_function(bp.k_bound, bp.double_angle),
+        bp.cheb_degree,
+    );
+    let y = evalmod::eval_mod(&mut ev, &x, &cheb, bp.double_angle, &st.keys).unwrap();
+    assert_eq!(
+        y.level,
+        l - evalmod::chebyshev_depth(bp.cheb_degree) - bp.double_angle
+    );
+    let got = decrypt_slots(&ctx, &st.sk, &ev.store(&y).unwrap());
+    let want: Vec<Complex64> = xs
+        .iter()
+        .map(|x| Complex64::new((2.0 * std::f64::consts::PI * x).sin(), 0.0))
+        .collect();
+    let err = PrecisionStats::new(&want, &got).max_error;
+    eprintln!("EvalMod max error {err:e}");
+    // Bootstrapping needs EvalMod errors well below 2 pi Delta / q_0 * 2^-20 ~ 2^-32.
+    assert!(err < 2f64.powi(-36), "EvalMod max error {err}");
+}
+
+#[test]
+fn bootstrapping_restores_the_message_with_levels_to_spare() {
+    let mut st = setup();
+    let ctx = st.ctx.clone();
+    let slots = ctx.params().max_slots();
+    let z = values(11, slots);
+    let ct = st
+        .kg
+        .encrypt_sk(
+            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
+                .unwrap(),
+            &st.sk,
+        )
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let y = st.boot.bootstrap(&mut ev, &x, &st.keys).unwrap();
+    assert_eq!(y.level, st.boot.output_level());
+    assert!(y.level >= 1);
+    let got = decrypt_slots(&ctx, &st.sk, &ev.store(&y).unwrap());
+    let p = PrecisionStats::new(&z, &got);
+    eprintln!(
+        "bootstrapping precision: mean {:.1} bits, worst slot {:.1} bits",
+        p.mean_precision_bits(),
+        p.max_error_bits()
+    );
+    // Measured 24.6 / 21.0 bits; the bounds leave room for other seeds.
+    assert!(
+        p.mean_precision_bits() > 22.0,
+        "mean precision {} bits",
+        p.mean_precision_bits()
+    );
+    assert!(
+        p.max_error_bits() > 18.0,
+        "worst slot {} bits",
+        p.max_error_bits()
+    );
+    // The output computes: square it and compare.
+    let m = ev.mul_relin(&y, &y, &st.keys).unwrap();
+    let m = ev.rescale(&m).unwrap();
+    let got = decrypt_slots(&ctx, &st.sk, &ev.store(&m).unwrap());
+    let want: Vec<Complex64> = z.iter().map(|v| v * v).collect();
+    assert!(PrecisionStats::new(&want, &got).max_error < 1e-2);
+}
