@@ -657,6 +657,25 @@ impl<B: Backend> Evaluator<B> {
         })
     }
 
+    /// Key switching of a whole ciphertext: `(c0 + u0, u1)` with `(u0, u1)` the switch of
+    /// `c1` by `key`, so a ciphertext under the key's source secret becomes one under its
+    /// target secret (the messages are unchanged).
+    pub fn switch_key(
+        &mut self,
+        a: &Ciphertext<B::Poly>,
+        key: &SwitchingKey,
+    ) -> Result<Ciphertext<B::Poly>> {
+        let (c0, c1) = self.traced("KeySwitch", a.level, |e| {
+            let (u0, u1) = e.key_switch(&a.c1, a.level, key)?;
+            Ok((e.backend.add(&a.c0, &u0)?, u1))
+        })?;
+        Ok(Ciphertext {
+            c0,
+            c1,
+            ..a.clone()
+        })
+    }
+
     /// HRot: rotates the slots left by `steps` (negative: right).
     pub fn rotate(
         &mut self,

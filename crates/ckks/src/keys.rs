@@ -201,6 +201,17 @@ impl KeyGenerator {
             SecretDistribution::Ternary => None,
             SecretDistribution::Sparse { hamming_weight } => Some(hamming_weight),
         };
+        self.ternary_secret(h)
+    }
+
+    /// A secret with exactly `hamming_weight` non-zero coefficients, whatever the parameters
+    /// say: the ephemeral secret of sparse-secret encapsulation in bootstrapping (ModRaise
+    /// under it keeps the overflow `I` small). Not a key to encrypt data under.
+    pub fn sparse_secret_key(&mut self, hamming_weight: usize) -> Result<SecretKey> {
+        self.ternary_secret(Some(hamming_weight))
+    }
+
+    fn ternary_secret(&mut self, h: Option<usize>) -> Result<SecretKey> {
         let s = ternary(&mut self.xof, self.ctx.params().n(), h)?;
         // Every limb of the ring: chain, special and the dynamic-decomposition pool.
         let limbs: Vec<usize> = (0..self.ctx.ring().moduli().len()).collect();

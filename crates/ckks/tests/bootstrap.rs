@@ -7,18 +7,12 @@ use common::values;
 use num_complex::Complex64;
 use std::sync::Arc;
 use tessera_backend::CpuBackend;
-use tessera_ckks::bootstrap::{evalmod, BootstrapParameters, Bootstrapper};
+use tessera_ckks::bootstrap::{evalmod, BootstrapKeys, BootstrapParameters, Bootstrapper};
 use tessera_ckks::*;
 use tessera_math::sampling::Seed;
 
 fn circuit() -> BootstrapParameters {
-    BootstrapParameters {
-        cts_levels: 2,
-        stc_levels: 2,
-        k_bound: 12.0,
-        cheb_degree: 31,
-        double_angle: 3,
-    }
+    BootstrapParameters::preset("test-boot").unwrap()
 }
 
 struct Setup {
@@ -26,6 +20,7 @@ struct Setup {
     kg: KeyGenerator,
     sk: SecretKey,
     keys: EvaluationKeys,
+    bkeys: BootstrapKeys,
     boot: Bootstrapper,
 }
 
@@ -34,12 +29,13 @@ fn setup() -> Setup {
     let boot = Bootstrapper::new(&ctx, circuit()).unwrap();
     let mut kg = KeyGenerator::from_seed(&ctx, &Seed([9; 32])).unwrap();
     let sk = kg.secret_key().unwrap();
-    let keys = kg.evaluation_keys(&sk, &boot.rotations(), true).unwrap();
+    let bkeys = boot.keygen(&mut kg, &sk).unwrap();
     Setup {
         ctx,
         kg,
         sk,
-        keys,
+        keys: bkeys.eval.clone(),
+        bkeys,
         boot,
     }
 }
@@ -96,7 +92,7 @@ fn eval_mod_matches_the_scaled_sine() {
         .map(|j| ((j % 21) as f64 - 10.0) + ((j * 37 % 101) as f64 - 50.0) / 50.0 * 2f64.powi(-10))
         .collect();
     let u: Vec<f64> = xs.iter().map(|x| x / bp.k_bound).collect();
-    let l = ctx.params().max_level() - bp.cts_levels - 1;
+    let l = ctx.params().max_level() - bp.cts_levels;
     // At the scale of the level's prime, as the bootstrapper hands it over.
     let q_l = ctx.params().q()[l] as f64;
     let ct = st
@@ -141,7 +137,7 @@ fn bootstrapping_restores_the_message_with_levels_to_spare() {
         .unwrap();
     let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
     let x = ev.load(&ct).unwrap();
-    let y = st.boot.bootstrap(&mut ev, &x, &st.keys).unwrap();
+    let y = st.boot.bootstrap(&mut ev, &x, &st.bkeys).unwrap();
     assert_eq!(y.level, st.boot.output_level());
     assert!(y.level >= 1);
     let got = decrypt_slots(&ctx, &st.sk, &ev.store(&y).unwrap());
@@ -168,4 +164,57 @@ fn bootstrapping_restores_the_message_with_levels_to_spare() {
     let got = decrypt_slots(&ctx, &st.sk, &ev.store(&m).unwrap());
     let want: Vec<Complex64> = z.iter().map(|v| v * v).collect();
     assert!(PrecisionStats::new(&want, &got).max_error < 1e-2);
+}
+
+/// Sparse-secret encapsulation: a dense-secret set (test-medium-like, deep enough) bootstraps
+/// through an ephemeral h = 32 secret, and a failure estimate is reported.
+#[test]
+fn encapsulation_lets_dense_secrets_bootstrap() {
+    let lit = ParametersLiteral {
+        name: "test-boot-dense".into(),
+        secret: SecretDistribution::Ternary,
+        ..tessera_ckks::params::preset_literal("test-boot").unwrap()
+    };
+    let ctx = CkksContext::new(Parameters::new(lit).unwrap()).unwrap();
+    let bp = BootstrapParameters {
+        encapsulation: Some(32),
+        ..circuit()
+    };
+    let boot = Bootstrapper::new(&ctx, bp).unwrap();
+    assert!(boot.failure_log2() < -25.0, "{}", boot.failure_log2());
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([4; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let keys = boot.keygen(&mut kg, &sk).unwrap();
+    let slots = ctx.params().max_slots();
+    let z = values(12, slots);
+    let ct = kg
+        .encrypt_sk(
+            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
+                .unwrap(),
+            &sk,
+        )
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let y = boot.bootstrap(&mut ev, &x, &keys).unwrap();
+    let got = decrypt_slots(&ctx, &sk, &ev.store(&y).unwrap());
+    let p = PrecisionStats::new(&z, &got);
+    eprintln!(
+        "dense secret, encapsulated: mean {:.1} bits, worst {:.1}",
+        p.mean_precision_bits(),
+        p.max_error_bits()
+    );
+    assert!(p.mean_precision_bits() > 22.0);
+    // Without encapsulation the dense secret's overflow exceeds K: the result is garbage,
+    // which is why the circuit refuses keys that do not match it.
+    let no_encaps = Bootstrapper::new(&ctx, circuit()).unwrap();
+    assert!(
+        no_encaps.failure_log2() > 0.0,
+        "{}",
+        no_encaps.failure_log2()
+    );
+    assert!(matches!(
+        no_encaps.bootstrap(&mut ev, &x, &keys),
+        Err(CkksError::MissingKey(_))
+    ));
 }

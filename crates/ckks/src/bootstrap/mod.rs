@@ -9,14 +9,14 @@
 //!    reversal (`encoder::special_fft_stages`), split into `cts_levels` matrices of merged
 //!    radix-2 stages. Each matrix is a BSGS linear transform with hoisted baby steps. The
 //!    constant `c = Delta / (2 q_0 K)` is carried by the ciphertext's scale. Conjugation then
-//!    separates the real and imaginary parts, `u = (t_k / q_0) / K` in bit-reversed order. One
-//!    exact integer product and a rescale bring the scale back near `Delta`.
+//!    separates the real and imaginary parts, `u = (t_k / q_0) / K` in bit-reversed order. The
+//!    CoeffToSlot levels also bring that large bookkeeping scale down to EvalMod's.
 //! 3. **EvalMod** ([`evalmod`]) turns `u` into `sin(2 pi t_k / q_0) ~ 2 pi m_k / q_0`.
 //! 4. **SlotToCoeff** recombines the two halves (times `i`, an exact product by `X^(N/2)`) and
 //!    evaluates `c' B`, with `c' = q_0 / (2 pi Delta)`. The bit reversals cancel, and the
 //!    slots hold the message again, `stc_levels` levels lower.
 //!
-//! Levels consumed: `cts_levels + 1 + chebyshev_depth(d) + r + stc_levels`.
+//! Levels consumed: `cts_levels + chebyshev_depth(d) + r + stc_levels`.
 
 pub mod evalmod;
 pub mod linear;
@@ -24,7 +24,7 @@ pub mod linear;
 use crate::encoder::{special_fft_stages, DiagonalMatrix};
 use crate::error::{CkksError, Result};
 use crate::evaluator::Evaluator;
-use crate::keys::{Ciphertext, EvaluationKeys};
+use crate::keys::{Ciphertext, EvaluationKeys, KeyGenerator, SecretKey, SwitchingKey};
 use crate::params::Rescaling;
 use crate::{CkksContext, Plaintext};
 use num_complex::Complex64;
@@ -49,18 +49,88 @@ pub struct BootstrapParameters {
     pub cheb_degree: usize,
     /// Double-angle steps `r`.
     pub double_angle: usize,
+    /// Sparse-secret encapsulation: ModRaise under an ephemeral secret of this Hamming weight
+    /// (switched to before ModRaise, and back right after), so `|I|` stays within `K` even
+    /// when the user's secret is dense. `None` when the set's own secret is already sparse.
+    pub encapsulation: Option<usize>,
 }
 
 impl BootstrapParameters {
+    /// The circuit for a CKKS preset: `ark` (ark.md section III-B: three CoeffToSlot and three
+    /// SlotToCoeff levels, the remaining nine of L_boot = 15 for EvalMod), `lattigo` (a
+    /// Lattigo-like split: 4 + 9 + 3) and `test-boot`.
+    pub fn preset(name: &str) -> Result<Self> {
+        let base = Self {
+            cts_levels: 3,
+            stc_levels: 3,
+            k_bound: 12.0,
+            cheb_degree: 31,
+            double_angle: 3,
+            encapsulation: Some(32),
+        };
+        Ok(match name {
+            "ark" => base,
+            "lattigo" => Self {
+                cts_levels: 4,
+                ..base
+            },
+            "test-boot" => Self {
+                cts_levels: 2,
+                stc_levels: 2,
+                encapsulation: None,
+                ..base
+            },
+            _ => {
+                return Err(CkksError::UnknownPreset(
+                    name.to_string(),
+                    "ark, lattigo, test-boot".into(),
+                ))
+            }
+        })
+    }
+
+    /// Estimated log2 of the probability that one bootstrapping of a degree-`n` ciphertext
+    /// fails because some `|I_k| > K`, for a ModRaise secret of Hamming weight `h`:
+    /// `I_k` is the rounding of a sum of `h + 1` independent uniforms on `[-1/2, 1/2)`
+    /// (`c_0` and the `h` terms of `c_1 s`), taken as Gaussian with variance `(h + 1) / 12`
+    /// (central limit; the true tails are lighter), over `n` coefficients.
+    pub fn failure_log2(&self, n: usize, h: usize) -> f64 {
+        let sigma = ((h as f64 + 1.0) / 12.0).sqrt();
+        let z = (self.k_bound + 0.5) / (sigma * std::f64::consts::SQRT_2);
+        (n as f64).log2() + erfc(z).log2()
+    }
+
     /// Levels the circuit consumes.
     pub fn depth(&self) -> usize {
-        // + 1: the exact integer scale-down between CoeffToSlot and EvalMod.
         self.cts_levels
-            + 1
             + evalmod::chebyshev_depth(self.cheb_degree)
             + self.double_angle
             + self.stc_levels
     }
+}
+
+/// `erfc(x)` for `x >= 0` (Numerical Recipes' Chebyshev fit, relative error below 1.2e-7):
+/// enough for a failure-probability estimate.
+fn erfc(x: f64) -> f64 {
+    let t = 1.0 / (1.0 + 0.5 * x.abs());
+    t * (-x * x - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+        .exp()
+}
+
+/// The keys a bootstrapping circuit uses.
+#[derive(Clone, Debug)]
+pub struct BootstrapKeys {
+    /// Relinearisation, the CoeffToSlot / SlotToCoeff rotations and conjugation.
+    pub eval: EvaluationKeys,
+    /// Sparse-secret encapsulation: user secret to the ephemeral sparse one, and back.
+    pub encapsulation: Option<(SwitchingKey, SwitchingKey)>,
 }
 
 /// A bootstrapping circuit prepared for one parameter set (full slots).
@@ -155,6 +225,44 @@ impl Bootstrapper {
         &self.bp
     }
 
+    /// Generates every key the circuit needs for the user secret `sk`.
+    pub fn keygen(&self, kg: &mut KeyGenerator, sk: &SecretKey) -> Result<BootstrapKeys> {
+        let eval = kg.evaluation_keys(sk, &self.rotations(), true)?;
+        let encapsulation = match self.bp.encapsulation {
+            None => None,
+            Some(h) => {
+                let sparse = kg.sparse_secret_key(h)?;
+                let to_sparse = kg.switching_key(&sparse, sk.poly())?;
+                let to_dense = kg.switching_key(sk, sparse.poly())?;
+                Some((to_sparse, to_dense))
+            }
+        };
+        Ok(BootstrapKeys {
+            eval,
+            encapsulation,
+        })
+    }
+
+    /// Hamming weight of the secret ModRaise runs under (the ephemeral one, or the set's).
+    pub fn modraise_hamming_weight(&self) -> Option<usize> {
+        self.bp
+            .encapsulation
+            .or(match self.ctx.params().literal().secret {
+                crate::params::SecretDistribution::Sparse { hamming_weight } => {
+                    Some(hamming_weight)
+                }
+                crate::params::SecretDistribution::Ternary => None,
+            })
+    }
+
+    /// Estimated log2 failure probability per bootstrapping ([`BootstrapParameters::failure_log2`]);
+    /// for a dense ternary ModRaise secret, `h` is taken as `2N/3`.
+    pub fn failure_log2(&self) -> f64 {
+        let n = self.ctx.params().n();
+        let h = self.modraise_hamming_weight().unwrap_or(2 * n / 3);
+        self.bp.failure_log2(n, h)
+    }
+
     /// Level of the output.
     pub fn output_level(&self) -> usize {
         self.ctx.params().max_level() - self.bp.depth()
@@ -238,8 +346,8 @@ impl Bootstrapper {
         })
     }
 
-    /// CoeffToSlot on a raised ciphertext: returns the real and imaginary halves `u`, each
-    /// brought back to a scale near `Delta` by an exact integer product and a rescale.
+    /// CoeffToSlot on a raised ciphertext: returns the real and imaginary halves `u` at the
+    /// scale of the prime EvalMod starts with.
     pub fn coeff_to_slot<B: Backend>(
         &self,
         ev: &mut Evaluator<B>,
@@ -255,24 +363,21 @@ impl Bootstrapper {
             scale: 2.0 * q0 * self.bp.k_bound * s,
             ..x.clone()
         };
+        // EvalMod runs at the scale of the primes it rescales by (so its canonical scales
+        // stay put): each CoeffToSlot level takes an equal share of the way from the large
+        // bookkeeping scale down to that prime, its diagonals encoded at q_l times the share
+        // (about 2^40 for ark; they need about 2^-34 relative precision).
+        let target = params.q()[x.level - cts.len()] as f64;
+        let share = (target / y.scale).powf(1.0 / cts.len() as f64);
         for m in &cts {
-            y = linear::apply(ev, &self.ctx, m, &y, keys, None)?;
+            let out = y.scale * share;
+            y = linear::apply(ev, &self.ctx, m, &y, keys, Some(out))?;
         }
         let conj = ev.conjugate(&y, keys)?;
         let re = ev.add(&y, &conj)?;
         let diff = ev.sub(&y, &conj)?;
         let minus_i = self.times_i(diff.level, -1)?;
         let im = ev.mul_plain(&diff, &minus_i)?;
-        // EvalMod runs at the scale of the primes it rescales by (canonical scales stay put).
-        let mut out = Vec::with_capacity(2);
-        for part in [re, im] {
-            let q_l = params.q()[part.level] as f64;
-            let k = (q_l * q_l / part.scale).round().max(1.0);
-            let scaled = ev.mul_const(&part, 1.0, k)?;
-            out.push(ev.rescale(&scaled)?);
-        }
-        let im = out.pop().expect("two parts");
-        let re = out.pop().expect("two parts");
         Ok((re, im))
     }
 
@@ -303,7 +408,7 @@ impl Bootstrapper {
         &self,
         ev: &mut Evaluator<B>,
         ct: &Ciphertext<B::Poly>,
-        keys: &EvaluationKeys,
+        keys: &BootstrapKeys,
     ) -> Result<Ciphertext<B::Poly>> {
         if ct.slots != self.ctx.params().max_slots() {
             return Err(CkksError::Unsupported(format!(
@@ -312,11 +417,28 @@ impl Bootstrapper {
                 self.ctx.params().max_slots()
             )));
         }
+        if self.bp.encapsulation.is_some() != keys.encapsulation.is_some() {
+            return Err(CkksError::MissingKey(
+                "sparse-secret encapsulation keys do not match the circuit".into(),
+            ));
+        }
         let delta = ct.scale;
-        let raised = self.mod_raise(ev, ct)?;
-        let (re, im) = self.coeff_to_slot(ev, &raised, keys)?;
-        let re = evalmod::eval_mod(ev, &re, &self.cheb, self.bp.double_angle, keys)?;
-        let im = evalmod::eval_mod(ev, &im, &self.cheb, self.bp.double_angle, keys)?;
-        self.slot_to_coeff(ev, &re, &im, delta, keys)
+        let low = if ct.level > 0 {
+            ev.drop_levels(ct, ct.level)?
+        } else {
+            ct.clone()
+        };
+        let raised = match &keys.encapsulation {
+            Some((to_sparse, to_dense)) => {
+                let sparse = ev.switch_key(&low, to_sparse)?;
+                let raised = self.mod_raise(ev, &sparse)?;
+                ev.switch_key(&raised, to_dense)?
+            }
+            None => self.mod_raise(ev, &low)?,
+        };
+        let (re, im) = self.coeff_to_slot(ev, &raised, &keys.eval)?;
+        let re = evalmod::eval_mod(ev, &re, &self.cheb, self.bp.double_angle, &keys.eval)?;
+        let im = evalmod::eval_mod(ev, &im, &self.cheb, self.bp.double_angle, &keys.eval)?;
+        self.slot_to_coeff(ev, &re, &im, delta, &keys.eval)
     }
 }
