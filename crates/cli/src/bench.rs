@@ -44,6 +44,21 @@ pub enum BenchCommand {
     Hrot(CkksBenchArgs),
     /// Sixteen hoisted rotations of one ciphertext at the top level.
     Hoisted16(CkksBenchArgs),
+    /// Full-slot bootstrapping (ModRaise, CoeffToSlot, EvalMod, SlotToCoeff).
+    Bootstrap {
+        /// Parameter preset with a bootstrapping circuit: ark, lattigo or test-boot.
+        #[arg(long, default_value = "ark")]
+        params: String,
+        /// Worker threads.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Timed runs (median reported).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// One JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Arguments shared by the CKKS operation benchmarks.
@@ -98,6 +113,12 @@ pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
         BenchCommand::Hmult(a) => Ok(ckks_run(CkksOp::HMult, a)?),
         BenchCommand::Hrot(a) => Ok(ckks_run(CkksOp::HRot, a)?),
         BenchCommand::Hoisted16(a) => Ok(ckks_run(CkksOp::Hoisted16, a)?),
+        BenchCommand::Bootstrap {
+            params,
+            threads,
+            reps,
+            json,
+        } => Ok(crate::bench_boot::run(&params, threads, reps, json)?),
         BenchCommand::Ntt {
             logn,
             bits,

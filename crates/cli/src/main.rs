@@ -2,6 +2,7 @@
 //! and presentation; measurements come from the library crates.
 
 mod bench;
+mod bench_boot;
 mod bench_ckks;
 mod output;
 mod plan;

@@ -1,0 +1,119 @@
+//! `tessera bench bootstrap`: full-slot CKKS bootstrapping at a preset on the CPU backend,
+//! with its precision against the input (random complex slots, real and imaginary parts
+//! uniform in [-1, 1]), levels left, key sizes, the DFT's rotation and plaintext counts, and
+//! the failure-probability estimate. A progress bar on an interactive terminal.
+
+use crate::output::{emit, json_line, table};
+use indicatif::{ProgressBar, ProgressStyle};
+use num_complex::Complex64;
+use serde_json::json;
+use std::time::Instant;
+use tessera_backend::CpuBackend;
+use tessera_ckks::bootstrap::{linear::BsgsPlan, BootstrapParameters, Bootstrapper};
+use tessera_ckks::{decrypt, CkksContext, CkksError, Evaluator, KeyGenerator, Parameters, PrecisionStats};
+use tessera_math::parallel;
+
+fn message(slots: usize) -> Vec<Complex64> {
+    let mut s = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s as f64 / u64::MAX as f64) * 2.0 - 1.0
+    };
+    (0..slots).map(|_| Complex64::new(next(), next())).collect()
+}
+
+pub fn run(params: &str, threads: usize, reps: usize, json: bool) -> Result<(), CkksError> {
+    parallel::set_num_threads(threads)?;
+    let reps = reps.max(1);
+    let bar = ProgressBar::new(3 + reps as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .expect("valid template"),
+    );
+    bar.set_message(format!("building '{params}' and the circuit"));
+    let ctx = CkksContext::new(Parameters::preset(params)?)?;
+    let bp = BootstrapParameters::preset(params)?;
+    let boot = Bootstrapper::new(&ctx, bp.clone())?;
+    bar.inc(1);
+    bar.set_message(format!("generating {} rotation keys", boot.rotations().len()));
+    let mut kg = KeyGenerator::new(&ctx)?;
+    let sk = kg.secret_key()?;
+    let keys = parallel::install(|| boot.keygen(&mut kg, &sk))?;
+    bar.inc(1);
+    let slots = ctx.params().max_slots();
+    let z = message(slots);
+    let ct = kg.encrypt_sk(&ctx.encode(&z, slots, 0, ctx.params().default_scale())?, &sk)?;
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
+    let x = ev.load(&ct)?;
+    bar.inc(1);
+    let mut times = Vec::with_capacity(reps);
+    let mut last = None;
+    for rep in 0..reps {
+        bar.set_message(format!("bootstrapping, run {} of {reps}", rep + 1));
+        let start = Instant::now();
+        let out = parallel::install(|| boot.bootstrap(&mut ev, &x, &keys))?;
+        times.push(start.elapsed().as_secs_f64());
+        last = Some(out);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    let out = last.expect("at least one run");
+    let got = ctx.decode(&decrypt(&ev.store(&out)?, &sk)?)?;
+    let st = PrecisionStats::new(&z, &got);
+    let key_bytes: usize = keys.eval.all().map(|k| k.stored_bytes()).sum::<usize>()
+        + keys
+            .encapsulation
+            .iter()
+            .map(|(a, b)| a.stored_bytes() + b.stored_bytes())
+            .sum::<usize>();
+    let q0_over_delta = ctx.params().q()[0] as f64 / ctx.params().default_scale();
+    let (cts, stc) = boot.matrices(q0_over_delta);
+    let count = |ms: &[tessera_ckks::encoder::DiagonalMatrix]| {
+        ms.iter().fold((0usize, 0usize), |(r, p), m| {
+            (r + BsgsPlan::new(m).rotations().len(), p + m.diags.len())
+        })
+    };
+    let (cts_rot, cts_pm) = count(&cts);
+    let (stc_rot, stc_pm) = count(&stc);
+    if json {
+        json_line(&json!({
+            "op": "bootstrap", "params": params, "threads": threads, "median_s": median,
+            "min_s": times[0], "reps": reps,
+            "precision_bits": st.mean_precision_bits(), "max_error_bits": st.max_error_bits(),
+            "levels_left": out.level, "failure_log2": boot.failure_log2(),
+            "key_bytes_stored": key_bytes, "rotation_keys": boot.rotations().len(),
+            "cts": {"levels": bp.cts_levels, "hrot": cts_rot, "pmult": cts_pm},
+            "stc": {"levels": bp.stc_levels, "hrot": stc_rot, "pmult": stc_pm},
+            "evalmod": {"k": bp.k_bound, "degree": bp.cheb_degree, "double_angle": bp.double_angle},
+            "encapsulation_h": bp.encapsulation,
+        }));
+    } else {
+        emit(&format!(
+            "bootstrapping at '{params}' (N = {}, {slots} slots, L = {}, depth {}), CPU backend, {threads} thread(s), {reps} run(s)",
+            ctx.params().n(),
+            ctx.params().max_level(),
+            bp.depth()
+        ));
+        table(
+            &["median_s", "min_s", "precision_bits", "max_error_bits", "levels_left", "log2 P(fail)", "keys MB"],
+            &[vec![
+                format!("{median:.2}"),
+                format!("{:.2}", times[0]),
+                format!("{:.1}", st.mean_precision_bits()),
+                format!("{:.1}", st.max_error_bits()),
+                out.level.to_string(),
+                format!("{:.1}", boot.failure_log2()),
+                format!("{:.0}", key_bytes as f64 / 1e6),
+            ]],
+        );
+        emit(&format!(
+            "DFT: CoeffToSlot {cts_rot} HRot / {cts_pm} PMult over {} levels; SlotToCoeff {stc_rot} HRot / {stc_pm} PMult over {} levels",
+            bp.cts_levels, bp.stc_levels
+        ));
+    }
+    Ok(())
+}
