@@ -365,6 +365,8 @@ pub fn preset_names() -> Vec<&'static str> {
         "test-medium",
         "test-double",
         "test-boot",
+        "ark-boot",
+        "lattigo-boot",
     ]
 }
 
@@ -469,6 +471,29 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
             log_default_scale: 45,
             dynamic_special: 4,
             ..base("test-medium", 12, "test only: N = 2^12 (INSECURE)")
+        },
+        // ark.md Table III for bootstrapping (N = 2^16, L = 23, L_boot = 15, dnum = 4,
+        // alpha = 6), with Lattigo-style prime sizes (ARK's set is "a slightly modified
+        // version of Lattigo's"): a 60-bit q_0, 8 user levels of 50 bits (Delta = 2^50), then
+        // the 15 bootstrapping levels: 3 of 50 bits for SlotToCoeff, 9 of 60 bits for EvalMod
+        // (it runs at the scale of its primes), 3 of 60 bits for CoeffToSlot. Sizes ours;
+        // log2(PQ) ~ 1696.
+        "ark-boot" => ParametersLiteral {
+            log_q: [vec![60], rep(50, 8), rep(50, 3), rep(60, 9), rep(60, 3)].concat(),
+            log_p: rep(61, 6),
+            dnum: 4,
+            log_default_scale: 50,
+            ..base("ark-boot", 16, "ark.md Table III (N, L, L_boot, dnum, alpha) with Lattigo-style bootstrapping prime sizes (ours)")
+        },
+        // Lattigo's N = 2^16 bootstrapping shape: 60-bit q_0, 9 user levels of 40 bits
+        // (Delta = 2^40), 3 SlotToCoeff levels of 40 bits, 9 EvalMod levels of 60 bits, 4
+        // CoeffToSlot levels of 56 bits; dnum = 5. Sizes ours; log2(PQ) ~ 1670.
+        "lattigo-boot" => ParametersLiteral {
+            log_q: [vec![60], rep(40, 9), rep(40, 3), rep(60, 9), rep(56, 4)].concat(),
+            log_p: rep(61, 6),
+            dnum: 5,
+            log_default_scale: 40,
+            ..base("lattigo-boot", 16, "Lattigo-like N = 2^16 bootstrapping default (shape of Lattigo's N16 sets); sizes ours")
         },
         // Bootstrapping in CI: N = 2^10; a 60-bit q_0 and three 45-bit user levels
         // (q_0 / Delta = 2^15), then 14 60-bit levels the bootstrapping circuit consumes (its

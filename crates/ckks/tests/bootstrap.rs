@@ -12,7 +12,7 @@ use tessera_ckks::*;
 use tessera_math::sampling::Seed;
 
 fn circuit() -> BootstrapParameters {
-    BootstrapParameters::preset("test-boot").unwrap()
+    BootstrapParameters::preset("test-boot").unwrap().1
 }
 
 struct Setup {

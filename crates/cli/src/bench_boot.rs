@@ -33,8 +33,8 @@ pub fn run(params: &str, threads: usize, reps: usize, json: bool) -> Result<(), 
             .expect("valid template"),
     );
     bar.set_message(format!("building '{params}' and the circuit"));
-    let ctx = CkksContext::new(Parameters::preset(params)?)?;
-    let bp = BootstrapParameters::preset(params)?;
+    let (ckks_preset, bp) = BootstrapParameters::preset(params)?;
+    let ctx = CkksContext::new(Parameters::preset(ckks_preset)?)?;
     let boot = Bootstrapper::new(&ctx, bp.clone())?;
     bar.inc(1);
     bar.set_message(format!("generating {} rotation keys", boot.rotations().len()));
@@ -81,7 +81,7 @@ pub fn run(params: &str, threads: usize, reps: usize, json: bool) -> Result<(), 
     let (stc_rot, stc_pm) = count(&stc);
     if json {
         json_line(&json!({
-            "op": "bootstrap", "params": params, "threads": threads, "median_s": median,
+            "op": "bootstrap", "params": params, "ckks_params": ckks_preset, "threads": threads, "median_s": median,
             "min_s": times[0], "reps": reps,
             "precision_bits": st.mean_precision_bits(), "max_error_bits": st.max_error_bits(),
             "levels_left": out.level, "failure_log2": boot.failure_log2(),
@@ -93,7 +93,7 @@ pub fn run(params: &str, threads: usize, reps: usize, json: bool) -> Result<(), 
         }));
     } else {
         emit(&format!(
-            "bootstrapping at '{params}' (N = {}, {slots} slots, L = {}, depth {}), CPU backend, {threads} thread(s), {reps} run(s)",
+            "bootstrapping at '{params}' (CKKS preset '{ckks_preset}', N = {}, {slots} slots, L = {}, depth {}), CPU backend, {threads} thread(s), {reps} run(s)",
             ctx.params().n(),
             ctx.params().max_level(),
             bp.depth()

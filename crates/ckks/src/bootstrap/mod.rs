@@ -56,10 +56,11 @@ pub struct BootstrapParameters {
 }
 
 impl BootstrapParameters {
-    /// The circuit for a CKKS preset: `ark` (ark.md section III-B: three CoeffToSlot and three
-    /// SlotToCoeff levels, the remaining nine of L_boot = 15 for EvalMod), `lattigo` (a
-    /// Lattigo-like split: 4 + 9 + 3) and `test-boot`.
-    pub fn preset(name: &str) -> Result<Self> {
+    /// A bootstrapping parameter set: the CKKS preset it runs on and its circuit.
+    /// `ark` runs on `ark-boot` (ark.md section III-B: three CoeffToSlot and three
+    /// SlotToCoeff levels, the remaining nine of L_boot = 15 for EvalMod), `lattigo` on
+    /// `lattigo-boot` (4 + 9 + 3), and `test-boot` on itself (2 + 9 + 2, for CI).
+    pub fn preset(name: &str) -> Result<(&'static str, Self)> {
         let base = Self {
             cts_levels: 3,
             stc_levels: 3,
@@ -69,17 +70,23 @@ impl BootstrapParameters {
             encapsulation: Some(32),
         };
         Ok(match name {
-            "ark" => base,
-            "lattigo" => Self {
-                cts_levels: 4,
-                ..base
-            },
-            "test-boot" => Self {
-                cts_levels: 2,
-                stc_levels: 2,
-                encapsulation: None,
-                ..base
-            },
+            "ark" | "ark-boot" => ("ark-boot", base),
+            "lattigo" | "lattigo-boot" => (
+                "lattigo-boot",
+                Self {
+                    cts_levels: 4,
+                    ..base
+                },
+            ),
+            "test-boot" => (
+                "test-boot",
+                Self {
+                    cts_levels: 2,
+                    stc_levels: 2,
+                    encapsulation: None,
+                    ..base
+                },
+            ),
             _ => {
                 return Err(CkksError::UnknownPreset(
                     name.to_string(),
