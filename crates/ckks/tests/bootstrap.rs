@@ -67,7 +67,16 @@ fn linear_transforms_match_their_matrices() {
     let x = ev.load(&ct).unwrap();
     let (cts, stc) = st.boot.matrices(1.0);
     for m in cts.iter().chain(&stc) {
-        let y = bootstrap::linear::apply(&mut ev, &ctx, m, &x, &st.keys, None).unwrap();
+        let y = bootstrap::linear::apply(
+            &mut ev,
+            &ctx,
+            m,
+            &x,
+            &st.keys,
+            None,
+            bootstrap::linear::Encoding::PLAIN,
+        )
+        .unwrap();
         assert_eq!(y.level, top - 1);
         let got = decrypt_slots(&ctx, &st.sk, &ev.store(&y).unwrap());
         let want = m.apply(&z);
@@ -217,4 +226,50 @@ fn encapsulation_lets_dense_secrets_bootstrap() {
         no_encaps.bootstrap(&mut ev, &x, &keys),
         Err(CkksError::MissingKey(_))
     ));
+}
+
+/// ARK's OF-Limb plaintexts in the DFTs: the same result within the bootstrapping precision,
+/// with one limb per diagonal kept instead of the level's limbs.
+#[test]
+fn of_limb_dft_plaintexts_agree_and_store_one_limb() {
+    let st = setup();
+    let ctx = st.ctx.clone();
+    let boot_of = Bootstrapper::new(
+        &ctx,
+        BootstrapParameters {
+            of_limb: true,
+            ..circuit()
+        },
+    )
+    .unwrap();
+    let slots = ctx.params().max_slots();
+    let z = values(21, slots);
+    let mut kg = st.kg;
+    let ct = kg
+        .encrypt_sk(
+            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
+                .unwrap(),
+            &st.sk,
+        )
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let full = st.boot.bootstrap(&mut ev, &x, &st.bkeys).unwrap();
+    let of = boot_of.bootstrap(&mut ev, &x, &st.bkeys).unwrap();
+    let a = decrypt_slots(&ctx, &st.sk, &ev.store(&full).unwrap());
+    let b = decrypt_slots(&ctx, &st.sk, &ev.store(&of).unwrap());
+    let pa = PrecisionStats::new(&z, &a);
+    let pb = PrecisionStats::new(&z, &b);
+    assert!(
+        pb.mean_precision_bits() > 22.0,
+        "OF-Limb: {} bits",
+        pb.mean_precision_bits()
+    );
+    assert!(PrecisionStats::new(&a, &b).max_error < 4.0 * pa.max_error.max(pb.max_error));
+    let (n_full, bytes_full) = st.boot.plaintext_store();
+    let (n_of, bytes_of) = boot_of.plaintext_store();
+    assert_eq!(n_full, n_of);
+    let limb = 8 * ctx.params().n();
+    assert_eq!(bytes_of, n_of * limb, "one limb per plaintext");
+    assert!(bytes_full > 10 * bytes_of, "{bytes_full} vs {bytes_of}");
 }

@@ -1,6 +1,8 @@
 //! Heavy checks at the N = 2^16 `ark` preset, run on request:
 //! `cargo test --release -p tessera-ckks --test heavy -- --ignored`.
 
+mod common;
+
 use num_complex::Complex64;
 use tessera_backend::CpuBackend;
 use tessera_ckks::*;
@@ -48,5 +50,48 @@ fn ark_preset_hmult_hrot_rescale_match_the_clear() {
     assert_eq!(
         rlk.stored_bytes() * 2,
         rlk.expanded_bytes() + 2 * 32 * rlk.dnum()
+    );
+}
+
+/// Bootstrapping at `ark` (N = 2^16, full slots): at least 20 bits of mean precision and 8
+/// levels left. About a minute and 6 GB: run with `--ignored`.
+#[test]
+#[ignore = "N = 2^16 bootstrapping: run with --ignored"]
+fn ark_bootstrapping_meets_its_precision_and_levels() {
+    use tessera_ckks::bootstrap::{BootstrapParameters, Bootstrapper};
+    let (name, bp) = BootstrapParameters::preset("ark").unwrap();
+    let ctx = CkksContext::new(Parameters::preset(name).unwrap()).unwrap();
+    let boot = Bootstrapper::new(
+        &ctx,
+        BootstrapParameters {
+            of_limb: true,
+            ..bp
+        },
+    )
+    .unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([3; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let keys = boot.keygen(&mut kg, &sk).unwrap();
+    let slots = ctx.params().max_slots();
+    let z = common::values(5, slots);
+    let ct = kg
+        .encrypt_sk(
+            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
+                .unwrap(),
+            &sk,
+        )
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let y = boot.bootstrap(&mut ev, &x, &keys).unwrap();
+    assert!(y.level >= 8);
+    let got = ctx
+        .decode(&decrypt(&ev.store(&y).unwrap(), &sk).unwrap())
+        .unwrap();
+    let p = PrecisionStats::new(&z, &got);
+    assert!(
+        p.mean_precision_bits() >= 20.0,
+        "{} bits",
+        p.mean_precision_bits()
     );
 }

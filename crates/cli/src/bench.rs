@@ -55,6 +55,9 @@ pub enum BenchCommand {
         /// Timed runs (median reported).
         #[arg(long, default_value_t = 3)]
         reps: usize,
+        /// Store the DFT plaintexts as ARK's OF-Limb (one limb each, extended on use).
+        #[arg(long)]
+        of_limb: bool,
         /// One JSON object instead of a table.
         #[arg(long)]
         json: bool,
@@ -117,8 +120,11 @@ pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
             params,
             threads,
             reps,
+            of_limb,
             json,
-        } => Ok(crate::bench_boot::run(&params, threads, reps, json)?),
+        } => Ok(crate::bench_boot::run(
+            &params, threads, reps, of_limb, json,
+        )?),
         BenchCommand::Ntt {
             logn,
             bits,

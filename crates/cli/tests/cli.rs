@@ -134,3 +134,28 @@ fn bench_profile_and_plan_report_what_they_say() {
     assert_eq!(code, 2);
     assert!(err.contains("unknown parameter preset"), "{err}");
 }
+
+#[test]
+fn bench_bootstrap_prints_the_documented_json() {
+    let (code, out, err) = tessera(&[
+        "bench",
+        "bootstrap",
+        "--params",
+        "test-boot",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["op"], "bootstrap");
+    assert_eq!(v["params"], "test-boot");
+    assert_eq!(v["threads"], 1);
+    assert!(v["median_s"].as_f64().unwrap() > 0.0);
+    assert!(v["precision_bits"].as_f64().unwrap() > 20.0, "{v}");
+    assert!(v["max_error_bits"].as_f64().unwrap() > 16.0, "{v}");
+    assert!(v["levels_left"].as_u64().unwrap() >= 1);
+    let (code, _, err) = tessera(&["bench", "bootstrap", "--params", "reed"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown parameter preset"), "{err}");
+}

@@ -100,8 +100,38 @@ pub fn chebyshev_depth(d: usize) -> usize {
     (usize::BITS - d.max(1).saturating_sub(1).leading_zeros()) as usize + 1
 }
 
-/// `sum_k c_k T_k(u)` homomorphically: `T_(2k) = 2 T_k^2 - 1`, `T_(2k+1) = 2 T_k T_(k+1) - T_1`
-/// (depth `ceil(log2 d)`), then one constant product per term at the deepest level.
+/// A polynomial's value during the evaluation: a ciphertext, or a constant when the part
+/// of the polynomial it stands for has degree 0.
+enum Value<P> {
+    Const(f64),
+    Ct(Ciphertext<P>),
+}
+
+/// `c`'s quotient and remainder by `T_g` in the Chebyshev basis (`deg c < 2g`), from
+/// `T_i = 2 T_g T_(i-g) - T_(2g-i)` for `g < i < 2g` and `T_g = T_g T_0`.
+fn divide(c: &[f64], g: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut r = c.to_vec();
+    let mut q = vec![0.0; c.len().saturating_sub(g).max(1)];
+    for i in (g..c.len()).rev() {
+        let ci = r[i];
+        r[i] = 0.0;
+        if i == g {
+            q[0] += ci;
+        } else {
+            q[i - g] += 2.0 * ci;
+            r[2 * g - i] -= ci;
+        }
+    }
+    r.truncate(g);
+    (q, r)
+}
+
+/// `sum_k c_k T_k(u)` homomorphically, by baby-step giant-step in the Chebyshev basis: the
+/// baby polynomials `T_1 .. T_(m-1)` (`m` a power of two near `sqrt(d)`) and the giants
+/// `T_m, T_2m, T_4m, ...` are computed once (`T_(2k) = 2 T_k^2 - 1`,
+/// `T_(2k+1) = 2 T_k T_(k+1) - T_1`); the polynomial is divided by the largest giant
+/// recursively and the leaves are combinations of the babies with constants. For `d = 31`
+/// that is 11 ciphertext products instead of 30, at the same depth `ceil(log2(d + 1)) + 1`.
 pub fn chebyshev<B: Backend>(
     ev: &mut Evaluator<B>,
     u: &Ciphertext<B::Poly>,
@@ -109,16 +139,21 @@ pub fn chebyshev<B: Backend>(
     keys: &EvaluationKeys,
 ) -> Result<Ciphertext<B::Poly>> {
     let d = c.len().saturating_sub(1).max(1);
-    let mut t: Vec<Option<Ciphertext<B::Poly>>> = vec![None; d + 1];
-    t[1] = Some(u.clone());
-    for k in 2..=d {
+    let m = (((d + 1) as f64).sqrt().ceil() as usize)
+        .next_power_of_two()
+        .max(2);
+    // T_1 .. T_m, then the giants T_(2m), T_(4m), ... up to d.
+    let mut t: std::collections::BTreeMap<usize, Ciphertext<B::Poly>> = Default::default();
+    t.insert(1, u.clone());
+    let mut need: Vec<usize> = (2..=m.min(d.max(2))).collect();
+    let mut g = 2 * m;
+    while g <= d {
+        need.push(g);
+        g *= 2;
+    }
+    for k in need {
         let (a, b) = (k / 2, k - k / 2);
-        let p = product(
-            ev,
-            t[a].as_ref().expect("computed"),
-            t[b].as_ref().expect("computed"),
-            keys,
-        )?;
+        let p = product(ev, &t[&a], &t[&b], keys)?;
         let p2 = ev.mul_int(&p, 2)?;
         let tk = if a == b {
             ev.add_const(&p2, -1.0)?
@@ -126,27 +161,87 @@ pub fn chebyshev<B: Backend>(
             let t1 = to_level(ev, u, p2.level)?;
             ev.sub(&p2, &t1)?
         };
-        t[k] = Some(tk);
+        t.insert(k, tk);
     }
-    let low = t
+    let giants: Vec<usize> = t
+        .keys()
+        .copied()
+        .filter(|&k| k >= m && k.is_power_of_two())
+        .collect();
+    let baby_level = t
         .iter()
-        .flatten()
-        .map(|x| x.level)
+        .filter(|(&k, _)| k < m)
+        .map(|(_, x)| x.level)
         .min()
         .expect("T_1 exists");
-    let mut sum: Option<Ciphertext<B::Poly>> = None;
-    for (k, tk) in t.iter().enumerate().skip(1) {
-        let ck = c.get(k).copied().unwrap_or(0.0);
-        let x = to_level(ev, tk.as_ref().expect("computed"), low)?;
-        let term = ev.mul_const(&x, ck, x.scale)?;
-        let term = ev.rescale(&term)?;
-        sum = Some(match sum {
-            None => term,
-            Some(s) => ev.add(&s, &term)?,
-        });
+    let value = eval_bsgs(ev, c, &t, &giants, m, baby_level, keys)?;
+    let out = match value {
+        Value::Ct(x) => x,
+        Value::Const(k) => {
+            // A constant polynomial: 0 * u + k, at the usual output level.
+            let z = ev.mul_const(u, 0.0, u.scale)?;
+            let z = ev.rescale(&z)?;
+            ev.add_const(&z, k)?
+        }
+    };
+    to_level(ev, &out, u.level.saturating_sub(chebyshev_depth(d)))
+}
+
+fn eval_bsgs<B: Backend>(
+    ev: &mut Evaluator<B>,
+    c: &[f64],
+    t: &std::collections::BTreeMap<usize, Ciphertext<B::Poly>>,
+    giants: &[usize],
+    m: usize,
+    baby_level: usize,
+    keys: &EvaluationKeys,
+) -> Result<Value<B::Poly>> {
+    let deg = c.iter().rposition(|&x| x != 0.0).unwrap_or(0);
+    if deg == 0 {
+        return Ok(Value::Const(c.first().copied().unwrap_or(0.0)));
     }
-    let sum = sum.expect("at least T_1");
-    ev.add_const(&sum, c[0])
+    if deg < m {
+        // Leaf: sum_(k >= 1) c_k T_k at the babies' common level (equal canonical scales, so
+        // the products add before one rescale), plus c_0.
+        let mut sum: Option<Ciphertext<B::Poly>> = None;
+        for (k, &ck) in c.iter().enumerate().take(deg + 1).skip(1) {
+            if ck == 0.0 {
+                continue;
+            }
+            let x = to_level(ev, &t[&k], baby_level)?;
+            let term = ev.mul_const(&x, ck, x.scale)?;
+            sum = Some(match sum {
+                None => term,
+                Some(s) => ev.add(&s, &term)?,
+            });
+        }
+        let sum = ev.rescale(&sum.expect("deg >= 1 has a non-zero coefficient"))?;
+        return Ok(Value::Ct(ev.add_const(&sum, c[0])?));
+    }
+    let g = *giants
+        .iter()
+        .rev()
+        .find(|&&g| g <= deg)
+        .expect("the giants reach every degree up to d");
+    let (q, r) = divide(&c[..=deg], g);
+    let qv = eval_bsgs(ev, &q, t, giants, m, baby_level, keys)?;
+    let rv = eval_bsgs(ev, &r, t, giants, m, baby_level, keys)?;
+    let qt = match qv {
+        Value::Ct(x) => product(ev, &x, &t[&g], keys)?,
+        Value::Const(k) => {
+            let x = &t[&g];
+            let y = ev.mul_const(x, k, x.scale)?;
+            ev.rescale(&y)?
+        }
+    };
+    Ok(Value::Ct(match rv {
+        Value::Const(k) => ev.add_const(&qt, k)?,
+        Value::Ct(x) => {
+            let l = qt.level.min(x.level);
+            let (a, b) = (to_level(ev, &qt, l)?, to_level(ev, &x, l)?);
+            ev.add(&a, &b)?
+        }
+    }))
 }
 
 /// EvalMod on `u` (slots `(I + eps) / K`): the Chebyshev cosine, then `r` double angles.
@@ -170,6 +265,24 @@ pub fn eval_mod<B: Backend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chebyshev_division_is_exact() {
+        // p = q T_g + r as functions, for random coefficients.
+        let c: Vec<f64> = (0..32)
+            .map(|k| ((k * 37 % 11) as f64 - 5.0) / 7.0)
+            .collect();
+        for g in [16usize, 17, 20, 31] {
+            let (q, r) = divide(&c, g);
+            for i in 0..50 {
+                let u = -1.0 + i as f64 / 25.0;
+                let tg = (g as f64 * u.acos()).cos();
+                let lhs = chebyshev_eval(&c, u);
+                let rhs = chebyshev_eval(&q, u) * tg + chebyshev_eval(&r, u);
+                assert!((lhs - rhs).abs() < 1e-9, "g = {g}, u = {u}");
+            }
+        }
+    }
 
     #[test]
     fn chebyshev_interpolant_of_the_evalmod_cosine_is_accurate() {

@@ -10,10 +10,81 @@ use crate::encoder::DiagonalMatrix;
 use crate::error::Result;
 use crate::evaluator::Evaluator;
 use crate::keys::{Ciphertext, EvaluationKeys};
-use crate::CkksContext;
+use crate::{CkksContext, OfLimbPlaintext, Plaintext};
 use num_complex::Complex64;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 use tessera_backend::Backend;
+
+/// An encoded diagonal: a full plaintext, or ARK's OF-Limb form (the `q_0` limb only,
+/// extended to the ciphertext's limbs by NTTs on use; ark.md section IV-B).
+#[derive(Clone, Debug)]
+pub enum EncodedDiagonal {
+    /// Every limb of the level, evaluation form.
+    Full(Plaintext),
+    /// The `q_0` limb, coefficient form.
+    OfLimb(OfLimbPlaintext),
+}
+
+impl EncodedDiagonal {
+    /// Bytes held in memory.
+    pub fn bytes(&self) -> usize {
+        8 * match self {
+            EncodedDiagonal::Full(p) => p.poly.data().len(),
+            EncodedDiagonal::OfLimb(p) => p.limb.data().len(),
+        }
+    }
+}
+
+/// (matrix, diagonal, giant-step pre-rotation, level, plaintext scale bits, OF-Limb).
+type CacheKey = (usize, usize, usize, usize, u64, bool);
+
+/// Encoded diagonals, computed on first use and kept: the plaintexts of a bootstrapping
+/// circuit are the same every time (keyed by matrix, diagonal, pre-rotation, level and scale).
+#[derive(Debug, Default)]
+pub struct DiagonalCache {
+    map: Mutex<HashMap<CacheKey, Arc<EncodedDiagonal>>>,
+}
+
+impl DiagonalCache {
+    /// Bytes of all cached plaintexts.
+    pub fn bytes(&self) -> usize {
+        self.map
+            .lock()
+            .map(|m| m.values().map(|e| e.bytes()).sum())
+            .unwrap_or(0)
+    }
+
+    /// Number of cached plaintexts.
+    pub fn len(&self) -> usize {
+        self.map.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// How [`apply`] gets its plaintexts.
+#[derive(Clone, Copy, Debug)]
+pub struct Encoding<'a> {
+    /// Where encoded diagonals are kept between calls (`None`: encode every time).
+    pub cache: Option<&'a DiagonalCache>,
+    /// Identifies the matrix in the cache.
+    pub matrix_id: usize,
+    /// Store and use OF-Limb plaintexts.
+    pub of_limb: bool,
+}
+
+impl Encoding<'_> {
+    /// Encode on every use, full plaintexts.
+    pub const PLAIN: Encoding<'static> = Encoding {
+        cache: None,
+        matrix_id: 0,
+        of_limb: false,
+    };
+}
 
 /// The BSGS split of a matrix's diagonals.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,6 +154,7 @@ pub fn apply<B: Backend>(
     x: &Ciphertext<B::Poly>,
     keys: &EvaluationKeys,
     out_scale: Option<f64>,
+    enc: Encoding<'_>,
 ) -> Result<Ciphertext<B::Poly>> {
     let plan = BsgsPlan::new(m);
     let level = x.level;
@@ -102,8 +174,35 @@ pub fn apply<B: Backend>(
         let mut acc: Option<Ciphertext<B::Poly>> = None;
         for &k in ks {
             let b = k - g;
-            let pt = ctx.encode(&rotate_right(&m.diags[&k], g), m.s, level, q_l)?;
-            let term = ev.mul_plain(baby[&b], &pt)?;
+            let make = || -> Result<EncodedDiagonal> {
+                let d = rotate_right(&m.diags[&k], g);
+                Ok(if enc.of_limb {
+                    EncodedDiagonal::OfLimb(ctx.encode_oflimb(&d, m.s, level, q_l)?)
+                } else {
+                    EncodedDiagonal::Full(ctx.encode(&d, m.s, level, q_l)?)
+                })
+            };
+            let pt = match enc.cache {
+                Some(c) => {
+                    let key = (enc.matrix_id, k, g, level, q_l.to_bits(), enc.of_limb);
+                    let hit = c.map.lock().ok().and_then(|m| m.get(&key).cloned());
+                    match hit {
+                        Some(p) => p,
+                        None => {
+                            let p = Arc::new(make()?);
+                            if let Ok(mut m) = c.map.lock() {
+                                m.insert(key, p.clone());
+                            }
+                            p
+                        }
+                    }
+                }
+                None => Arc::new(make()?),
+            };
+            let term = match pt.as_ref() {
+                EncodedDiagonal::Full(p) => ev.mul_plain(baby[&b], p)?,
+                EncodedDiagonal::OfLimb(p) => ev.mul_plain_oflimb(baby[&b], p)?,
+            };
             acc = Some(match acc {
                 None => term,
                 Some(a) => ev.add(&a, &term)?,

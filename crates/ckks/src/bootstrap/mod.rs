@@ -53,6 +53,8 @@ pub struct BootstrapParameters {
     /// (switched to before ModRaise, and back right after), so `|I|` stays within `K` even
     /// when the user's secret is dense. `None` when the set's own secret is already sparse.
     pub encapsulation: Option<usize>,
+    /// ARK's OF-Limb plaintexts for the DFT diagonals (one limb stored, extended on use).
+    pub of_limb: bool,
 }
 
 impl BootstrapParameters {
@@ -68,6 +70,7 @@ impl BootstrapParameters {
             cheb_degree: 31,
             double_angle: 3,
             encapsulation: Some(32),
+            of_limb: false,
         };
         Ok(match name {
             "ark" | "ark-boot" => ("ark-boot", base),
@@ -147,6 +150,7 @@ pub struct Bootstrapper {
     cts: Vec<DiagonalMatrix>,
     stc: Vec<DiagonalMatrix>,
     cheb: Vec<f64>,
+    cache: linear::DiagonalCache,
 }
 
 /// Merges consecutive stages into `groups` matrices (earlier groups take the extra stages).
@@ -224,12 +228,26 @@ impl Bootstrapper {
             cts,
             stc,
             cheb,
+            cache: Default::default(),
         })
     }
 
     /// The circuit's parameters.
     pub fn parameters(&self) -> &BootstrapParameters {
         &self.bp
+    }
+
+    /// The encoded DFT diagonals kept so far: (count, bytes).
+    pub fn plaintext_store(&self) -> (usize, usize) {
+        (self.cache.len(), self.cache.bytes())
+    }
+
+    fn encoding(&self, matrix_id: usize) -> linear::Encoding<'_> {
+        linear::Encoding {
+            cache: Some(&self.cache),
+            matrix_id,
+            of_limb: self.bp.of_limb,
+        }
     }
 
     /// Generates every key the circuit needs for the user secret `sk`.
@@ -376,9 +394,9 @@ impl Bootstrapper {
         // (about 2^40 for ark; they need about 2^-34 relative precision).
         let target = params.q()[x.level - cts.len()] as f64;
         let share = (target / y.scale).powf(1.0 / cts.len() as f64);
-        for m in &cts {
+        for (i, m) in cts.iter().enumerate() {
             let out = y.scale * share;
-            y = linear::apply(ev, &self.ctx, m, &y, keys, Some(out))?;
+            y = linear::apply(ev, &self.ctx, m, &y, keys, Some(out), self.encoding(i))?;
         }
         let conj = ev.conjugate(&y, keys)?;
         let re = ev.add(&y, &conj)?;
@@ -405,7 +423,8 @@ impl Bootstrapper {
         // The first matrix also returns the scale to the input's Delta.
         for (i, m) in stc.iter().enumerate() {
             let out_scale = (i == 0).then_some(delta);
-            y = linear::apply(ev, &self.ctx, m, &y, keys, out_scale)?;
+            let enc = self.encoding(100 + i);
+            y = linear::apply(ev, &self.ctx, m, &y, keys, out_scale, enc)?;
         }
         Ok(y)
     }
