@@ -94,6 +94,44 @@ fn product<B: Backend>(
     ev.rescale(&m)
 }
 
+/// One ciphertext and its canonical copies at lower levels, each made once (moving down a
+/// level costs a constant product and a rescale; the BSGS evaluation asks for the same
+/// `T_k` at the same level many times).
+struct Ladder<P> {
+    levels: std::collections::BTreeMap<usize, Ciphertext<P>>,
+}
+
+impl<P: Clone> Ladder<P> {
+    fn new(x: Ciphertext<P>) -> Self {
+        Self {
+            levels: [(x.level, x)].into_iter().collect(),
+        }
+    }
+
+    fn top(&self) -> &Ciphertext<P> {
+        self.levels.values().next_back().expect("never empty")
+    }
+
+    fn at<B: Backend<Poly = P>>(
+        &mut self,
+        ev: &mut Evaluator<B>,
+        level: usize,
+    ) -> Result<Ciphertext<P>> {
+        let (&from, start) = self
+            .levels
+            .range(level..)
+            .next()
+            .expect("a level at or above the request");
+        let mut x = start.clone();
+        for _ in level..from {
+            x = down(ev, &x)?;
+        }
+        // Keep only the requested level (intermediate copies would hold memory for nothing).
+        self.levels.insert(x.level, x.clone());
+        Ok(x)
+    }
+}
+
 /// Levels the Chebyshev evaluation of degree `d` consumes (the `T_k` and the coefficients).
 pub fn chebyshev_depth(d: usize) -> usize {
     // ceil(log2 d) levels for T_d, one for the coefficients.
@@ -143,8 +181,8 @@ pub fn chebyshev<B: Backend>(
         .next_power_of_two()
         .max(2);
     // T_1 .. T_m, then the giants T_(2m), T_(4m), ... up to d.
-    let mut t: std::collections::BTreeMap<usize, Ciphertext<B::Poly>> = Default::default();
-    t.insert(1, u.clone());
+    let mut t: std::collections::BTreeMap<usize, Ladder<B::Poly>> = Default::default();
+    t.insert(1, Ladder::new(u.clone()));
     let mut need: Vec<usize> = (2..=m.min(d.max(2))).collect();
     let mut g = 2 * m;
     while g <= d {
@@ -153,15 +191,19 @@ pub fn chebyshev<B: Backend>(
     }
     for k in need {
         let (a, b) = (k / 2, k - k / 2);
-        let p = product(ev, &t[&a], &t[&b], keys)?;
+        let l = t[&a].top().level.min(t[&b].top().level);
+        let x = t.get_mut(&a).expect("computed").at(ev, l)?;
+        let y = t.get_mut(&b).expect("computed").at(ev, l)?;
+        let p = ev.mul_relin(&x, &y, keys)?;
+        let p = ev.rescale(&p)?;
         let p2 = ev.mul_int(&p, 2)?;
         let tk = if a == b {
             ev.add_const(&p2, -1.0)?
         } else {
-            let t1 = to_level(ev, u, p2.level)?;
+            let t1 = t.get_mut(&1).expect("T_1").at(ev, p2.level)?;
             ev.sub(&p2, &t1)?
         };
-        t.insert(k, tk);
+        t.insert(k, Ladder::new(tk));
     }
     let giants: Vec<usize> = t
         .keys()
@@ -171,10 +213,10 @@ pub fn chebyshev<B: Backend>(
     let baby_level = t
         .iter()
         .filter(|(&k, _)| k < m)
-        .map(|(_, x)| x.level)
+        .map(|(_, x)| x.top().level)
         .min()
         .expect("T_1 exists");
-    let value = eval_bsgs(ev, c, &t, &giants, m, baby_level, keys)?;
+    let value = eval_bsgs(ev, c, &mut t, &giants, m, baby_level, keys)?;
     let out = match value {
         Value::Ct(x) => x,
         Value::Const(k) => {
@@ -190,7 +232,7 @@ pub fn chebyshev<B: Backend>(
 fn eval_bsgs<B: Backend>(
     ev: &mut Evaluator<B>,
     c: &[f64],
-    t: &std::collections::BTreeMap<usize, Ciphertext<B::Poly>>,
+    t: &mut std::collections::BTreeMap<usize, Ladder<B::Poly>>,
     giants: &[usize],
     m: usize,
     baby_level: usize,
@@ -208,7 +250,7 @@ fn eval_bsgs<B: Backend>(
             if ck == 0.0 {
                 continue;
             }
-            let x = to_level(ev, &t[&k], baby_level)?;
+            let x = t.get_mut(&k).expect("baby").at(ev, baby_level)?;
             let term = ev.mul_const(&x, ck, x.scale)?;
             sum = Some(match sum {
                 None => term,
@@ -227,10 +269,14 @@ fn eval_bsgs<B: Backend>(
     let qv = eval_bsgs(ev, &q, t, giants, m, baby_level, keys)?;
     let rv = eval_bsgs(ev, &r, t, giants, m, baby_level, keys)?;
     let qt = match qv {
-        Value::Ct(x) => product(ev, &x, &t[&g], keys)?,
+        Value::Ct(x) => {
+            let l = x.level.min(t[&g].top().level);
+            let tg = t.get_mut(&g).expect("giant").at(ev, l)?;
+            product(ev, &x, &tg, keys)?
+        }
         Value::Const(k) => {
-            let x = &t[&g];
-            let y = ev.mul_const(x, k, x.scale)?;
+            let x = t[&g].top().clone();
+            let y = ev.mul_const(&x, k, x.scale)?;
             ev.rescale(&y)?
         }
     };
