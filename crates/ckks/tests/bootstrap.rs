@@ -273,3 +273,62 @@ fn of_limb_dft_plaintexts_agree_and_store_one_limb() {
     assert_eq!(bytes_of, n_of * limb, "one limb per plaintext");
     assert!(bytes_full > 10 * bytes_of, "{bytes_full} vs {bytes_of}");
 }
+
+/// Sparse packing (s < N/2): SubSum, then the s-slot DFTs; real messages too.
+#[test]
+fn sparse_slots_and_real_messages_bootstrap() {
+    let ctx = CkksContext::new(Parameters::preset("test-boot").unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([8; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    for slots in [64usize, 128] {
+        let boot = Bootstrapper::new(
+            &ctx,
+            BootstrapParameters {
+                slots: Some(slots),
+                ..circuit()
+            },
+        )
+        .unwrap();
+        let keys = boot.keygen(&mut kg, &sk).unwrap();
+        let z = values(30 + slots as u64, slots);
+        let real: Vec<Complex64> = z.iter().map(|v| Complex64::new(v.re, 0.0)).collect();
+        for msg in [&z, &real] {
+            let ct = kg
+                .encrypt_sk(
+                    &ctx.encode(msg, slots, 0, ctx.params().default_scale())
+                        .unwrap(),
+                    &sk,
+                )
+                .unwrap();
+            let x = ev.load(&ct).unwrap();
+            let y = boot.bootstrap(&mut ev, &x, &keys).unwrap();
+            assert_eq!(y.slots, slots);
+            let got = decrypt_slots(&ctx, &sk, &ev.store(&y).unwrap());
+            let p = PrecisionStats::new(msg, &got[..slots]);
+            eprintln!(
+                "{slots} slots: mean {:.1} bits, worst {:.1}",
+                p.mean_precision_bits(),
+                p.max_error_bits()
+            );
+            assert!(
+                p.mean_precision_bits() > 20.0,
+                "{slots} slots: {} bits",
+                p.mean_precision_bits()
+            );
+        }
+        // A ciphertext of another slot count is refused.
+        let other = kg
+            .encrypt_sk(
+                &ctx.encode(&z[..8], 8, 0, ctx.params().default_scale())
+                    .unwrap(),
+                &sk,
+            )
+            .unwrap();
+        let x = ev.load(&other).unwrap();
+        assert!(matches!(
+            boot.bootstrap(&mut ev, &x, &keys),
+            Err(CkksError::InvalidParameter { .. })
+        ));
+    }
+}

@@ -55,6 +55,10 @@ pub struct BootstrapParameters {
     pub encapsulation: Option<usize>,
     /// ARK's OF-Limb plaintexts for the DFT diagonals (one limb stored, extended on use).
     pub of_limb: bool,
+    /// Slots of the ciphertexts bootstrapped (a power of two up to N/2; `None`: N/2). Sparse
+    /// packing first sums the `N / (2 s)` conjugates that fix the subring `Z[X^(N/(2s))]`
+    /// (SubSum), which clears the coefficients ModRaise put between the message's.
+    pub slots: Option<usize>,
 }
 
 impl BootstrapParameters {
@@ -71,6 +75,7 @@ impl BootstrapParameters {
             double_angle: 3,
             encapsulation: Some(32),
             of_limb: false,
+            slots: None,
         };
         Ok(match name {
             "ark" | "ark-boot" => ("ark-boot", base),
@@ -143,7 +148,7 @@ pub struct BootstrapKeys {
     pub encapsulation: Option<(SwitchingKey, SwitchingKey)>,
 }
 
-/// A bootstrapping circuit prepared for one parameter set (full slots).
+/// A bootstrapping circuit prepared for one parameter set and slot count.
 pub struct Bootstrapper {
     ctx: Arc<CkksContext>,
     bp: BootstrapParameters,
@@ -184,13 +189,20 @@ impl Bootstrapper {
                 "bootstrapping with double-prime rescaling".into(),
             ));
         }
-        let s = params.max_slots();
-        let log_s = s.trailing_zeros() as usize;
         let bad = |name: &'static str, v: usize, allowed: String| CkksError::InvalidParameter {
             name,
             value: v.to_string(),
             allowed,
         };
+        let s = bp.slots.unwrap_or(params.max_slots());
+        if !s.is_power_of_two() || s < 2 || s > params.max_slots() {
+            return Err(bad(
+                "slots",
+                s,
+                format!("a power of two from 2 to N/2 = {}", params.max_slots()),
+            ));
+        }
+        let log_s = s.trailing_zeros() as usize;
         for (name, v) in [("cts_levels", bp.cts_levels), ("stc_levels", bp.stc_levels)] {
             if v == 0 || v > log_s {
                 return Err(bad(name, v, format!("1 to log2(slots) = {log_s}")));
@@ -293,9 +305,22 @@ impl Bootstrapper {
         self.ctx.params().max_level() - self.bp.depth()
     }
 
+    /// Slots the circuit bootstraps.
+    pub fn slots(&self) -> usize {
+        self.bp.slots.unwrap_or(self.ctx.params().max_slots())
+    }
+
+    /// SubSum's rotations for sparse packing: `s * 2^i` for `2^i < N / (2 s)`.
+    fn subsum_steps(&self) -> Vec<usize> {
+        let (s, full) = (self.slots(), self.ctx.params().max_slots());
+        std::iter::successors(Some(s), |&r| Some(2 * r))
+            .take_while(|&r| r < full)
+            .collect()
+    }
+
     /// Rotation steps whose keys the circuit needs (conjugation is needed too).
     pub fn rotations(&self) -> Vec<i64> {
-        let mut r = std::collections::BTreeSet::new();
+        let mut r: std::collections::BTreeSet<usize> = self.subsum_steps().into_iter().collect();
         for m in self.cts.iter().chain(&self.stc) {
             r.extend(linear::BsgsPlan::new(m).rotations());
         }
@@ -309,7 +334,7 @@ impl Bootstrapper {
     /// `q_l` would keep too few bits. SlotToCoeff is `c' B` with `c' = q_0 / (2 pi Delta)`
     /// folded into its first matrix (large entries lose nothing).
     pub fn matrices(&self, q0_over_delta: f64) -> (Vec<DiagonalMatrix>, Vec<DiagonalMatrix>) {
-        let s = self.ctx.params().max_slots() as f64;
+        let s = self.slots() as f64;
         let mut cts = self.cts.clone();
         let mut stc = self.stc.clone();
         if let Some(m) = cts.first_mut() {
@@ -367,7 +392,7 @@ impl Bootstrapper {
             poly,
             level,
             scale: 1.0,
-            slots: self.ctx.params().max_slots(),
+            slots: self.slots(),
         })
     }
 
@@ -381,11 +406,19 @@ impl Bootstrapper {
     ) -> Result<Halves<B::Poly>> {
         let params = self.ctx.params();
         let q0 = params.q()[0] as f64;
-        let s = params.max_slots() as f64;
+        let s = self.slots() as f64;
         let (cts, _) = self.matrices(q0 / x.scale);
-        // Values times Delta / (2 q_0 K s): the same polynomial read at scale 2 q_0 K s.
+        // Sparse packing: SubSum multiplies the message coefficients by N / (2 s) and clears
+        // the others.
+        let mut x = x.clone();
+        for step in self.subsum_steps() {
+            let r = ev.rotate(&x, step as i64, keys)?;
+            x = ev.add(&x, &r)?;
+        }
+        let gap = params.max_slots() as f64 / s;
+        // Values times Delta / (2 q_0 K s gap): the same polynomial read at that larger scale.
         let mut y = Ciphertext {
-            scale: 2.0 * q0 * self.bp.k_bound * s,
+            scale: 2.0 * q0 * self.bp.k_bound * s * gap,
             ..x.clone()
         };
         // EvalMod runs at the scale of the primes it rescales by (so its canonical scales
@@ -429,19 +462,23 @@ impl Bootstrapper {
         Ok(y)
     }
 
-    /// Bootstraps a full-slot ciphertext (any level; it is dropped to level 0 first).
+    /// Bootstraps a ciphertext of the circuit's slot count (any level; it is dropped to level
+    /// 0 first).
     pub fn bootstrap<B: Backend>(
         &self,
         ev: &mut Evaluator<B>,
         ct: &Ciphertext<B::Poly>,
         keys: &BootstrapKeys,
     ) -> Result<Ciphertext<B::Poly>> {
-        if ct.slots != self.ctx.params().max_slots() {
-            return Err(CkksError::Unsupported(format!(
-                "bootstrapping {} slots: this circuit handles full packing ({} slots)",
-                ct.slots,
-                self.ctx.params().max_slots()
-            )));
+        if ct.slots != self.slots() {
+            return Err(CkksError::InvalidParameter {
+                name: "ciphertext slots",
+                value: ct.slots.to_string(),
+                allowed: format!(
+                    "{} (this circuit's slot count; build one with BootstrapParameters::slots)",
+                    self.slots()
+                ),
+            });
         }
         if self.bp.encapsulation.is_some() != keys.encapsulation.is_some() {
             return Err(CkksError::MissingKey(

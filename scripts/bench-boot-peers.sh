@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Full-slot bootstrapping at N = 2^16: Tessera (`tessera bench bootstrap --params ark`, OF-Limb
+# DFT plaintexts) vs OpenFHE 1.6.1 (peers/openfhe/bench_openfhe.py --op bootstrap: sparse
+# encapsulation, level budget [3, 3], 8 levels left), alternating for ROUNDS rounds with
+# THREADS threads; prints the ratio of medians. Needs the CPython 3.10 virtual environment
+# that scripts/bench-ckks-peers.sh creates. Not part of CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+THREADS=${THREADS:-2}
+ROUNDS=${ROUNDS:-2}
+REPS=${REPS:-3}
+VENV=bench-out/openfhe-venv
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "error: run scripts/bench-ckks-peers.sh once first (it installs OpenFHE into $VENV)" >&2
+  exit 2
+fi
+cargo build --release -q -p tessera-cli
+out=$(mktemp)
+for _ in $(seq "$ROUNDS"); do
+  ./target/release/tessera bench bootstrap --params ark --of-limb --threads "$THREADS" --reps "$REPS" --json | tee -a "$out"
+  OMP_NUM_THREADS="$THREADS" "$VENV/bin/python" peers/openfhe/bench_openfhe.py --op bootstrap --reps "$REPS" | tee -a "$out"
+done
+python3 - "$out" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ours = [r for r in rows if "impl" not in r]
+peer = [r for r in rows if r.get("impl") == "openfhe-1.6.1"]
+m, p = statistics.median(r["median_s"] for r in ours), statistics.median(r["median_s"] for r in peer)
+print(json.dumps({"op": "bootstrap", "tessera_median_s": m, "openfhe_median_s": p,
+                  "tessera_share_of_openfhe": m / p, "target_share": 0.4,
+                  "tessera_precision_bits": statistics.median(r["precision_bits"] for r in ours),
+                  "openfhe_precision_bits": statistics.median(r["precision_bits"] for r in peer),
+                  "rounds": len(ours)}))
+PY
+rm -f "$out"
