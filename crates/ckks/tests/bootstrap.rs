@@ -332,3 +332,48 @@ fn sparse_slots_and_real_messages_bootstrap() {
         ));
     }
 }
+
+/// ARK's minimum key-switching in the DFTs: two rotation keys per matrix, same result within
+/// the bootstrapping precision.
+#[test]
+fn minimum_key_switching_agrees_with_fewer_keys() {
+    let st = setup();
+    let ctx = st.ctx.clone();
+    let boot_min = Bootstrapper::new(
+        &ctx,
+        BootstrapParameters {
+            min_ks: true,
+            ..circuit()
+        },
+    )
+    .unwrap();
+    // Rotation by 1 for every baby step, and one giant step n1 per matrix.
+    let matrices = circuit().cts_levels + circuit().stc_levels;
+    assert!(
+        boot_min.rotations().len() <= 1 + matrices,
+        "{:?}",
+        boot_min.rotations()
+    );
+    assert!(boot_min.rotations().len() < st.boot.rotations().len());
+    let mut kg = st.kg;
+    let keys = boot_min.keygen(&mut kg, &st.sk).unwrap();
+    let slots = ctx.params().max_slots();
+    let z = values(41, slots);
+    let ct = kg
+        .encrypt_sk(
+            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
+                .unwrap(),
+            &st.sk,
+        )
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let y = boot_min.bootstrap(&mut ev, &x, &keys).unwrap();
+    let got = decrypt_slots(&ctx, &st.sk, &ev.store(&y).unwrap());
+    let p = PrecisionStats::new(&z, &got);
+    assert!(
+        p.mean_precision_bits() > 22.0,
+        "{} bits",
+        p.mean_precision_bits()
+    );
+}

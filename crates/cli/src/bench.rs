@@ -58,6 +58,9 @@ pub enum BenchCommand {
         /// Store the DFT plaintexts as ARK's OF-Limb (one limb each, extended on use).
         #[arg(long)]
         of_limb: bool,
+        /// ARK's minimum key-switching in the DFTs (two rotation keys per matrix).
+        #[arg(long)]
+        min_ks: bool,
         /// One JSON object instead of a table.
         #[arg(long)]
         json: bool,
@@ -121,9 +124,10 @@ pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
             threads,
             reps,
             of_limb,
+            min_ks,
             json,
         } => Ok(crate::bench_boot::run(
-            &params, threads, reps, of_limb, json,
+            &params, threads, reps, of_limb, min_ks, json,
         )?),
         BenchCommand::Ntt {
             logn,

@@ -31,6 +31,7 @@ pub fn run(
     threads: usize,
     reps: usize,
     of_limb: bool,
+    min_ks: bool,
     json: bool,
 ) -> Result<(), CkksError> {
     parallel::set_num_threads(threads)?;
@@ -44,6 +45,7 @@ pub fn run(
     bar.set_message(format!("building '{params}' and the circuit"));
     let (ckks_preset, mut bp) = BootstrapParameters::preset(params)?;
     bp.of_limb = of_limb;
+    bp.min_ks = min_ks;
     let ctx = CkksContext::new(Parameters::preset(ckks_preset)?)?;
     let boot = Bootstrapper::new(&ctx, bp.clone())?;
     bar.inc(1);
@@ -94,7 +96,10 @@ pub fn run(
     let (cts, stc) = boot.matrices(q0_over_delta);
     let count = |ms: &[tessera_ckks::encoder::DiagonalMatrix]| {
         ms.iter().fold((0usize, 0usize), |(r, p), m| {
-            (r + BsgsPlan::new(m).rotations().len(), p + m.diags.len())
+            (
+                r + BsgsPlan::new(m).hrot_count(bp.min_ks),
+                p + m.diags.len(),
+            )
         })
     };
     let (cts_rot, cts_pm) = count(&cts);
@@ -109,7 +114,7 @@ pub fn run(
             "cts": {"levels": bp.cts_levels, "hrot": cts_rot, "pmult": cts_pm},
             "stc": {"levels": bp.stc_levels, "hrot": stc_rot, "pmult": stc_pm},
             "evalmod": {"k": bp.k_bound, "degree": bp.cheb_degree, "double_angle": bp.double_angle},
-            "encapsulation_h": bp.encapsulation, "of_limb": bp.of_limb,
+            "encapsulation_h": bp.encapsulation, "of_limb": bp.of_limb, "min_ks": bp.min_ks,
             "dft_plaintexts": boot.plaintext_store().0, "dft_plaintext_bytes": boot.plaintext_store().1,
         }));
     } else {

@@ -75,6 +75,10 @@ pub struct Encoding<'a> {
     pub matrix_id: usize,
     /// Store and use OF-Limb plaintexts.
     pub of_limb: bool,
+    /// ARK's minimum key-switching: baby steps by repeated rotation by 1, giant steps by
+    /// Horner's rule with rotations by `n1` (ark.md Algorithms 4 and 5 applied to the BSGS
+    /// sums), so each matrix needs two rotation keys instead of one per distinct step.
+    pub min_ks: bool,
 }
 
 impl Encoding<'_> {
@@ -83,6 +87,7 @@ impl Encoding<'_> {
         cache: None,
         matrix_id: 0,
         of_limb: false,
+        min_ks: false,
     };
 }
 
@@ -100,6 +105,12 @@ pub struct BsgsPlan {
 impl BsgsPlan {
     /// The split minimising the number of rotations (baby plus giant steps).
     pub fn new(m: &DiagonalMatrix) -> Self {
+        Self::new_for(m, false)
+    }
+
+    /// The split minimising the HRots of one evaluation, with or without minimum
+    /// key-switching (whose baby steps cost one hop each up to the largest).
+    pub fn new_for(m: &DiagonalMatrix, min_ks: bool) -> Self {
         let ks: Vec<usize> = m.diags.keys().copied().collect();
         let mut best: Option<(usize, Self)> = None;
         let mut n1 = 1;
@@ -109,17 +120,14 @@ impl BsgsPlan {
             for &k in &ks {
                 giant.entry(k - k % n1).or_default().push(k);
             }
-            let rotations = baby.iter().filter(|&&b| b != 0).count()
-                + giant.keys().filter(|&&g| g != 0).count();
+            let plan = Self {
+                n1,
+                baby: baby.into_iter().collect(),
+                giant,
+            };
+            let rotations = plan.hrot_count(min_ks);
             if best.as_ref().is_none_or(|(r, _)| rotations < *r) {
-                best = Some((
-                    rotations,
-                    Self {
-                        n1,
-                        baby: baby.into_iter().collect(),
-                        giant,
-                    },
-                ));
+                best = Some((rotations, plan));
             }
             n1 *= 2;
         }
@@ -130,11 +138,39 @@ impl BsgsPlan {
         })
     }
 
-    /// Rotation steps (left, in slots) this plan needs keys for.
-    pub fn rotations(&self) -> Vec<usize> {
-        let mut r: BTreeSet<usize> = self.baby.iter().copied().filter(|&b| b != 0).collect();
-        r.extend(self.giant.keys().copied().filter(|&g| g != 0));
+    /// Rotation steps (left, in slots) this plan needs keys for. With minimum key-switching
+    /// (ark.md section IV-A) only two: 1 for the baby steps and `n1` for the giant steps.
+    pub fn rotations_for(&self, min_ks: bool) -> Vec<usize> {
+        let mut r: BTreeSet<usize> = BTreeSet::new();
+        if min_ks {
+            if self.baby.iter().any(|&b| b != 0) {
+                r.insert(1);
+            }
+            if self.giant.keys().any(|&g| g != 0) {
+                r.insert(self.n1);
+            }
+        } else {
+            r.extend(self.baby.iter().copied().filter(|&b| b != 0));
+            r.extend(self.giant.keys().copied().filter(|&g| g != 0));
+        }
         r.into_iter().collect()
+    }
+
+    /// HRots one evaluation performs: one per distinct baby and giant step, or with minimum
+    /// key-switching the hops up to the largest baby step and one per giant-step position.
+    pub fn hrot_count(&self, min_ks: bool) -> usize {
+        if min_ks {
+            let max_b = self.baby.iter().copied().max().unwrap_or(0);
+            let top = self.giant.keys().copied().max().unwrap_or(0);
+            max_b + top / self.n1.max(1)
+        } else {
+            self.rotations_for(false).len()
+        }
+    }
+
+    /// [`BsgsPlan::rotations_for`] with one key per distinct rotation.
+    pub fn rotations(&self) -> Vec<usize> {
+        self.rotations_for(false)
     }
 }
 
@@ -156,7 +192,7 @@ pub fn apply<B: Backend>(
     out_scale: Option<f64>,
     enc: Encoding<'_>,
 ) -> Result<Ciphertext<B::Poly>> {
-    let plan = BsgsPlan::new(m);
+    let plan = BsgsPlan::new_for(m, enc.min_ks);
     let level = x.level;
     let q_l = ctx.params().q()[level] as f64 * out_scale.map_or(1.0, |t| t / x.scale);
     let steps: Vec<i64> = plan
@@ -165,11 +201,26 @@ pub fn apply<B: Backend>(
         .filter(|&&b| b != 0)
         .map(|&b| b as i64)
         .collect();
-    let rotated = ev.rotate_hoisted(x, &steps, keys)?;
+    let rotated = if enc.min_ks {
+        // Multi-hop: x, rot_1(x), rot_1(rot_1(x)), ... keeping the steps the plan uses.
+        let mut out = Vec::with_capacity(steps.len());
+        let mut cur = x.clone();
+        let mut at = 0i64;
+        for &b in &steps {
+            while at < b {
+                cur = ev.rotate(&cur, 1, keys)?;
+                at += 1;
+            }
+            out.push(cur.clone());
+        }
+        out
+    } else {
+        ev.rotate_hoisted(x, &steps, keys)?
+    };
     let baby: BTreeMap<usize, &Ciphertext<B::Poly>> = std::iter::once((0usize, x))
         .chain(steps.iter().map(|&b| b as usize).zip(rotated.iter()))
         .collect();
-    let mut total: Option<Ciphertext<B::Poly>> = None;
+    let mut inner: BTreeMap<usize, Ciphertext<B::Poly>> = BTreeMap::new();
     for (&g, ks) in &plan.giant {
         let mut acc: Option<Ciphertext<B::Poly>> = None;
         for &k in ks {
@@ -208,16 +259,39 @@ pub fn apply<B: Backend>(
                 Some(a) => ev.add(&a, &term)?,
             });
         }
-        let acc = acc.expect("every giant step gathers a diagonal");
-        let acc = if g == 0 {
-            acc
-        } else {
-            ev.rotate(&acc, g as i64, keys)?
-        };
-        total = Some(match total {
-            None => acc,
-            Some(t) => ev.add(&t, &acc)?,
-        });
+        inner.insert(g, acc.expect("every giant step gathers a diagonal"));
+    }
+    let mut total: Option<Ciphertext<B::Poly>> = None;
+    if enc.min_ks {
+        // Horner from the top: S <- rot_n1(S) + inner_g, one key (n1) for every giant step.
+        let top = inner.keys().next_back().copied().unwrap_or(0);
+        let mut g = top as i64;
+        while g >= 0 {
+            let here = inner.get(&(g as usize));
+            total = match (total, here) {
+                (None, h) => h.cloned(),
+                (Some(t), h) => {
+                    let r = ev.rotate(&t, plan.n1 as i64, keys)?;
+                    Some(match h {
+                        Some(v) => ev.add(&r, v)?,
+                        None => r,
+                    })
+                }
+            };
+            g -= plan.n1 as i64;
+        }
+    } else {
+        for (g, acc) in inner {
+            let acc = if g == 0 {
+                acc
+            } else {
+                ev.rotate(&acc, g as i64, keys)?
+            };
+            total = Some(match total {
+                None => acc,
+                Some(t) => ev.add(&t, &acc)?,
+            });
+        }
     }
     let total = total.ok_or_else(|| crate::CkksError::InvalidParameter {
         name: "matrix",

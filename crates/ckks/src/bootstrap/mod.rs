@@ -55,6 +55,9 @@ pub struct BootstrapParameters {
     pub encapsulation: Option<usize>,
     /// ARK's OF-Limb plaintexts for the DFT diagonals (one limb stored, extended on use).
     pub of_limb: bool,
+    /// ARK's minimum key-switching in the DFTs (two rotation keys per matrix; the baby steps
+    /// lose their hoisting).
+    pub min_ks: bool,
     /// Slots of the ciphertexts bootstrapped (a power of two up to N/2; `None`: N/2). Sparse
     /// packing first sums the `N / (2 s)` conjugates that fix the subring `Z[X^(N/(2s))]`
     /// (SubSum), which clears the coefficients ModRaise put between the message's.
@@ -75,6 +78,7 @@ impl BootstrapParameters {
             double_angle: 3,
             encapsulation: Some(32),
             of_limb: false,
+            min_ks: false,
             slots: None,
         };
         Ok(match name {
@@ -259,6 +263,7 @@ impl Bootstrapper {
             cache: Some(&self.cache),
             matrix_id,
             of_limb: self.bp.of_limb,
+            min_ks: self.bp.min_ks,
         }
     }
 
@@ -322,7 +327,7 @@ impl Bootstrapper {
     pub fn rotations(&self) -> Vec<i64> {
         let mut r: std::collections::BTreeSet<usize> = self.subsum_steps().into_iter().collect();
         for m in self.cts.iter().chain(&self.stc) {
-            r.extend(linear::BsgsPlan::new(m).rotations());
+            r.extend(linear::BsgsPlan::new_for(m, self.bp.min_ks).rotations_for(self.bp.min_ks));
         }
         r.into_iter().map(|x| x as i64).collect()
     }
