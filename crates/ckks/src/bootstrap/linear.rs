@@ -91,15 +91,17 @@ impl Encoding<'_> {
     };
 }
 
-/// The BSGS split of a matrix's diagonals.
+/// The BSGS split of a matrix's diagonals. Rotations are taken centred, in `(-s/2, s/2]`, so
+/// the diagonals just below `s` (small right rotations) get small negative giant steps.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BsgsPlan {
     /// Baby-step size (a power of two).
     pub n1: usize,
-    /// Distinct baby steps `b` (including 0 when used).
+    /// Distinct baby steps `b` in `[0, n1)` (including 0 when used).
     pub baby: Vec<usize>,
-    /// Giant steps `g` with the diagonals `k = g + b` they gather.
-    pub giant: BTreeMap<usize, Vec<usize>>,
+    /// Giant steps `g` (multiples of `n1`, signed) with the diagonals `(k, b)` they gather,
+    /// `k = g + b` modulo the slots.
+    pub giant: BTreeMap<i64, Vec<(usize, usize)>>,
 }
 
 impl BsgsPlan {
@@ -109,16 +111,33 @@ impl BsgsPlan {
     }
 
     /// The split minimising the HRots of one evaluation, with or without minimum
-    /// key-switching (whose baby steps cost one hop each up to the largest).
+    /// key-switching (whose baby steps cost one hop each up to the largest, and whose giant
+    /// steps one hop per multiple of `n1` on each side of 0).
     pub fn new_for(m: &DiagonalMatrix, min_ks: bool) -> Self {
-        let ks: Vec<usize> = m.diags.keys().copied().collect();
+        let s = m.s as i64;
+        let ks: Vec<(usize, i64)> = m
+            .diags
+            .keys()
+            .map(|&k| {
+                (
+                    k,
+                    if k as i64 > s / 2 {
+                        k as i64 - s
+                    } else {
+                        k as i64
+                    },
+                )
+            })
+            .collect();
         let mut best: Option<(usize, Self)> = None;
-        let mut n1 = 1;
+        let mut n1 = 1usize;
         while n1 <= m.s {
-            let baby: BTreeSet<usize> = ks.iter().map(|k| k % n1).collect();
-            let mut giant: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-            for &k in &ks {
-                giant.entry(k - k % n1).or_default().push(k);
+            let mut baby = BTreeSet::new();
+            let mut giant: BTreeMap<i64, Vec<(usize, usize)>> = BTreeMap::new();
+            for &(k, kc) in &ks {
+                let b = kc.rem_euclid(n1 as i64);
+                baby.insert(b as usize);
+                giant.entry(kc - b).or_default().push((k, b as usize));
             }
             let plan = Self {
                 n1,
@@ -138,38 +157,45 @@ impl BsgsPlan {
         })
     }
 
-    /// Rotation steps (left, in slots) this plan needs keys for. With minimum key-switching
-    /// (ark.md section IV-A) only two: 1 for the baby steps and `n1` for the giant steps.
-    pub fn rotations_for(&self, min_ks: bool) -> Vec<usize> {
-        let mut r: BTreeSet<usize> = BTreeSet::new();
+    /// Rotation steps (left, in slots; negative: right) this plan needs keys for. With
+    /// minimum key-switching (ark.md section IV-A) at most three: 1 for the baby steps and
+    /// `+-n1` for the giant steps.
+    pub fn rotations_for(&self, min_ks: bool) -> Vec<i64> {
+        let mut r: BTreeSet<i64> = BTreeSet::new();
         if min_ks {
             if self.baby.iter().any(|&b| b != 0) {
                 r.insert(1);
             }
-            if self.giant.keys().any(|&g| g != 0) {
-                r.insert(self.n1);
+            if self.giant.keys().any(|&g| g > 0) {
+                r.insert(self.n1 as i64);
+            }
+            if self.giant.keys().any(|&g| g < 0) {
+                r.insert(-(self.n1 as i64));
             }
         } else {
-            r.extend(self.baby.iter().copied().filter(|&b| b != 0));
+            r.extend(self.baby.iter().filter(|&&b| b != 0).map(|&b| b as i64));
             r.extend(self.giant.keys().copied().filter(|&g| g != 0));
         }
         r.into_iter().collect()
     }
 
     /// HRots one evaluation performs: one per distinct baby and giant step, or with minimum
-    /// key-switching the hops up to the largest baby step and one per giant-step position.
+    /// key-switching the hops up to the largest baby step and one per multiple of `n1` out to
+    /// the largest giant step on each side.
     pub fn hrot_count(&self, min_ks: bool) -> usize {
         if min_ks {
             let max_b = self.baby.iter().copied().max().unwrap_or(0);
-            let top = self.giant.keys().copied().max().unwrap_or(0);
-            max_b + top / self.n1.max(1)
+            let n1 = self.n1.max(1) as i64;
+            let hi = self.giant.keys().copied().max().unwrap_or(0).max(0);
+            let lo = self.giant.keys().copied().min().unwrap_or(0).min(0);
+            max_b + (hi / n1) as usize + (-lo / n1) as usize
         } else {
             self.rotations_for(false).len()
         }
     }
 
     /// [`BsgsPlan::rotations_for`] with one key per distinct rotation.
-    pub fn rotations(&self) -> Vec<usize> {
+    pub fn rotations(&self) -> Vec<i64> {
         self.rotations_for(false)
     }
 }
@@ -220,13 +246,13 @@ pub fn apply<B: Backend>(
     let baby: BTreeMap<usize, &Ciphertext<B::Poly>> = std::iter::once((0usize, x))
         .chain(steps.iter().map(|&b| b as usize).zip(rotated.iter()))
         .collect();
-    let mut inner: BTreeMap<usize, Ciphertext<B::Poly>> = BTreeMap::new();
+    let mut inner: BTreeMap<i64, Ciphertext<B::Poly>> = BTreeMap::new();
     for (&g, ks) in &plan.giant {
         let mut acc: Option<Ciphertext<B::Poly>> = None;
-        for &k in ks {
-            let b = k - g;
+        let g_mod = g.rem_euclid(m.s as i64) as usize;
+        for &(k, b) in ks {
             let make = || -> Result<EncodedDiagonal> {
-                let d = rotate_right(&m.diags[&k], g);
+                let d = rotate_right(&m.diags[&k], g_mod);
                 Ok(if enc.of_limb {
                     EncodedDiagonal::OfLimb(ctx.encode_oflimb(&d, m.s, level, q_l)?)
                 } else {
@@ -235,7 +261,7 @@ pub fn apply<B: Backend>(
             };
             let pt = match enc.cache {
                 Some(c) => {
-                    let key = (enc.matrix_id, k, g, level, q_l.to_bits(), enc.of_limb);
+                    let key = (enc.matrix_id, k, g_mod, level, q_l.to_bits(), enc.of_limb);
                     let hit = c.map.lock().ok().and_then(|m| m.get(&key).cloned());
                     match hit {
                         Some(p) => p,
@@ -263,29 +289,55 @@ pub fn apply<B: Backend>(
     }
     let mut total: Option<Ciphertext<B::Poly>> = None;
     if enc.min_ks {
-        // Horner from the top: S <- rot_n1(S) + inner_g, one key (n1) for every giant step.
-        let top = inner.keys().next_back().copied().unwrap_or(0);
-        let mut g = top as i64;
+        // Horner on each side of 0: S <- rot_(+-n1)(S) + inner_g, so the giant steps need
+        // the keys for +n1 and -n1 only.
+        let n1 = plan.n1 as i64;
+        let mut pos: Option<Ciphertext<B::Poly>> = None;
+        let hi = inner.keys().copied().max().unwrap_or(0).max(0);
+        let mut g = hi;
         while g >= 0 {
-            let here = inner.get(&(g as usize));
-            total = match (total, here) {
+            pos = match (pos, inner.get(&g)) {
                 (None, h) => h.cloned(),
                 (Some(t), h) => {
-                    let r = ev.rotate(&t, plan.n1 as i64, keys)?;
+                    let r = ev.rotate(&t, n1, keys)?;
                     Some(match h {
                         Some(v) => ev.add(&r, v)?,
                         None => r,
                     })
                 }
             };
-            g -= plan.n1 as i64;
+            g -= n1;
         }
+        let lo = inner.keys().copied().min().unwrap_or(0).min(0);
+        let mut neg: Option<Ciphertext<B::Poly>> = None;
+        let mut g = lo;
+        while g < 0 {
+            neg = match (neg, inner.get(&g)) {
+                (None, h) => h.cloned(),
+                (Some(t), h) => {
+                    let r = ev.rotate(&t, -n1, keys)?;
+                    Some(match h {
+                        Some(v) => ev.add(&r, v)?,
+                        None => r,
+                    })
+                }
+            };
+            g += n1;
+        }
+        let neg = match neg {
+            Some(t) => Some(ev.rotate(&t, -n1, keys)?),
+            None => None,
+        };
+        total = match (pos, neg) {
+            (Some(a), Some(b)) => Some(ev.add(&a, &b)?),
+            (a, b) => a.or(b),
+        };
     } else {
         for (g, acc) in inner {
             let acc = if g == 0 {
                 acc
             } else {
-                ev.rotate(&acc, g as i64, keys)?
+                ev.rotate(&acc, g, keys)?
             };
             total = Some(match total {
                 None => acc,

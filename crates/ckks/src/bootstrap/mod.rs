@@ -325,11 +325,12 @@ impl Bootstrapper {
 
     /// Rotation steps whose keys the circuit needs (conjugation is needed too).
     pub fn rotations(&self) -> Vec<i64> {
-        let mut r: std::collections::BTreeSet<usize> = self.subsum_steps().into_iter().collect();
+        let mut r: std::collections::BTreeSet<i64> =
+            self.subsum_steps().into_iter().map(|x| x as i64).collect();
         for m in self.cts.iter().chain(&self.stc) {
             r.extend(linear::BsgsPlan::new_for(m, self.bp.min_ks).rotations_for(self.bp.min_ks));
         }
-        r.into_iter().map(|x| x as i64).collect()
+        r.into_iter().collect()
     }
 
     /// The CoeffToSlot and SlotToCoeff matrices in the order they apply (for tests and for
