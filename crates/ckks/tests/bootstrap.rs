@@ -65,7 +65,7 @@ fn linear_transforms_match_their_matrices() {
         .unwrap();
     let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
     let x = ev.load(&ct).unwrap();
-    let (cts, stc) = st.boot.matrices(1.0);
+    let (cts, stc) = st.boot.matrices();
     for m in cts.iter().chain(&stc) {
         let y = bootstrap::linear::apply(
             &mut ev,

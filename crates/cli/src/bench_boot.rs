@@ -92,12 +92,11 @@ pub fn run(
             .iter()
             .map(|(a, b)| a.stored_bytes() + b.stored_bytes())
             .sum::<usize>();
-    let q0_over_delta = ctx.params().q()[0] as f64 / ctx.params().default_scale();
-    let (cts, stc) = boot.matrices(q0_over_delta);
+    let (cts, stc) = boot.matrices();
     let count = |ms: &[tessera_ckks::encoder::DiagonalMatrix]| {
         ms.iter().fold((0usize, 0usize), |(r, p), m| {
             (
-                r + BsgsPlan::new(m).hrot_count(bp.min_ks),
+                r + BsgsPlan::new_for(m, bp.min_ks).hrot_count(bp.min_ks),
                 p + m.diags.len(),
             )
         })

@@ -13,8 +13,9 @@
 //!    CoeffToSlot levels also bring that large bookkeeping scale down to EvalMod's.
 //! 3. **EvalMod** ([`evalmod`]) turns `u` into `sin(2 pi t_k / q_0) ~ 2 pi m_k / q_0`.
 //! 4. **SlotToCoeff** recombines the two halves (times `i`, an exact product by `X^(N/2)`) and
-//!    evaluates `c' B`, with `c' = q_0 / (2 pi Delta)`. The bit reversals cancel, and the
-//!    slots hold the message again, `stc_levels` levels lower.
+//!    evaluates `c' B`, with `c' = q_0 / (2 pi Delta)` carried by the scale and the way back
+//!    to `Delta` shared among its levels. The bit reversals cancel, and the slots hold the
+//!    message again, `stc_levels` levels lower.
 //!
 //! Levels consumed: `cts_levels + chebyshev_depth(d) + r + stc_levels`.
 
@@ -334,22 +335,18 @@ impl Bootstrapper {
     }
 
     /// The CoeffToSlot and SlotToCoeff matrices in the order they apply (for tests and for
-    /// counting rotations and plaintexts). CoeffToSlot is `s B'` (the inverse transform without
-    /// its `1/s`, entries of size about 1); its small constant `Delta / (2 q_0 K s)` is carried
-    /// by the ciphertext's scale instead, since a diagonal of tiny entries encoded at scale
-    /// `q_l` would keep too few bits. SlotToCoeff is `c' B` with `c' = q_0 / (2 pi Delta)`
-    /// folded into its first matrix (large entries lose nothing).
-    pub fn matrices(&self, q0_over_delta: f64) -> (Vec<DiagonalMatrix>, Vec<DiagonalMatrix>) {
+    /// counting rotations and plaintexts), with entries of size about 1: CoeffToSlot is
+    /// `s B'` (the inverse transform without its `1/s`), SlotToCoeff is `B`. Their constants,
+    /// `Delta / (2 q_0 K s)` and `q_0 / (2 pi Delta)`, are carried by the ciphertext's scale
+    /// instead: a diagonal encoded at scale `q_l` keeps about `log2(q_l)` bits of its
+    /// largest entry, which is too few for tiny entries and wasted on huge ones.
+    pub fn matrices(&self) -> (Vec<DiagonalMatrix>, Vec<DiagonalMatrix>) {
         let s = self.slots() as f64;
         let mut cts = self.cts.clone();
-        let mut stc = self.stc.clone();
         if let Some(m) = cts.first_mut() {
             m.scale(Complex64::new(s, 0.0));
         }
-        if let Some(m) = stc.first_mut() {
-            m.scale(Complex64::new(q0_over_delta / (2.0 * PI), 0.0));
-        }
-        (cts, stc)
+        (cts, self.stc.clone())
     }
 
     /// ModRaise: a level-0 ciphertext read modulo `q_0` and extended to the whole chain.
@@ -413,7 +410,7 @@ impl Bootstrapper {
         let params = self.ctx.params();
         let q0 = params.q()[0] as f64;
         let s = self.slots() as f64;
-        let (cts, _) = self.matrices(q0 / x.scale);
+        let (cts, _) = self.matrices();
         // Sparse packing: SubSum multiplies the message coefficients by N / (2 s) and clears
         // the others.
         let mut x = x.clone();
@@ -455,15 +452,21 @@ impl Bootstrapper {
         keys: &EvaluationKeys,
     ) -> Result<Ciphertext<B::Poly>> {
         let q0 = self.ctx.params().q()[0] as f64;
-        let (_, stc) = self.matrices(q0 / delta);
+        let (_, stc) = self.matrices();
         let plus_i = self.times_i(im.level, 1)?;
         let im_i = ev.mul_plain(im, &plus_i)?;
-        let mut y = ev.add(re, &im_i)?;
-        // The first matrix also returns the scale to the input's Delta.
+        let y = ev.add(re, &im_i)?;
+        // Values times q_0 / (2 pi Delta): the same polynomial read at a smaller scale. Each
+        // SlotToCoeff level then takes an equal share of the way to the input's Delta.
+        let mut y = Ciphertext {
+            scale: y.scale * 2.0 * PI * delta / q0,
+            ..y
+        };
+        let share = (delta / y.scale).powf(1.0 / stc.len() as f64);
         for (i, m) in stc.iter().enumerate() {
-            let out_scale = (i == 0).then_some(delta);
+            let out = y.scale * share;
             let enc = self.encoding(100 + i);
-            y = linear::apply(ev, &self.ctx, m, &y, keys, out_scale, enc)?;
+            y = linear::apply(ev, &self.ctx, m, &y, keys, Some(out), enc)?;
         }
         Ok(y)
     }
