@@ -485,11 +485,14 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
             log_default_scale: 50,
             ..base("ark-boot", 16, "ark.md Table III (N, L, L_boot, dnum, alpha) with Lattigo-style bootstrapping prime sizes (ours)")
         },
-        // Lattigo's N = 2^16 bootstrapping shape: 60-bit q_0, 9 user levels of 40 bits
-        // (Delta = 2^40), 3 SlotToCoeff levels of 40 bits, 9 EvalMod levels of 60 bits, 4
-        // CoeffToSlot levels of 56 bits; dnum = 5. Sizes ours; log2(PQ) ~ 1670.
+        // Lattigo's N = 2^16 bootstrapping shape: 9 user levels of 40 bits (Delta = 2^40), 3
+        // SlotToCoeff levels of 40 bits, 9 EvalMod levels of 60 bits, 4 CoeffToSlot levels of
+        // 56 bits; dnum = 5. q_0 = 50 bits keeps q_0 / Delta = 2^10: EvalMod's error is
+        // multiplied by that ratio, and its sine approximation error grows as the ratio falls
+        // (measured at N = 2^10: 2^20 gives 19.5 bits, 2^8 22.3, 2^10 26.3). Sizes ours;
+        // log2(PQ) ~ 1660.
         "lattigo-boot" => ParametersLiteral {
-            log_q: [vec![60], rep(40, 9), rep(40, 3), rep(60, 9), rep(56, 4)].concat(),
+            log_q: [vec![50], rep(40, 9), rep(40, 3), rep(60, 9), rep(56, 4)].concat(),
             log_p: rep(61, 6),
             dnum: 5,
             log_default_scale: 40,
