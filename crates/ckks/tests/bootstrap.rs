@@ -377,3 +377,48 @@ fn minimum_key_switching_agrees_with_fewer_keys() {
         p.mean_precision_bits()
     );
 }
+
+/// ModRaise against its definition: the raised ciphertext decrypts to `t` with
+/// `t = m + q_0 I` for the level-0 decryption `m`, an integer polynomial `I`, `|I| <= K`.
+#[test]
+fn mod_raise_adds_a_small_multiple_of_q0() {
+    let st = setup();
+    let ctx = st.ctx.clone();
+    let slots = ctx.params().max_slots();
+    let z = values(51, slots);
+    let mut kg = st.kg;
+    let ct = kg
+        .encrypt_sk(
+            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
+                .unwrap(),
+            &st.sk,
+        )
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let raised = st.boot.mod_raise(&mut ev, &x).unwrap();
+    assert_eq!(raised.level, ctx.params().max_level());
+    let coeffs = |c: &Ciphertext<tessera_math::RnsPoly>| {
+        let mut p = decrypt(c, &st.sk).unwrap().poly;
+        p.intt().unwrap();
+        p.to_centered_bigints().unwrap()
+    };
+    let (m, t) = (coeffs(&ct), coeffs(&ev.store(&raised).unwrap()));
+    let q0 = num_bigint::BigInt::from(ctx.params().q()[0]);
+    let mut worst = 0i64;
+    for (mk, tk) in m.iter().zip(&t) {
+        let d = tk - mk;
+        assert_eq!(
+            &d % &q0,
+            num_bigint::BigInt::from(0),
+            "t - m is a multiple of q_0"
+        );
+        let i: i64 = (d / &q0).try_into().unwrap();
+        worst = worst.max(i.abs());
+    }
+    assert!(worst >= 1, "ModRaise overflow is not trivially zero");
+    assert!(
+        (worst as f64) <= circuit().k_bound,
+        "|I| = {worst} exceeds K"
+    );
+}
