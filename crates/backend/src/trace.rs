@@ -729,6 +729,8 @@ pub struct TraceCounts {
     pub elementwise_mults: u64,
     /// Bytes of evaluation keys loaded (8 bytes a word).
     pub key_bytes_loaded: u64,
+    /// Bytes of plaintexts loaded (8 bytes a word): what OF-Limb saves (ark.md Fig. 1).
+    pub plaintext_bytes_loaded: u64,
     /// Words produced by PRNG expansion.
     pub prng_words: u64,
 }
@@ -759,6 +761,9 @@ impl TraceCounts {
                 Op::Dot => c.elementwise_mults += (i.srcs.len() as u64 / 2) * dst_limbs * n,
                 Op::Load if i.kind.as_deref() == Some("evalkey") => {
                     c.key_bytes_loaded += 8 * dst_limbs * n
+                }
+                Op::Load if i.kind.as_deref() == Some("plaintext") => {
+                    c.plaintext_bytes_loaded += 8 * dst_limbs * n
                 }
                 Op::ExpandSeed => c.prng_words += dst_limbs * n,
                 _ => {}

@@ -59,6 +59,7 @@ pub fn key_switch_cost_plan(
         bconv_scalings: n * (l1 + 2 * k),
         elementwise_mults: n * (2 * beta * (l1 + k) + 2 * l1),
         key_bytes_loaded: 8 * n * beta * (l1 + k),
+        plaintext_bytes_loaded: 0,
         prng_words: n * beta * (l1 + k),
     }
 }

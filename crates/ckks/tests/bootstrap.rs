@@ -422,3 +422,43 @@ fn mod_raise_adds_a_small_multiple_of_q0() {
         "|I| = {worst} exceeds K"
     );
 }
+
+/// The trace backend runs the whole circuit without arithmetic; its counts show what ARK's
+/// options save in memory traffic (ark.md Fig. 1): OF-Limb loads one limb per DFT plaintext,
+/// minimum key-switching loads fewer distinct keys but more key bytes in total.
+#[test]
+fn bootstrapping_traces_report_the_memory_the_options_save() {
+    use tessera_backend::trace::TraceCounts;
+    use tessera_backend::TraceBackend;
+    let st = setup();
+    let ctx = st.ctx.clone();
+    let slots = ctx.params().max_slots();
+    let mut kg = st.kg;
+    let ct = kg
+        .encrypt_sk(
+            &ctx.encode(&values(1, slots), slots, 0, ctx.params().default_scale())
+                .unwrap(),
+            &st.sk,
+        )
+        .unwrap();
+    let trace = |bp: BootstrapParameters| {
+        let boot = Bootstrapper::new(&ctx, bp).unwrap();
+        let mut tr = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone())).unwrap();
+        let x = tr.load(&ct).unwrap();
+        boot.bootstrap(&mut tr, &x, &st.bkeys).unwrap();
+        TraceCounts::from_instructions(tr.backend().instructions())
+    };
+    let full = trace(circuit());
+    let of = trace(BootstrapParameters {
+        of_limb: true,
+        ..circuit()
+    });
+    eprintln!(
+        "plaintext bytes loaded: full {} OF-Limb {}",
+        full.plaintext_bytes_loaded, of.plaintext_bytes_loaded
+    );
+    assert!(full.plaintext_bytes_loaded > 8 * of.plaintext_bytes_loaded);
+    assert_eq!(full.key_bytes_loaded, of.key_bytes_loaded);
+    // OF-Limb pays its limb extension in NTTs.
+    assert!(of.ntt_limbs > full.ntt_limbs);
+}

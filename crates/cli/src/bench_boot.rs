@@ -8,7 +8,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use num_complex::Complex64;
 use serde_json::json;
 use std::time::Instant;
-use tessera_backend::CpuBackend;
+use tessera_backend::trace::TraceCounts;
+use tessera_backend::{CpuBackend, TraceBackend};
 use tessera_ckks::bootstrap::{linear::BsgsPlan, BootstrapParameters, Bootstrapper};
 use tessera_ckks::{
     decrypt, CkksContext, CkksError, Evaluator, KeyGenerator, Parameters, PrecisionStats,
@@ -84,6 +85,11 @@ pub fn run(
     times.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];
     let out = last.expect("at least one run");
+    // The same circuit on the trace backend (no arithmetic): its memory traffic.
+    let mut tr = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone()))?;
+    let tx = tr.load(&ct)?;
+    boot.bootstrap(&mut tr, &tx, &keys)?;
+    let counts = TraceCounts::from_instructions(tr.backend().instructions());
     let got = ctx.decode(&decrypt(&ev.store(&out)?, &sk)?)?;
     let st = PrecisionStats::new(&z, &got);
     let key_bytes: usize = keys.eval.all().map(|k| k.stored_bytes()).sum::<usize>()
@@ -115,6 +121,11 @@ pub fn run(
             "evalmod": {"k": bp.k_bound, "degree": bp.cheb_degree, "double_angle": bp.double_angle},
             "encapsulation_h": bp.encapsulation, "of_limb": bp.of_limb, "min_ks": bp.min_ks,
             "dft_plaintexts": boot.plaintext_store().0, "dft_plaintext_bytes": boot.plaintext_store().1,
+            "trace": {"key_bytes_loaded": counts.key_bytes_loaded,
+                      "plaintext_bytes_loaded": counts.plaintext_bytes_loaded,
+                      "prng_words": counts.prng_words, "ntt_limbs": counts.ntt_limbs,
+                      "intt_limbs": counts.intt_limbs, "bconv_macs": counts.bconv_macs,
+                      "elementwise_mults": counts.elementwise_mults},
         }));
     } else {
         emit(&format!(
@@ -148,6 +159,12 @@ pub fn run(
         emit(&format!(
             "DFT: CoeffToSlot {cts_rot} HRot / {cts_pm} PMult over {} levels; SlotToCoeff {stc_rot} HRot / {stc_pm} PMult over {} levels",
             bp.cts_levels, bp.stc_levels
+        ));
+        emit(&format!(
+            "trace of one bootstrapping: {:.0} MB of keys and {:.0} MB of plaintexts loaded, {} limb NTTs",
+            counts.key_bytes_loaded as f64 / 1e6,
+            counts.plaintext_bytes_loaded as f64 / 1e6,
+            counts.ntt_limbs + counts.intt_limbs
         ));
     }
     Ok(())
