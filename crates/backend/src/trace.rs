@@ -1,9 +1,9 @@
 //! Instruction streams: the trace format, a recorder, the trace backend (records, computes
 //! nothing) and the recording wrapper (records and forwards to a computing backend).
 //!
-//! ## Format `tessera-trace`, version 1
+//! ## Format `tessera-trace`, version 2
 //! JSON Lines. The first line is a header
-//! `{"format":"tessera-trace","version":1,"n":N,"moduli":[q_0,...]}` (the ring's moduli, chain
+//! `{"format":"tessera-trace","version":2,"n":N,"moduli":[q_0,...]}` (the ring's moduli, chain
 //! then special, indexed by position). Every further line is one [`Instr`]:
 //! `{"seq":k,"op":"ntt","dst":7,"srcs":[7],"limbs":[0,1,2],"n":N,"kind":"ciphertext",...}`.
 //! `limbs` is the destination's limb set as ring indices; `srcs` and `dst` are buffer ids (a
@@ -11,7 +11,9 @@
 //! what the destination holds (`ciphertext`, `evalkey`, `plaintext`, `constant`). Op-specific
 //! fields: `galois` (automorphism), `mode` (`approximate` / `exact`, BConv). HE-operation
 //! boundaries are `begin` (with `name` and `level`) and `end` records. In-place operations
-//! (NTT, INTT, MAC) name the same id as source and destination.
+//! (NTT, INTT, MAC) name the same id as source and destination. Version 2 adds `host` on
+//! `load` records: the host object loaded (see [`Instr::host`]); version-1 streams, which lack
+//! it, still read.
 
 use crate::{Backend, Kind};
 use serde::{Deserialize, Serialize};
@@ -22,7 +24,7 @@ use tessera_math::sampling::Seed;
 use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
 
 /// Trace format version written in the header.
-pub const TRACE_VERSION: u32 = 1;
+pub const TRACE_VERSION: u32 = 2;
 
 /// One primary function (or an HE-operation marker).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,6 +113,11 @@ pub struct Instr {
     /// HE operation input level (`begin`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub level: Option<usize>,
+    /// Host object a `load` reads (version 2): loads of the same key or plaintext, at any
+    /// level, carry the same id, so a simulator can tell a repeated load (an on-chip hit)
+    /// from new data. Ids are numbered in order of first appearance.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub host: Option<u64>,
 }
 
 fn kind_name(k: Kind) -> String {
@@ -131,6 +138,10 @@ pub struct Recorder {
     instrs: Vec<Instr>,
     sink: Option<Box<dyn Write + Send>>,
     keep: bool,
+    /// Host-object ids by fingerprint, in order of first appearance.
+    hosts: std::collections::HashMap<u64, u64>,
+    /// The host id the next recorded instruction (a `load`) carries.
+    next_host: Option<u64>,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -151,6 +162,8 @@ impl Recorder {
             instrs: Vec::new(),
             sink: None,
             keep: true,
+            hosts: Default::default(),
+            next_host: None,
         }
     }
 
@@ -170,6 +183,8 @@ impl Recorder {
             instrs: Vec::new(),
             sink: Some(sink),
             keep: false,
+            hosts: Default::default(),
+            next_host: None,
         })
     }
 
@@ -185,6 +200,7 @@ impl Recorder {
     }
 
     fn push(&mut self, mut i: Instr) {
+        i.host = i.host.or(self.next_host.take());
         i.seq = self.seq;
         self.seq += 1;
         i.n = self.n;
@@ -229,7 +245,30 @@ impl Recorder {
             }),
             name: None,
             level: None,
+            host: None,
         });
+    }
+
+    /// The id of the host object `p`: identified by a fingerprint of its lowest-index limb
+    /// (16 words spread over it, plus the ring index), which a key or plaintext keeps at every
+    /// level, so loads of the same object at different levels share an id.
+    pub fn host_id(&mut self, p: &RnsPoly) -> u64 {
+        let n = p.n();
+        let (pos, &idx) = p
+            .limb_indices()
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, i)| **i)
+            .expect("polynomials have at least one limb");
+        let limb = p.limb(pos);
+        let mut h = blake3::Hasher::new();
+        h.update(&(idx as u64).to_le_bytes());
+        for k in 0..16 {
+            h.update(&limb[k * n / 16].to_le_bytes());
+        }
+        let fp = u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes"));
+        let next = self.hosts.len() as u64;
+        *self.hosts.entry(fp).or_insert(next)
     }
 
     /// Records an HE-operation marker.
@@ -246,6 +285,7 @@ impl Recorder {
             mode: None,
             name: begin.map(|(n, _)| n.to_string()),
             level: begin.map(|(_, l)| l),
+            host: None,
         });
     }
 
@@ -345,6 +385,8 @@ impl<B: Backend> Backend for Recording<B> {
     }
     fn load(&mut self, host: &RnsPoly, kind: Kind) -> R<B::Poly> {
         let p = self.inner.load(host, kind)?;
+        let tag = self.recorder.host_id(host);
+        self.recorder.next_host = Some(tag);
         Ok(self.emit(Op::Load, p, kind, &[], None, None))
     }
     fn store(&mut self, p: &Self::Poly) -> Result<RnsPoly, MathError> {

@@ -101,7 +101,7 @@ fn streamed_trace_is_json_lines_with_a_header() {
     let mut lines = text.lines();
     let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
     assert_eq!(header["format"], "tessera-trace");
-    assert_eq!(header["version"], 1);
+    assert_eq!(header["version"], 2);
     assert_eq!(header["n"], 4096);
     let instrs: Vec<Instr> = lines.map(|l| serde_json::from_str(l).unwrap()).collect();
     assert!(instrs.len() > 100);
@@ -197,4 +197,61 @@ fn of_limb_plaintexts_match_full_plaintexts_and_load_one_limb() {
     let _ = decrypt(&hb, &sk).unwrap();
     // A coefficient that does not fit q_0 / 2 is refused.
     assert!(ctx.encode_oflimb(&vals, 8, l, 2f64.powi(80)).is_err());
+}
+
+/// `load` records name the host object: the relinearisation key loaded at two levels carries
+/// one id, and the rotation keys, the ciphertext and the plaintext carry others.
+#[test]
+fn loads_name_their_host_object_across_levels() {
+    let (ctx, ct, pt, keys, _) = setup();
+    let mut tr = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone())).unwrap();
+    let x = tr.load(&ct).unwrap();
+    let y = tr.mul_relin(&x, &x, &keys).unwrap();
+    let y = tr.rescale(&y).unwrap();
+    let _ = tr.mul_relin(&y, &y, &keys).unwrap();
+    let _ = tr.rotate(&x, 1, &keys).unwrap();
+    let _ = tr.mul_plain(&x, &pt).unwrap();
+    // Key loads per HMult (between its begin and end markers).
+    let mut per_op: Vec<Vec<(u64, usize)>> = Vec::new();
+    let mut inside = false;
+    for i in tr.backend().instructions() {
+        match i.op {
+            Op::Begin => {
+                inside = i.name.as_deref() == Some("HMult");
+                if inside {
+                    per_op.push(Vec::new());
+                }
+            }
+            Op::Load if inside && i.kind.as_deref() == Some("evalkey") => per_op
+                .last_mut()
+                .unwrap()
+                .push((i.host.unwrap(), i.limbs.len())),
+            _ => {}
+        }
+    }
+    assert_eq!(per_op.len(), 2);
+    // Digit k of the relinearisation key at the top level and one level down: same host,
+    // one limb fewer.
+    assert!(!per_op[1].is_empty());
+    for (k, (top, below)) in per_op[0].iter().zip(&per_op[1]).enumerate() {
+        assert_eq!(top.0, below.0, "digit {k}");
+        assert_eq!(top.1, below.1 + 1, "digit {k}");
+    }
+    let dnum = per_op[0].len();
+    let all: Vec<u64> = tr
+        .backend()
+        .instructions()
+        .iter()
+        .filter(|i| i.op == Op::Load)
+        .map(|i| i.host.expect("loads carry a host id"))
+        .collect();
+    let distinct: std::collections::BTreeSet<u64> = all.iter().copied().collect();
+    // ciphertext (2 polys) + relin digits + rotation digits + plaintext
+    assert!(distinct.len() >= 2 + 2 * dnum.min(2) + 1, "{distinct:?}");
+    assert!(tr
+        .backend()
+        .instructions()
+        .iter()
+        .filter(|i| i.op != Op::Load)
+        .all(|i| i.host.is_none()));
 }
