@@ -27,7 +27,7 @@ use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPo
 pub const TRACE_VERSION: u32 = 2;
 
 /// One primary function (or an HE-operation marker).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     Load,
@@ -113,9 +113,10 @@ pub struct Instr {
     /// HE operation input level (`begin`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub level: Option<usize>,
-    /// Host object a `load` reads (version 2): loads of the same key or plaintext, at any
-    /// level, carry the same id, so a simulator can tell a repeated load (an on-chip hit)
-    /// from new data. Ids are numbered in order of first appearance.
+    /// Host object a `load` reads, or the seed an `expand_seed` expands (version 2): loads of
+    /// the same key or plaintext, at any level, carry the same id, so a simulator can tell a
+    /// repeated load (an on-chip hit) from new data. Ids are numbered in order of first
+    /// appearance.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub host: Option<u64>,
 }
@@ -271,6 +272,15 @@ impl Recorder {
         *self.hosts.entry(fp).or_insert(next)
     }
 
+    /// The id of the object a seed expands to (the `a` half of a seeded key): the same at
+    /// every level, distinct from every loaded object's id.
+    pub fn seed_id(&mut self, seed: &Seed) -> u64 {
+        let h = blake3::hash(&seed.0);
+        let fp = u64::from_le_bytes(h.as_bytes()[..8].try_into().expect("8 bytes")) ^ 0x5eed;
+        let next = self.hosts.len() as u64;
+        *self.hosts.entry(fp).or_insert(next)
+    }
+
     /// Records an HE-operation marker.
     pub fn marker(&mut self, begin: Option<(&'static str, usize)>) {
         self.push(Instr {
@@ -341,6 +351,12 @@ impl<B: Backend> Recording<B> {
         self.recorder.instructions()
     }
 
+    /// Records the off-chip store of `p` without reading its data back: how a workload built
+    /// on the trace backend (which holds no data) writes its result out.
+    pub fn record_store(&mut self, p: &Recorded<B::Poly>) {
+        self.emit_in_place(Op::Store, p, &[p.id]);
+    }
+
     /// The wrapped backend.
     pub fn inner(&self) -> &B {
         &self.inner
@@ -396,6 +412,8 @@ impl<B: Backend> Backend for Recording<B> {
     }
     fn expand_seed(&mut self, seed: &Seed, limbs: &[usize], kind: Kind) -> R<B::Poly> {
         let p = self.inner.expand_seed(seed, limbs, kind)?;
+        let tag = self.recorder.seed_id(seed);
+        self.recorder.next_host = Some(tag);
         Ok(self.emit(Op::ExpandSeed, p, kind, &[], None, None))
     }
     fn ntt(&mut self, p: &mut Self::Poly) -> Result<(), MathError> {
@@ -486,6 +504,45 @@ impl<B: Backend> Backend for Recording<B> {
         self.inner.end_op();
         self.recorder.marker(None);
     }
+}
+
+/// The header of a streamed trace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceHeader {
+    /// Always `tessera-trace`.
+    pub format: String,
+    /// Format version (1 or 2).
+    pub version: u32,
+    /// Ring degree.
+    pub n: usize,
+    /// The ring's moduli (chain then special).
+    pub moduli: Vec<u64>,
+}
+
+/// Reads a JSON Lines trace (header, then one instruction per line). Errors name the line.
+pub fn read_trace(r: impl std::io::BufRead) -> Result<(TraceHeader, Vec<Instr>), String> {
+    let mut lines = r.lines();
+    let first = lines
+        .next()
+        .ok_or("empty trace: expected a tessera-trace header line")?
+        .map_err(|e| e.to_string())?;
+    let header: TraceHeader =
+        serde_json::from_str(&first).map_err(|e| format!("line 1 (header): {e}"))?;
+    if header.format != "tessera-trace" || !(1..=TRACE_VERSION).contains(&header.version) {
+        return Err(format!(
+            "line 1: format '{}' version {}; expected tessera-trace version 1 to {TRACE_VERSION}",
+            header.format, header.version
+        ));
+    }
+    let mut instrs = Vec::new();
+    for (k, line) in lines.enumerate() {
+        let line = line.map_err(|e| e.to_string())?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        instrs.push(serde_json::from_str(&line).map_err(|e| format!("line {}: {e}", k + 2))?);
+    }
+    Ok((header, instrs))
 }
 
 /// Shape of a polynomial without its data: what the trace backend tracks.

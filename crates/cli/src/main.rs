@@ -6,6 +6,7 @@ mod bench_boot;
 mod bench_ckks;
 mod output;
 mod plan;
+mod simulate;
 
 use clap::{Parser, Subcommand};
 
@@ -40,6 +41,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a workload on an accelerator model: time, energy, area, traffic, utilization.
+    Simulate(simulate::SimulateArgs),
     /// Show the CPU features and the NTT kernels this machine can run.
     Info {
         /// Print one JSON object instead of a table.
@@ -54,6 +57,7 @@ fn main() {
         Command::Bench { what } => bench::run(what),
         Command::Info { json } => bench::info(json).map_err(Into::into),
         Command::Plan { params, json } => plan::run(&params, json).map_err(Into::into),
+        Command::Simulate(a) => simulate::run(&a).map_err(Into::into),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

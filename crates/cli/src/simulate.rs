@@ -1,0 +1,140 @@
+//! `tessera simulate`: runs a workload (built in, or a trace file) on a machine model and
+//! prints time, energy, area, traffic and utilization; optionally a Perfetto timeline and a
+//! utilization plot.
+
+use crate::output::{emit, json_line, table};
+use serde_json::json;
+use std::time::Instant;
+use tessera_sim::machine::Machine;
+use tessera_sim::workload::{record, Workload, WorkloadSpec, WORKLOADS};
+use tessera_sim::{engine, report, SimError};
+
+/// Arguments of `tessera simulate`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SimulateArgs {
+    /// Machine: a built-in name (ark) or a TOML machine description.
+    #[arg(long, default_value = "ark")]
+    pub arch: String,
+    /// Workload: bootstrap, hmult, hrot, keyswitch, ntt, or a tessera-trace file.
+    #[arg(long, default_value = "bootstrap")]
+    pub workload: String,
+    /// Parameter preset of a built-in workload (bootstrap: ark, lattigo, test-boot).
+    #[arg(long, default_value = "ark")]
+    pub params: String,
+    /// Input level of an HE-operation workload (default: the top level).
+    #[arg(long)]
+    pub level: Option<usize>,
+    /// Bootstrapping with OF-Limb plaintexts (ark.md IV-B).
+    #[arg(long)]
+    pub of_limb: bool,
+    /// Bootstrapping with minimum key-switching / multi-hop rotations (ark.md IV-A).
+    #[arg(long)]
+    pub min_ks: bool,
+    /// Override a machine value by its dotted path, e.g. --set chip.clusters=8 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// One JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Write a Chrome-trace / Perfetto JSON timeline to this file.
+    #[arg(long)]
+    pub timeline: Option<String>,
+    /// Write a utilization-over-time plot (SVG) to this file.
+    #[arg(long)]
+    pub plot: Option<String>,
+}
+
+/// The machine with every `--set` applied.
+pub fn machine(arch: &str, sets: &[String]) -> Result<Machine, SimError> {
+    let mut m = Machine::load(arch)?;
+    for s in sets {
+        let (k, v) = s.split_once('=').ok_or_else(|| SimError::Invalid {
+            name: "--set",
+            value: s.clone(),
+            allowed: "KEY=VALUE with KEY a dotted path such as chip.clusters".into(),
+        })?;
+        m = m.with_setting(k.trim(), v.trim())?;
+    }
+    Ok(m)
+}
+
+/// The workload: a built-in name or a trace file.
+pub fn workload(a: &SimulateArgs) -> Result<Workload, SimError> {
+    if WORKLOADS.contains(&a.workload.as_str()) {
+        let mut spec = WorkloadSpec::new(&a.workload, &a.params);
+        spec.level = a.level;
+        spec.of_limb = a.of_limb;
+        spec.min_ks = a.min_ks;
+        eprintln!("recording the '{}' workload at '{}'...", a.workload, a.params);
+        return record(&spec);
+    }
+    let path = std::path::Path::new(&a.workload);
+    if !path.exists() {
+        return Err(SimError::Invalid {
+            name: "workload",
+            value: a.workload.clone(),
+            allowed: format!("{} or a tessera-trace file", WORKLOADS.join(", ")),
+        });
+    }
+    let f = std::fs::File::open(path).map_err(|e| SimError::Io {
+        path: a.workload.clone(),
+        message: e.to_string(),
+    })?;
+    let (header, instrs) = tessera_backend::trace::read_trace(std::io::BufReader::new(f))
+        .map_err(|e| SimError::Trace(format!("{}: {e}", a.workload)))?;
+    Ok(Workload {
+        label: a.workload.clone(),
+        instrs,
+        slots: header.n / 2,
+        level: 0,
+    })
+}
+
+pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
+    let m = machine(&a.arch, &a.set)?;
+    let w = workload(a)?;
+    let start = Instant::now();
+    let keep = a.timeline.is_some() || a.plot.is_some();
+    let s = engine::run(&m, &w.instrs, keep)?;
+    let sim_s = start.elapsed().as_secs_f64();
+    let r = report::report(&m, &w.label, &s);
+    if let Some(path) = &a.timeline {
+        tessera_sim::timeline::write_chrome_trace(&m, &s, path)?;
+        eprintln!("timeline written to {path} (open it in ui.perfetto.dev or chrome://tracing)");
+    }
+    if let Some(path) = &a.plot {
+        tessera_sim::timeline::write_utilization_svg(&m, &s, &w.label, path)?;
+        eprintln!("utilization plot written to {path}");
+    }
+    if a.json {
+        json_line(&json!({
+            "arch": r.arch, "workload": r.workload, "time_s": r.time_s, "cycles": r.cycles,
+            "energy_j": r.energy_j, "avg_power_w": r.avg_power_w, "area_mm2": r.area_mm2,
+            "peak_power_w": r.peak_power_w, "offchip_bytes": r.offchip_bytes,
+            "noc_bytes": r.noc_bytes, "utilization": r.utilization,
+            "offchip_by_kind_bytes": r.offchip_by_kind_bytes,
+            "peak_onchip_bytes": r.peak_onchip_bytes, "instructions": r.instructions,
+            "simulation_s": sim_s,
+        }));
+        return Ok(());
+    }
+    emit(&format!("{} on {} ({} instructions, simulated in {:.2} s)", r.workload, r.arch, r.instructions, sim_s));
+    let mut rows = vec![
+        vec!["time".into(), format!("{:.3} ms", r.time_s * 1e3)],
+        vec!["cycles".into(), format!("{:.0}", r.cycles)],
+        vec!["energy".into(), format!("{:.4} J", r.energy_j)],
+        vec!["average power".into(), format!("{:.1} W (peak {:.1} W)", r.avg_power_w, r.peak_power_w)],
+        vec!["area".into(), format!("{:.1} mm2", r.area_mm2)],
+        vec!["off-chip traffic".into(), format!("{:.1} MB", r.offchip_bytes / 1e6)],
+        vec!["NoC traffic".into(), format!("{:.1} MB", r.noc_bytes / 1e6)],
+        vec!["peak on-chip".into(), format!("{:.1} MB", r.peak_onchip_bytes / 1048576.0)],
+    ];
+    for (k, v) in &r.offchip_by_kind_bytes {
+        rows.push(vec![format!("  off-chip {k}"), format!("{:.1} MB", v / 1e6)]);
+    }
+    for (k, v) in &r.utilization {
+        rows.push(vec![format!("utilization {k}"), format!("{:.1} %", v * 100.0)]);
+    }
+    table(&["metric", "value"], &rows);
+    Ok(())
+}

@@ -1,0 +1,390 @@
+//! The engine: static list scheduling of an instruction stream on a machine.
+//!
+//! HE programs have no data-dependent control flow, so the schedule is computed in program
+//! order (ARK's simulator is a VLIW compiler in the same sense). Every instruction starts
+//! when its sources are ready and the resources of its first phase are free; each resource
+//! (a cluster's NTTU, BConvU, AutoU, MADUs, PRNG and scratchpad port, the NoC, the off-chip
+//! channel) keeps the cycle it is next free, so independent instructions on different units
+//! overlap and loads run ahead of their use (prefetch) as far as off-chip bandwidth allows.
+//! Scratchpad capacity is tracked in program order by [`Residency`]: misses, spills and
+//! reloads become off-chip transfers.
+
+use crate::error::SimError;
+use crate::machine::Machine;
+use crate::mapping::{lower, Lowered, Phase, Resource, Shape};
+use crate::residency::{Entry, Residency, Spills};
+use std::collections::{HashMap, HashSet};
+use tessera_backend::trace::{Instr, Op};
+
+/// One scheduled instruction (for timelines).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slot {
+    pub seq: u64,
+    pub op: &'static str,
+    pub start: f64,
+    pub end: f64,
+    /// Resources busy and for how many cycles from `start` of their phase.
+    pub busy: Vec<(Resource, f64, f64)>,
+}
+
+/// The span of one HE operation (between its begin and end markers).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Span {
+    pub name: String,
+    pub level: usize,
+    pub depth: usize,
+    pub start: f64,
+    pub end: f64,
+}
+
+/// Everything a run produced, in cycles and bytes.
+#[derive(Clone, Debug, Default)]
+pub struct Schedule {
+    pub cycles: f64,
+    /// Busy cycles per resource (dense index, see [`Resource::index`]).
+    pub busy: Vec<f64>,
+    pub offchip_bytes: f64,
+    pub offchip_by_kind: HashMap<&'static str, f64>,
+    pub noc_bytes: f64,
+    pub rf_bytes: f64,
+    pub peak_onchip_bytes: f64,
+    pub overflow_bytes: f64,
+    pub instructions: u64,
+    pub slots: Vec<Slot>,
+    pub spans: Vec<Span>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Backing {
+    Host(u64),
+    Temp,
+}
+
+struct Buf {
+    limbs: Vec<usize>,
+    kind: &'static str,
+    backing: Backing,
+    ready: f64,
+}
+
+fn kind_of(i: &Instr) -> &'static str {
+    match i.kind.as_deref() {
+        Some("evalkey") => "evalkey",
+        Some("plaintext") => "plaintext",
+        Some("constant") => "constant",
+        _ => "ciphertext",
+    }
+}
+
+/// Simulates `instrs` (one stream, ring degree from the instructions) on `m`. With
+/// `keep_slots`, every instruction's placement is kept for a timeline.
+pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, SimError> {
+    let k = m.chip.clusters;
+    let w = m.word_bytes();
+    let cap = m.memory.scratchpad.capacity_mb.unwrap_or(f64::INFINITY) * 1048576.0;
+    let off_bpc = m.memory.offchip.bandwidth_gbs / m.clock.ghz;
+    let off_lat = m.memory.offchip.latency_ns * m.clock.ghz;
+    let mut res = Residency::new(cap);
+    let mut free = vec![0.0f64; 6 * k + 2];
+    let mut s = Schedule {
+        busy: vec![0.0; 6 * k + 2],
+        ..Default::default()
+    };
+    // Last use of every buffer, to free temporaries.
+    let mut last_use: HashMap<u64, usize> = HashMap::new();
+    for (pos, i) in instrs.iter().enumerate() {
+        for &id in i.srcs.iter().chain(i.dst.iter()) {
+            last_use.insert(id, pos);
+        }
+    }
+    let mut bufs: HashMap<u64, Buf> = HashMap::new();
+    let mut open: Vec<(String, usize, f64, f64)> = Vec::new();
+    let mut rr = 0usize;
+    let mut spills = Spills::default();
+    for (pos, ins) in instrs.iter().enumerate() {
+        let n = ins.n;
+        let limb_bytes = n as f64 * w;
+        match ins.op {
+            Op::Begin => {
+                open.push((
+                    ins.name.clone().unwrap_or_default(),
+                    ins.level.unwrap_or(0),
+                    f64::INFINITY,
+                    0.0,
+                ));
+                continue;
+            }
+            Op::End => {
+                let (name, level, start, end) = open.pop().ok_or_else(|| {
+                    SimError::Trace(format!("seq {}: end without begin", ins.seq))
+                })?;
+                let start = if start.is_finite() { start } else { end };
+                if let Some(parent) = open.last_mut() {
+                    parent.2 = parent.2.min(start);
+                    parent.3 = parent.3.max(end);
+                }
+                s.spans.push(Span {
+                    name,
+                    level,
+                    depth: open.len(),
+                    start,
+                    end,
+                });
+                continue;
+            }
+            _ => {}
+        }
+        s.instructions += 1;
+        // Sources: ready times, and reloads of spilled temporaries or evicted cached limbs.
+        let mut keep: HashSet<Entry> = HashSet::new();
+        for id in &ins.srcs {
+            if bufs.get(id).map(|b| b.backing) == Some(Backing::Temp) {
+                keep.insert(Entry::Temp(*id));
+            }
+        }
+        let mut ready = 0.0f64;
+        let mut pre = Phase::default();
+        let mut reload_bytes = 0.0;
+        for id in &ins.srcs {
+            let b = bufs.get(id).ok_or_else(|| {
+                SimError::Trace(format!("seq {}: source buffer {id} was never written", ins.seq))
+            })?;
+            ready = ready.max(b.ready);
+            match b.backing {
+                Backing::Temp => reload_bytes += res.reload(*id, &keep, &mut spills),
+                Backing::Host(h) => {
+                    for &l in &b.limbs {
+                        let e = Entry::Host(h, l);
+                        if res.resident(e) {
+                            res.touch(e);
+                        } else {
+                            res.insert(e, limb_bytes, &keep, &mut spills);
+                            reload_bytes += limb_bytes;
+                        }
+                    }
+                }
+            }
+        }
+        if reload_bytes > 0.0 {
+            pre.tasks.push((Resource::Offchip, reload_bytes / off_bpc));
+            pre.latency = off_lat;
+            s.offchip_bytes += reload_bytes;
+            *s.offchip_by_kind.entry("reload").or_default() += reload_bytes;
+        }
+        // Lower the instruction.
+        let src_limbs = |j: usize| -> usize {
+            ins.srcs
+                .get(j)
+                .and_then(|id| bufs.get(id))
+                .map(|b| b.limbs.len())
+                .unwrap_or(0)
+        };
+        let kind = kind_of(ins);
+        let mut backing = Backing::Temp;
+        let mut lowered = Lowered::default();
+        let shape = match ins.op {
+            Op::Ntt | Op::Intt => Some(Shape::Transform),
+            Op::Automorphism => Some(Shape::Permute),
+            Op::Bconv => Some(Shape::Bconv { l_in: src_limbs(0) }),
+            Op::Add | Op::Sub => Some(Shape::Elementwise { reads: 2, ops: 1 }),
+            Op::Mul => Some(Shape::Elementwise { reads: 2, ops: 1 }),
+            Op::Neg | Op::AddScalar | Op::MulScalar => {
+                Some(Shape::Elementwise { reads: 1, ops: 1 })
+            }
+            Op::MulAcc => Some(Shape::Elementwise { reads: 3, ops: 1 }),
+            Op::Dot => {
+                let pairs = ins.srcs.len() / 2;
+                let reads_key = ins
+                    .srcs
+                    .iter()
+                    .any(|id| bufs.get(id).map(|b| b.kind) == Some("evalkey"));
+                Some(if reads_key {
+                    Shape::KeyDot { pairs }
+                } else {
+                    Shape::Elementwise {
+                        reads: 2 * pairs,
+                        ops: pairs,
+                    }
+                })
+            }
+            Op::ExtendLimb => Some(Shape::ExtendLimb),
+            Op::ExpandSeed if m.options.seeded_keys => Some(Shape::Expand),
+            _ => None,
+        };
+        if let Some(shape) = shape {
+            lowered = lower(m, shape, &ins.limbs, n, rr);
+            if matches!(shape, Shape::Bconv { .. }) {
+                rr += 1;
+            }
+        }
+        // Off-chip movement: loads (cached per host limb), unseeded key halves, stores.
+        let mut offchip = 0.0;
+        match ins.op {
+            Op::Load | Op::ExpandSeed => {
+                let cacheable = kind != "ciphertext";
+                match (ins.host, cacheable) {
+                    (Some(h), true) => {
+                        backing = Backing::Host(h);
+                        if ins.op == Op::Load || !m.options.seeded_keys {
+                            for &l in &ins.limbs {
+                                let e = Entry::Host(h, l);
+                                if res.resident(e) {
+                                    res.touch(e);
+                                } else {
+                                    res.insert(e, limb_bytes, &keep, &mut spills);
+                                    offchip += limb_bytes;
+                                }
+                            }
+                        } else {
+                            // Regenerated on chip: a temporary, not a cached object.
+                            backing = Backing::Temp;
+                        }
+                    }
+                    _ => {
+                        if ins.op == Op::Load || !m.options.seeded_keys {
+                            offchip += ins.limbs.len() as f64 * limb_bytes;
+                        }
+                    }
+                }
+                *s.offchip_by_kind.entry(kind).or_default() += offchip;
+            }
+            Op::Store => {
+                offchip += ins.limbs.len() as f64 * limb_bytes;
+                *s.offchip_by_kind.entry("store").or_default() += offchip;
+            }
+            _ => {}
+        }
+        if offchip > 0.0 {
+            lowered.phases.insert(
+                0,
+                Phase {
+                    tasks: vec![(Resource::Offchip, offchip / off_bpc)],
+                    latency: off_lat,
+                },
+            );
+            s.offchip_bytes += offchip;
+        }
+        if !pre.tasks.is_empty() {
+            lowered.phases.insert(0, pre);
+        }
+        // Destination occupancy (new temporaries; in-place ops reuse their buffer).
+        let dst = ins.dst;
+        let in_place = dst.is_some_and(|d| ins.srcs.contains(&d));
+        if let Some(d) = dst {
+            if !in_place && backing == Backing::Temp && ins.op != Op::Store {
+                keep.insert(Entry::Temp(d));
+                res.insert(
+                    Entry::Temp(d),
+                    ins.limbs.len() as f64 * limb_bytes,
+                    &keep,
+                    &mut spills,
+                );
+            }
+        }
+        // Spill stores triggered above occupy the off-chip channel once their data is ready.
+        for (victim, bytes) in spills.stores.drain(..) {
+            let r = bufs.get(&victim).map(|b| b.ready).unwrap_or(0.0);
+            let idx = Resource::Offchip.index(k);
+            let t0 = r.max(free[idx]);
+            free[idx] = t0 + bytes / off_bpc;
+            s.busy[idx] += bytes / off_bpc;
+            s.offchip_bytes += bytes;
+            *s.offchip_by_kind.entry("spill").or_default() += bytes;
+        }
+        // Schedule the phases.
+        let mut t = ready;
+        let start_first = {
+            let mut st = t;
+            if let Some(ph) = lowered.phases.first() {
+                for (r, _) in &ph.tasks {
+                    st = st.max(free[r.index(k)]);
+                }
+            }
+            st
+        };
+        let mut busy_slots = Vec::new();
+        for ph in &lowered.phases {
+            let mut t0 = t;
+            for (r, _) in &ph.tasks {
+                t0 = t0.max(free[r.index(k)]);
+            }
+            let mut longest = 0.0f64;
+            for &(r, c) in &ph.tasks {
+                let idx = r.index(k);
+                free[idx] = t0 + c;
+                s.busy[idx] += c;
+                longest = longest.max(c);
+                if keep_slots {
+                    busy_slots.push((r, t0, c));
+                }
+            }
+            t = t0 + longest + ph.latency;
+        }
+        let end = t.max(ready);
+        s.cycles = s.cycles.max(end);
+        s.noc_bytes += lowered.noc_bytes;
+        s.rf_bytes += lowered.rf_bytes;
+        if let Some(o) = open.last_mut() {
+            o.2 = o.2.min(start_first);
+            o.3 = o.3.max(end);
+        }
+        if keep_slots {
+            s.slots.push(Slot {
+                seq: ins.seq,
+                op: ins.op.name(),
+                start: start_first,
+                end,
+                busy: busy_slots,
+            });
+        }
+        // Record the destination; select_limbs of a cached object stays that object.
+        if let Some(d) = dst {
+            let backing = match ins.op {
+                Op::SelectLimbs => ins
+                    .srcs
+                    .first()
+                    .and_then(|id| bufs.get(id))
+                    .map(|b| b.backing)
+                    .unwrap_or(Backing::Temp),
+                _ => backing,
+            };
+            let kind = match ins.op {
+                Op::SelectLimbs => ins
+                    .srcs
+                    .first()
+                    .and_then(|id| bufs.get(id))
+                    .map(|b| b.kind)
+                    .unwrap_or(kind),
+                _ => kind,
+            };
+            bufs.insert(
+                d,
+                Buf {
+                    limbs: ins.limbs.clone(),
+                    kind,
+                    backing,
+                    ready: end,
+                },
+            );
+        }
+        // Free temporaries whose last use this was.
+        for &id in ins.srcs.iter().chain(dst.iter()) {
+            if last_use.get(&id) == Some(&pos) {
+                if let Some(b) = bufs.remove(&id) {
+                    if b.backing == Backing::Temp {
+                        res.free(id);
+                    }
+                }
+            }
+        }
+    }
+    if !open.is_empty() {
+        return Err(SimError::Trace(format!(
+            "{} HE operation(s) begun and never ended",
+            open.len()
+        )));
+    }
+    s.peak_onchip_bytes = res.peak();
+    s.overflow_bytes = res.overflow_bytes;
+    Ok(s)
+}

@@ -1,0 +1,33 @@
+//! # tessera-sim
+//!
+//! A cycle-level architecture simulator for RNS-CKKS accelerators (design.md section 5). It
+//! runs the instruction streams the trace backend records ([`tessera_backend::trace`]) on a
+//! machine description ([`machine::Machine`], one TOML file per design in `configs/`, every
+//! constant cited) and reports time, utilization, traffic, energy and area ([`report::Report`]).
+//!
+//! ```no_run
+//! use tessera_sim::{machine::Machine, simulate, workload::{record, WorkloadSpec}};
+//! let ark = Machine::load("ark").unwrap();
+//! let w = record(&WorkloadSpec::new("hmult", "ark")).unwrap();
+//! let r = simulate(&ark, &w.label, &w.instrs).unwrap();
+//! println!("{:.1} us, {:.1} W", r.time_s * 1e6, r.avg_power_w);
+//! ```
+
+pub mod engine;
+pub mod error;
+pub mod machine;
+pub mod mapping;
+pub mod report;
+pub mod residency;
+pub mod timeline;
+pub mod workload;
+
+pub use error::SimError;
+pub use report::Report;
+use tessera_backend::trace::Instr;
+
+/// Simulates `instrs` on `m` and reports.
+pub fn simulate(m: &machine::Machine, workload: &str, instrs: &[Instr]) -> Result<Report, SimError> {
+    let s = engine::run(m, instrs, false)?;
+    Ok(report::report(m, workload, &s))
+}

@@ -1,0 +1,139 @@
+//! Cost models over a schedule: time, utilization, energy (component peak power x
+//! utilization, the papers' method), area (sum of components), traffic.
+
+use crate::engine::Schedule;
+use crate::machine::{Activity, Machine, Per};
+use crate::mapping::Resource;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One area / power line, resolved for this configuration.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ComponentCost {
+    pub name: String,
+    pub count: f64,
+    pub area_mm2: f64,
+    pub peak_w: f64,
+    pub utilization: f64,
+    pub energy_j: f64,
+}
+
+/// The result of one simulation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub arch: String,
+    pub workload: String,
+    pub time_s: f64,
+    pub cycles: f64,
+    pub energy_j: f64,
+    pub avg_power_w: f64,
+    pub area_mm2: f64,
+    pub peak_power_w: f64,
+    pub offchip_bytes: f64,
+    pub noc_bytes: f64,
+    pub utilization: BTreeMap<String, f64>,
+    pub offchip_by_kind_bytes: BTreeMap<String, f64>,
+    pub peak_onchip_bytes: f64,
+    pub instructions: u64,
+    pub components: Vec<ComponentCost>,
+}
+
+/// How many of a component this configuration has.
+pub fn component_count(m: &Machine, per: Per, count: f64) -> f64 {
+    count
+        * match per {
+            Per::Chip => 1.0,
+            Per::Cluster => m.chip.clusters as f64,
+            Per::ScratchpadMb => m.memory.scratchpad.capacity_mb.unwrap_or(0.0),
+            Per::OffchipStack => m.memory.offchip.stacks as f64,
+        }
+}
+
+/// Area and peak power of `m` (sums of per-unit figures times counts).
+pub fn area_power(m: &Machine) -> (f64, f64) {
+    m.components.iter().fold((0.0, 0.0), |(a, p), c| {
+        let n = component_count(m, c.per, c.count);
+        (a + n * c.area_mm2, p + n * c.peak_w)
+    })
+}
+
+/// Utilization per activity class over a schedule of `cycles`.
+pub fn utilization(m: &Machine, s: &Schedule) -> BTreeMap<String, f64> {
+    let k = m.chip.clusters;
+    let mut sums: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for r in Resource::all(k) {
+        let e = sums.entry(r.class().to_string()).or_default();
+        e.0 += s.busy[r.index(k)];
+        e.1 += 1.0;
+    }
+    let cycles = s.cycles.max(1e-9);
+    let mut out: BTreeMap<String, f64> = sums
+        .into_iter()
+        .map(|(c, (b, n))| (c, (b / (n * cycles)).min(1.0)))
+        .collect();
+    let rf_bpc = m.memory.register_file.bandwidth_gbs / m.clock.ghz;
+    out.insert(
+        "register_file".into(),
+        (s.rf_bytes / (rf_bpc * cycles)).min(1.0),
+    );
+    out
+}
+
+fn activity_key(a: Activity) -> &'static str {
+    match a {
+        Activity::Ntt => "ntt",
+        Activity::Bconv => "bconv",
+        Activity::Auto => "auto",
+        Activity::Madu => "madu",
+        Activity::Prng => "prng",
+        Activity::Scratchpad => "scratchpad",
+        Activity::RegisterFile => "register_file",
+        Activity::Noc => "noc",
+        Activity::Offchip => "offchip",
+    }
+}
+
+/// The report of schedule `s` of `workload` on `m`.
+pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
+    let time_s = s.cycles / (m.clock.ghz * 1e9);
+    let util = utilization(m, s);
+    let components: Vec<ComponentCost> = m
+        .components
+        .iter()
+        .map(|c| {
+            let n = component_count(m, c.per, c.count);
+            let u = util.get(activity_key(c.activity)).copied().unwrap_or(0.0);
+            ComponentCost {
+                name: c.name.clone(),
+                count: n,
+                area_mm2: n * c.area_mm2,
+                peak_w: n * c.peak_w,
+                utilization: u,
+                energy_j: n * c.peak_w * u * time_s,
+            }
+        })
+        .collect();
+    let (area, peak) = area_power(m);
+    let energy: f64 = components.iter().map(|c| c.energy_j).sum();
+    Report {
+        arch: m.name.clone(),
+        workload: workload.to_string(),
+        time_s,
+        cycles: s.cycles,
+        energy_j: energy,
+        avg_power_w: if time_s > 0.0 { energy / time_s } else { 0.0 },
+        area_mm2: area,
+        peak_power_w: peak,
+        offchip_bytes: s.offchip_bytes,
+        noc_bytes: s.noc_bytes,
+        utilization: util,
+        offchip_by_kind_bytes: s
+            .offchip_by_kind
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        peak_onchip_bytes: s.peak_onchip_bytes,
+        instructions: s.instructions,
+        components,
+    }
+}

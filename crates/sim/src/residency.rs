@@ -1,0 +1,139 @@
+//! On-chip capacity: what lives in the scratchpad, in program order.
+//!
+//! Keys and plaintexts are cached per (host object, limb): a later load of the same object,
+//! at any level, hits the limbs still resident and fetches only the others. Ciphertext
+//! temporaries live from the instruction that creates them to their last use; when the
+//! scratchpad is full the least recently used entry goes first: a cached limb is dropped (it
+//! is clean), a live temporary is spilled off-chip and reloaded at its next use.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// One resident object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Entry {
+    /// Limb `limb` (ring index) of host object `host`.
+    Host(u64, usize),
+    /// A temporary buffer.
+    Temp(u64),
+}
+
+/// Scratchpad occupancy with LRU replacement.
+#[derive(Debug)]
+pub struct Residency {
+    capacity: f64,
+    used: f64,
+    peak: f64,
+    clock: u64,
+    lru: BTreeMap<u64, Entry>,
+    stamp: HashMap<Entry, (u64, f64)>,
+    spilled: HashMap<u64, f64>,
+    /// Bytes that did not fit even after evicting everything else.
+    pub overflow_bytes: f64,
+}
+
+/// Off-chip traffic caused by keeping within capacity.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Spills {
+    /// Temporaries written out: (buffer id, bytes).
+    pub stores: Vec<(u64, f64)>,
+}
+
+impl Residency {
+    /// A scratchpad of `capacity` bytes.
+    pub fn new(capacity: f64) -> Self {
+        Self {
+            capacity,
+            used: 0.0,
+            peak: 0.0,
+            clock: 0,
+            lru: BTreeMap::new(),
+            stamp: HashMap::new(),
+            spilled: HashMap::new(),
+            overflow_bytes: 0.0,
+        }
+    }
+
+    /// Highest occupancy seen, in bytes.
+    pub fn peak(&self) -> f64 {
+        self.peak
+    }
+
+    /// Whether `e` is resident.
+    pub fn resident(&self, e: Entry) -> bool {
+        self.stamp.contains_key(&e)
+    }
+
+    /// Marks `e` most recently used (if resident).
+    pub fn touch(&mut self, e: Entry) {
+        if let Some((old, bytes)) = self.stamp.get(&e).copied() {
+            self.lru.remove(&old);
+            self.clock += 1;
+            self.lru.insert(self.clock, e);
+            self.stamp.insert(e, (self.clock, bytes));
+        }
+    }
+
+    /// Makes `e` (of `bytes`) resident, evicting others; returns the temporaries spilled.
+    pub fn insert(&mut self, e: Entry, bytes: f64, keep: &HashSet<Entry>, spills: &mut Spills) {
+        if self.resident(e) {
+            self.touch(e);
+            return;
+        }
+        self.make_room(bytes, keep, spills);
+        self.clock += 1;
+        self.lru.insert(self.clock, e);
+        self.stamp.insert(e, (self.clock, bytes));
+        self.used += bytes;
+        self.peak = self.peak.max(self.used);
+    }
+
+    fn make_room(&mut self, bytes: f64, keep: &HashSet<Entry>, spills: &mut Spills) {
+        let mut skipped = Vec::new();
+        while self.used + bytes > self.capacity {
+            let Some((&s, &e)) = self.lru.iter().next() else {
+                break;
+            };
+            self.lru.remove(&s);
+            if keep.contains(&e) {
+                skipped.push((s, e));
+                continue;
+            }
+            let (_, b) = self.stamp.remove(&e).expect("lru and stamp agree");
+            self.used -= b;
+            if let Entry::Temp(id) = e {
+                self.spilled.insert(id, b);
+                spills.stores.push((id, b));
+            }
+        }
+        for (s, e) in skipped {
+            self.lru.insert(s, e);
+        }
+        if self.used + bytes > self.capacity {
+            self.overflow_bytes += self.used + bytes - self.capacity;
+        }
+    }
+
+    /// Frees a dead temporary (no traffic).
+    pub fn free(&mut self, id: u64) {
+        let e = Entry::Temp(id);
+        if let Some((s, b)) = self.stamp.remove(&e) {
+            self.lru.remove(&s);
+            self.used -= b;
+        }
+        self.spilled.remove(&id);
+    }
+
+    /// If temporary `id` was spilled, brings it back and returns the bytes reloaded.
+    pub fn reload(&mut self, id: u64, keep: &HashSet<Entry>, spills: &mut Spills) -> f64 {
+        match self.spilled.remove(&id) {
+            Some(b) => {
+                self.insert(Entry::Temp(id), b, keep, spills);
+                b
+            }
+            None => {
+                self.touch(Entry::Temp(id));
+                0.0
+            }
+        }
+    }
+}

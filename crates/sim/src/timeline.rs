@@ -1,0 +1,178 @@
+//! Views of a schedule people can look at: a Chrome-trace / Perfetto JSON timeline (one track
+//! per resource, HE operations on their own tracks) and an SVG plot of utilization over time.
+
+use crate::engine::Schedule;
+use crate::error::SimError;
+use crate::machine::Machine;
+use crate::mapping::Resource;
+use serde_json::json;
+use std::io::Write;
+
+fn io(path: &str, e: impl std::fmt::Display) -> SimError {
+    SimError::Io {
+        path: path.to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn track_name(r: Resource) -> String {
+    match r {
+        Resource::Ntt(c) => format!("cluster {c} NTTU"),
+        Resource::Bconv(c) => format!("cluster {c} BConvU"),
+        Resource::Auto(c) => format!("cluster {c} AutoU"),
+        Resource::Madu(c) => format!("cluster {c} MADUs"),
+        Resource::Prng(c) => format!("cluster {c} PRNG"),
+        Resource::Scratchpad(c) => format!("cluster {c} scratchpad port"),
+        Resource::Noc => "NoC".into(),
+        Resource::Offchip => "off-chip memory".into(),
+    }
+}
+
+/// Writes the schedule (run with `keep_slots`) as Chrome-trace JSON: timestamps in
+/// microseconds of machine time.
+pub fn write_chrome_trace(m: &Machine, s: &Schedule, path: &str) -> Result<(), SimError> {
+    let k = m.chip.clusters;
+    let us = 1.0 / (m.clock.ghz * 1e3);
+    let f = std::fs::File::create(path).map_err(|e| io(path, e))?;
+    let mut w = std::io::BufWriter::new(f);
+    let mut first = true;
+    let mut put = |w: &mut std::io::BufWriter<std::fs::File>, v: serde_json::Value| {
+        let sep = if first { "" } else { ",\n" };
+        first = false;
+        write!(w, "{sep}{v}")
+    };
+    write!(w, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n").map_err(|e| io(path, e))?;
+    put(&mut w, json!({"name":"process_name","ph":"M","pid":0,"args":{"name":"HE operations"}}))
+        .map_err(|e| io(path, e))?;
+    put(&mut w, json!({"name":"process_name","ph":"M","pid":1,"args":{"name":m.name}}))
+        .map_err(|e| io(path, e))?;
+    for r in Resource::all(k) {
+        put(
+            &mut w,
+            json!({"name":"thread_name","ph":"M","pid":1,"tid":r.index(k),"args":{"name":track_name(r)}}),
+        )
+        .map_err(|e| io(path, e))?;
+    }
+    for sp in &s.spans {
+        put(
+            &mut w,
+            json!({"name":sp.name,"ph":"X","pid":0,"tid":sp.depth,"ts":sp.start*us,
+                   "dur":(sp.end-sp.start)*us,"args":{"level":sp.level}}),
+        )
+        .map_err(|e| io(path, e))?;
+    }
+    for sl in &s.slots {
+        for &(r, t0, c) in &sl.busy {
+            if c <= 0.0 {
+                continue;
+            }
+            put(
+                &mut w,
+                json!({"name":sl.op,"ph":"X","pid":1,"tid":r.index(k),"ts":t0*us,"dur":c*us,
+                       "args":{"seq":sl.seq}}),
+            )
+            .map_err(|e| io(path, e))?;
+        }
+    }
+    write!(w, "\n]}}\n").map_err(|e| io(path, e))?;
+    w.flush().map_err(|e| io(path, e))
+}
+
+/// Busy fraction per unit class in `bins` equal time bins.
+pub fn utilization_series(m: &Machine, s: &Schedule, bins: usize) -> Vec<(&'static str, Vec<f64>)> {
+    let k = m.chip.clusters;
+    let classes = ["ntt", "bconv", "auto", "madu", "scratchpad", "noc", "offchip"];
+    let width = (s.cycles / bins as f64).max(1e-9);
+    let mut out: Vec<(&'static str, Vec<f64>)> =
+        classes.iter().map(|c| (*c, vec![0.0; bins])).collect();
+    for sl in &s.slots {
+        for &(r, t0, c) in &sl.busy {
+            let Some(series) = out.iter_mut().find(|(n, _)| *n == r.class()) else {
+                continue;
+            };
+            let instances = match r {
+                Resource::Noc | Resource::Offchip => 1.0,
+                _ => k as f64,
+            };
+            let (mut a, b) = (t0, t0 + c);
+            while a < b {
+                let bin = ((a / width) as usize).min(bins - 1);
+                let edge = ((bin + 1) as f64 * width).min(b).max(a + 1e-9);
+                series.1[bin] += (edge - a) / width / instances;
+                a = edge;
+            }
+        }
+    }
+    for (_, v) in out.iter_mut() {
+        for x in v.iter_mut() {
+            *x = x.min(1.0);
+        }
+    }
+    out
+}
+
+/// Writes an SVG line plot of utilization over time (one line per unit class).
+pub fn write_utilization_svg(
+    m: &Machine,
+    s: &Schedule,
+    title: &str,
+    path: &str,
+) -> Result<(), SimError> {
+    let bins = 200;
+    let series = utilization_series(m, s, bins);
+    let (w, h, left, top, pw, ph) = (900.0, 420.0, 60.0, 40.0, 700.0, 320.0);
+    let colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"];
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{left}\" y=\"20\" font-size=\"14\">{} on {}: utilization over {:.3} ms</text>\n",
+        xml(title),
+        xml(&m.name),
+        s.cycles / (m.clock.ghz * 1e6)
+    );
+    for t in 0..=4 {
+        let y = top + ph * (1.0 - t as f64 / 4.0);
+        svg += &format!(
+            "<line x1=\"{left}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}%</text>\n",
+            left + pw,
+            left - 6.0,
+            y + 4.0,
+            t * 25
+        );
+    }
+    svg += &format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">time (machine cycles, {} bins)</text>\n",
+        left + pw / 2.0,
+        top + ph + 30.0,
+        bins
+    );
+    for (i, (name, v)) in series.iter().enumerate() {
+        let pts: Vec<String> = v
+            .iter()
+            .enumerate()
+            .map(|(b, u)| {
+                format!(
+                    "{:.1},{:.1}",
+                    left + pw * (b as f64 + 0.5) / bins as f64,
+                    top + ph * (1.0 - u)
+                )
+            })
+            .collect();
+        let c = colors[i % colors.len()];
+        svg += &format!(
+            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"1.5\" points=\"{}\"/>\n\
+             <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{c}\"/><text x=\"{}\" y=\"{}\">{name}</text>\n",
+            pts.join(" "),
+            left + pw + 20.0,
+            top + 20.0 * i as f64,
+            left + pw + 38.0,
+            top + 20.0 * i as f64 + 10.0
+        );
+    }
+    svg += "</svg>\n";
+    std::fs::write(path, svg).map_err(|e| io(path, e))
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}

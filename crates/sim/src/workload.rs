@@ -1,0 +1,161 @@
+//! Built-in workloads: the instruction streams of HE operations and of bootstrapping,
+//! recorded by running the CKKS evaluator on the trace backend (what is simulated is what
+//! the CPU computes, design.md section 1). Keys are generated for real from a fixed seed,
+//! because the trace names the objects it loads.
+
+use crate::error::SimError;
+use tessera_backend::trace::{Instr, Meta, Recorded};
+use tessera_backend::TraceBackend;
+use tessera_ckks::bootstrap::{BootstrapParameters, Bootstrapper};
+use tessera_ckks::{Ciphertext, CkksContext, Evaluator, KeyGenerator, Parameters};
+use tessera_math::sampling::Seed;
+
+/// The built-in workload names.
+pub const WORKLOADS: &[&str] = &["bootstrap", "hmult", "hrot", "keyswitch", "ntt"];
+
+/// What to record.
+#[derive(Clone, Debug)]
+pub struct WorkloadSpec {
+    /// `bootstrap`, `hmult`, `hrot`, `keyswitch` or `ntt`.
+    pub name: String,
+    /// CKKS preset (for `bootstrap`: a bootstrapping preset, `ark` / `lattigo` / `test-boot`).
+    pub params: String,
+    /// Input level (HE operations; default: the top level).
+    pub level: Option<usize>,
+    /// OF-Limb plaintexts in bootstrapping's linear transforms (ark.md IV-B).
+    pub of_limb: bool,
+    /// Minimum key-switching (multi-hop rotations) in bootstrapping (ark.md IV-A).
+    pub min_ks: bool,
+}
+
+impl WorkloadSpec {
+    /// `name` at `params` with the defaults (top level, no ARK options).
+    pub fn new(name: &str, params: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            params: params.to_string(),
+            level: None,
+            of_limb: false,
+            min_ks: false,
+        }
+    }
+}
+
+/// A recorded stream and what it is.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub label: String,
+    pub instrs: Vec<Instr>,
+    /// Slots of the ciphertext (n in T_A.S.).
+    pub slots: usize,
+    /// Levels left after the workload (bootstrapping) or its input level.
+    pub level: usize,
+}
+
+/// Writes a result ciphertext back off-chip.
+fn store(ev: &mut Evaluator<TraceBackend>, ct: &Ciphertext<Recorded<Meta>>) {
+    let b = ev.backend_mut();
+    b.record_store(&ct.c0);
+    b.record_store(&ct.c1);
+}
+
+fn seed() -> Seed {
+    Seed([0x5a; 32])
+}
+
+/// Records the stream of `spec`.
+pub fn record(spec: &WorkloadSpec) -> Result<Workload, SimError> {
+    if spec.name == "bootstrap" {
+        return bootstrap(spec);
+    }
+    if !WORKLOADS.contains(&spec.name.as_str()) {
+        return Err(SimError::Invalid {
+            name: "workload",
+            value: spec.name.clone(),
+            allowed: format!("{} or a trace file", WORKLOADS.join(", ")),
+        });
+    }
+    let ctx = CkksContext::new(Parameters::preset(&spec.params)?)?;
+    let top = ctx.params().max_level();
+    let level = spec.level.unwrap_or(top);
+    let min = if spec.name == "hmult" { 1 } else { 0 };
+    if level < min || level > top {
+        return Err(SimError::Invalid {
+            name: "level",
+            value: level.to_string(),
+            allowed: format!("{min} to L = {top}"),
+        });
+    }
+    let mut kg = KeyGenerator::from_seed(&ctx, &seed())?;
+    let sk = kg.secret_key()?;
+    let slots = ctx.params().max_slots();
+    let pt = ctx.encode_real(&[0.5], slots, level, ctx.params().default_scale())?;
+    let ct = kg.encrypt_sk(&pt, &sk)?;
+    let mut ev = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone()))?;
+    match spec.name.as_str() {
+        "ntt" => {
+            let x = ev.load(&ct)?;
+            let b = ev.backend_mut();
+            let mut c = x.c0.clone();
+            tessera_backend::Backend::intt(b, &mut c)?;
+            tessera_backend::Backend::ntt(b, &mut c)?;
+        }
+        "hmult" => {
+            let keys = kg.evaluation_keys(&sk, &[], false)?;
+            let x = ev.load(&ct)?;
+            let y = ev.load(&ct)?;
+            let z = ev.mul_relin(&x, &y, &keys)?;
+            let z = ev.rescale(&z)?;
+            store(&mut ev, &z);
+        }
+        "hrot" => {
+            let keys = kg.evaluation_keys(&sk, &[1], false)?;
+            let x = ev.load(&ct)?;
+            let z = ev.rotate(&x, 1, &keys)?;
+            store(&mut ev, &z);
+        }
+        _ => {
+            let key = kg.relin_key(&sk)?;
+            let x = ev.load(&ct)?;
+            let z = ev.switch_key(&x, &key)?;
+            store(&mut ev, &z);
+        }
+    }
+    Ok(Workload {
+        label: format!("{}@{} level {level}", spec.name, spec.params),
+        instrs: ev.backend().instructions().to_vec(),
+        slots,
+        level,
+    })
+}
+
+fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, SimError> {
+    let (ckks, mut bp) = BootstrapParameters::preset(&spec.params)?;
+    bp.of_limb = spec.of_limb;
+    bp.min_ks = spec.min_ks;
+    let ctx = CkksContext::new(Parameters::preset(ckks)?)?;
+    let boot = Bootstrapper::new(&ctx, bp)?;
+    let mut kg = KeyGenerator::from_seed(&ctx, &seed())?;
+    let sk = kg.secret_key()?;
+    let keys = boot.keygen(&mut kg, &sk)?;
+    let slots = ctx.params().max_slots();
+    let pt = ctx.encode_real(&[0.5], slots, 0, ctx.params().default_scale())?;
+    let ct = kg.encrypt_sk(&pt, &sk)?;
+    let mut ev = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone()))?;
+    let x = ev.load(&ct)?;
+    let out = boot.bootstrap(&mut ev, &x, &keys)?;
+    store(&mut ev, &out);
+    let mut label = format!("bootstrap@{}", spec.params);
+    if spec.min_ks {
+        label.push_str("+min-ks");
+    }
+    if spec.of_limb {
+        label.push_str("+of-limb");
+    }
+    Ok(Workload {
+        label,
+        instrs: ev.backend().instructions().to_vec(),
+        slots,
+        level: out.level,
+    })
+}
