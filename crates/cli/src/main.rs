@@ -6,6 +6,7 @@ mod bench_boot;
 mod bench_ckks;
 mod output;
 mod plan;
+mod reproduce;
 mod simulate;
 
 use clap::{Parser, Subcommand};
@@ -43,6 +44,15 @@ enum Command {
     },
     /// Run a workload on an accelerator model: time, energy, area, traffic, utilization.
     Simulate(simulate::SimulateArgs),
+    /// The papers' figures next to the model's (with the ratio), hits and misses alike.
+    Reproduce {
+        /// Only this paper's targets (ark).
+        #[arg(long)]
+        paper: Option<String>,
+        /// One JSON object per target instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show the CPU features and the NTT kernels this machine can run.
     Info {
         /// Print one JSON object instead of a table.
@@ -58,6 +68,9 @@ fn main() {
         Command::Info { json } => bench::info(json).map_err(Into::into),
         Command::Plan { params, json } => plan::run(&params, json).map_err(Into::into),
         Command::Simulate(a) => simulate::run(&a).map_err(Into::into),
+        Command::Reproduce { paper, json } => {
+            reproduce::run(paper.as_deref(), json).map_err(Into::into)
+        }
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -65,7 +65,10 @@ pub fn workload(a: &SimulateArgs) -> Result<Workload, SimError> {
         spec.level = a.level;
         spec.of_limb = a.of_limb;
         spec.min_ks = a.min_ks;
-        eprintln!("recording the '{}' workload at '{}'...", a.workload, a.params);
+        eprintln!(
+            "recording the '{}' workload at '{}'...",
+            a.workload, a.params
+        );
         return record(&spec);
     }
     let path = std::path::Path::new(&a.workload);
@@ -114,26 +117,48 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             "noc_bytes": r.noc_bytes, "utilization": r.utilization,
             "offchip_by_kind_bytes": r.offchip_by_kind_bytes,
             "peak_onchip_bytes": r.peak_onchip_bytes, "instructions": r.instructions,
+            "time_by_op_s": r.time_by_op_s,
             "simulation_s": sim_s,
         }));
         return Ok(());
     }
-    emit(&format!("{} on {} ({} instructions, simulated in {:.2} s)", r.workload, r.arch, r.instructions, sim_s));
+    emit(&format!(
+        "{} on {} ({} instructions, simulated in {:.2} s)",
+        r.workload, r.arch, r.instructions, sim_s
+    ));
     let mut rows = vec![
         vec!["time".into(), format!("{:.3} ms", r.time_s * 1e3)],
         vec!["cycles".into(), format!("{:.0}", r.cycles)],
         vec!["energy".into(), format!("{:.4} J", r.energy_j)],
-        vec!["average power".into(), format!("{:.1} W (peak {:.1} W)", r.avg_power_w, r.peak_power_w)],
+        vec![
+            "average power".into(),
+            format!("{:.1} W (peak {:.1} W)", r.avg_power_w, r.peak_power_w),
+        ],
         vec!["area".into(), format!("{:.1} mm2", r.area_mm2)],
-        vec!["off-chip traffic".into(), format!("{:.1} MB", r.offchip_bytes / 1e6)],
+        vec![
+            "off-chip traffic".into(),
+            format!("{:.1} MB", r.offchip_bytes / 1e6),
+        ],
         vec!["NoC traffic".into(), format!("{:.1} MB", r.noc_bytes / 1e6)],
-        vec!["peak on-chip".into(), format!("{:.1} MB", r.peak_onchip_bytes / 1048576.0)],
+        vec![
+            "peak on-chip".into(),
+            format!("{:.1} MB", r.peak_onchip_bytes / 1048576.0),
+        ],
     ];
     for (k, v) in &r.offchip_by_kind_bytes {
-        rows.push(vec![format!("  off-chip {k}"), format!("{:.1} MB", v / 1e6)]);
+        rows.push(vec![
+            format!("  off-chip {k}"),
+            format!("{:.1} MB", v / 1e6),
+        ]);
+    }
+    for (k, v) in &r.time_by_op_s {
+        rows.push(vec![format!("  time in {k}"), format!("{:.3} ms", v * 1e3)]);
     }
     for (k, v) in &r.utilization {
-        rows.push(vec![format!("utilization {k}"), format!("{:.1} %", v * 100.0)]);
+        rows.push(vec![
+            format!("utilization {k}"),
+            format!("{:.1} %", v * 100.0),
+        ]);
     }
     table(&["metric", "value"], &rows);
     Ok(())

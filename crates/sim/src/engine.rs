@@ -52,6 +52,9 @@ pub struct Schedule {
     pub instructions: u64,
     pub slots: Vec<Slot>,
     pub spans: Vec<Span>,
+    /// Makespan growth attributed to the outermost HE operation running when it happened,
+    /// in cycles: where the time goes.
+    pub growth_by_op: HashMap<String, f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +67,9 @@ struct Buf {
     limbs: Vec<usize>,
     kind: &'static str,
     backing: Backing,
+    /// When its first limb is available (chained consumers may start then).
+    first: f64,
+    /// When all of it is available.
     ready: f64,
 }
 
@@ -97,6 +103,21 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             last_use.insert(id, pos);
         }
     }
+    let uses = Uses::new(m, instrs);
+    let compute_pos: Vec<usize> = instrs
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| is_compute(m, i.op))
+        .map(|(p, _)| p)
+        .collect();
+    let next_compute = |pos: usize| -> usize {
+        compute_pos
+            .get(compute_pos.partition_point(|&p| p <= pos))
+            .copied()
+            .unwrap_or(usize::MAX)
+    };
+    let mut produced_at: HashMap<u64, usize> = HashMap::new();
+    let mut prev_compute = usize::MAX;
     let mut bufs: HashMap<u64, Buf> = HashMap::new();
     let mut open: Vec<(String, usize, f64, f64)> = Vec::new();
     let mut rr = 0usize;
@@ -143,22 +164,30 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             }
         }
         let mut ready = 0.0f64;
+        let mut first = 0.0f64;
         let mut pre = Phase::default();
         let mut reload_bytes = 0.0;
         for id in &ins.srcs {
             let b = bufs.get(id).ok_or_else(|| {
-                SimError::Trace(format!("seq {}: source buffer {id} was never written", ins.seq))
+                SimError::Trace(format!(
+                    "seq {}: source buffer {id} was never written",
+                    ins.seq
+                ))
             })?;
             ready = ready.max(b.ready);
+            first = first.max(b.first);
             match b.backing {
-                Backing::Temp => reload_bytes += res.reload(*id, &keep, &mut spills),
+                Backing::Temp => {
+                    reload_bytes += res.reload(*id, uses.next_temp(*id, pos), &keep, &mut spills)
+                }
                 Backing::Host(h) => {
                     for &l in &b.limbs {
                         let e = Entry::Host(h, l);
+                        let next = uses.next_host(h, l, pos);
                         if res.resident(e) {
-                            res.touch(e);
+                            res.touch(e, next);
                         } else {
-                            res.insert(e, limb_bytes, &keep, &mut spills);
+                            res.insert(e, limb_bytes, next, &keep, &mut spills);
                             reload_bytes += limb_bytes;
                         }
                     }
@@ -212,7 +241,23 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             _ => None,
         };
         if let Some(shape) = shape {
-            lowered = lower(m, shape, &ins.limbs, n, rr);
+            // Operator chaining through the register files (ark.md V-C, Fig. 2a): a source
+            // the previous compute instruction produced is still in the RFs, and a result
+            // only the next compute instruction reads need not reach the scratchpad.
+            let chained = |id: &u64| {
+                prev_compute != usize::MAX
+                    && produced_at.get(id) == Some(&prev_compute)
+                    && bufs.get(id).map(|b| b.backing) == Some(Backing::Temp)
+            };
+            let reads = ins.srcs.len();
+            let spm_reads = ins.srcs.iter().filter(|id| !chained(id)).count();
+            let nc = next_compute(pos);
+            let write = match ins.dst {
+                Some(d) => !(uses.next_temp(d, pos) == nc && last_use.get(&d) == Some(&nc)),
+                None => true,
+            };
+            let spm_scale = (spm_reads + write as usize) as f64 / (reads + 1) as f64;
+            lowered = lower(m, shape, &ins.limbs, n, rr, spm_scale);
             if matches!(shape, Shape::Bconv { .. }) {
                 rr += 1;
             }
@@ -228,10 +273,11 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                         if ins.op == Op::Load || !m.options.seeded_keys {
                             for &l in &ins.limbs {
                                 let e = Entry::Host(h, l);
+                                let next = uses.next_host(h, l, pos);
                                 if res.resident(e) {
-                                    res.touch(e);
+                                    res.touch(e, next);
                                 } else {
-                                    res.insert(e, limb_bytes, &keep, &mut spills);
+                                    res.insert(e, limb_bytes, next, &keep, &mut spills);
                                     offchip += limb_bytes;
                                 }
                             }
@@ -276,6 +322,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                 res.insert(
                     Entry::Temp(d),
                     ins.limbs.len() as f64 * limb_bytes,
+                    uses.next_temp(d, pos),
                     &keep,
                     &mut spills,
                 );
@@ -291,8 +338,13 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             s.offchip_bytes += bytes;
             *s.offchip_by_kind.entry("spill").or_default() += bytes;
         }
-        // Schedule the phases.
-        let mut t = ready;
+        // Schedule the phases. Limb-wise instructions chain (vector chaining through the RFs,
+        // ark.md Fig. 2a): they may start once their sources' first limbs exist, and end no
+        // earlier than one limb's work after their last source limb. A BConv needs every
+        // input limb (it reads all of them per coefficient), and a reload needs the data.
+        let chain = !matches!(ins.op, Op::Bconv) && reload_bytes == 0.0;
+        let parts = ins.limbs.len().div_ceil(k).max(1) as f64;
+        let mut t = if chain { first } else { ready };
         let start_first = {
             let mut st = t;
             if let Some(ph) = lowered.phases.first() {
@@ -303,6 +355,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             st
         };
         let mut busy_slots = Vec::new();
+        let mut first_out = t;
         for ph in &lowered.phases {
             let mut t0 = t;
             for (r, _) in &ph.tasks {
@@ -318,15 +371,35 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                     busy_slots.push((r, t0, c));
                 }
             }
+            first_out = t0 + longest / parts + ph.latency;
             t = t0 + longest + ph.latency;
         }
-        let end = t.max(ready);
+        let tail = lowered
+            .phases
+            .last()
+            .map(|ph| ph.tasks.iter().map(|x| x.1).fold(0.0, f64::max) / parts + ph.latency)
+            .unwrap_or(0.0);
+        let end = t.max(ready + tail);
+        let first_out = if lowered.phases.is_empty() {
+            first
+        } else {
+            first_out.min(end)
+        };
+        if end > s.cycles {
+            let name = open
+                .first()
+                .map(|o| o.0.clone())
+                .unwrap_or_else(|| "(none)".into());
+            *s.growth_by_op.entry(name).or_default() += end - s.cycles;
+        }
         s.cycles = s.cycles.max(end);
         s.noc_bytes += lowered.noc_bytes;
         s.rf_bytes += lowered.rf_bytes;
         if let Some(o) = open.last_mut() {
-            o.2 = o.2.min(start_first);
-            o.3 = o.3.max(end);
+            if !lowered.phases.is_empty() {
+                o.2 = o.2.min(start_first);
+                o.3 = o.3.max(end);
+            }
         }
         if keep_slots {
             s.slots.push(Slot {
@@ -336,6 +409,23 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                 end,
                 busy: busy_slots,
             });
+        }
+        if is_compute(m, ins.op) {
+            prev_compute = pos;
+        }
+        if let Some(d) = dst {
+            let at = match ins.op {
+                Op::SelectLimbs | Op::Concat => ins
+                    .srcs
+                    .iter()
+                    .filter_map(|id| produced_at.get(id))
+                    .max()
+                    .copied(),
+                _ => Some(pos),
+            };
+            if let Some(at) = at {
+                produced_at.insert(d, at);
+            }
         }
         // Record the destination; select_limbs of a cached object stays that object.
         if let Some(d) = dst {
@@ -363,6 +453,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                     limbs: ins.limbs.clone(),
                     kind,
                     backing,
+                    first: first_out,
                     ready: end,
                 },
             );
@@ -374,6 +465,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                     if b.backing == Backing::Temp {
                         res.free(id);
                     }
+                    produced_at.remove(&id);
                 }
             }
         }
@@ -387,4 +479,71 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
     s.peak_onchip_bytes = res.peak();
     s.overflow_bytes = res.overflow_bytes;
     Ok(s)
+}
+
+/// Whether `op` runs on a functional unit (and so takes part in RF chaining).
+fn is_compute(m: &Machine, op: Op) -> bool {
+    match op {
+        Op::Load | Op::Store | Op::SelectLimbs | Op::Concat | Op::Begin | Op::End => false,
+        Op::ExpandSeed => m.options.seeded_keys,
+        _ => true,
+    }
+}
+
+/// Where every buffer and every cached host limb is used, for Belady replacement.
+struct Uses {
+    temp: HashMap<u64, Vec<usize>>,
+    host: HashMap<(u64, usize), Vec<usize>>,
+}
+
+impl Uses {
+    fn new(m: &Machine, instrs: &[Instr]) -> Self {
+        let mut u = Uses {
+            temp: HashMap::new(),
+            host: HashMap::new(),
+        };
+        let mut host_of: HashMap<u64, (u64, Vec<usize>)> = HashMap::new();
+        for (pos, i) in instrs.iter().enumerate() {
+            for id in &i.srcs {
+                match host_of.get(id) {
+                    Some((h, limbs)) => {
+                        for &l in limbs {
+                            u.host.entry((*h, l)).or_default().push(pos);
+                        }
+                    }
+                    None => u.temp.entry(*id).or_default().push(pos),
+                }
+            }
+            let cached =
+                matches!(i.op, Op::Load) || (i.op == Op::ExpandSeed && !m.options.seeded_keys);
+            match (i.dst, i.host) {
+                (Some(d), Some(h)) if cached && kind_of(i) != "ciphertext" => {
+                    for &l in &i.limbs {
+                        u.host.entry((h, l)).or_default().push(pos);
+                    }
+                    host_of.insert(d, (h, i.limbs.clone()));
+                }
+                (Some(d), _) if i.op == Op::SelectLimbs => {
+                    if let Some((h, _)) = i.srcs.first().and_then(|s| host_of.get(s)).cloned() {
+                        host_of.insert(d, (h, i.limbs.clone()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        u
+    }
+
+    fn after(list: Option<&Vec<usize>>, pos: usize) -> usize {
+        list.and_then(|v| v.get(v.partition_point(|&p| p <= pos)).copied())
+            .unwrap_or(usize::MAX)
+    }
+
+    fn next_temp(&self, id: u64, pos: usize) -> usize {
+        Self::after(self.temp.get(&id), pos)
+    }
+
+    fn next_host(&self, h: u64, l: usize, pos: usize) -> usize {
+        Self::after(self.host.get(&(h, l)), pos)
+    }
 }

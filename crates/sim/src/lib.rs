@@ -18,6 +18,7 @@ pub mod error;
 pub mod machine;
 pub mod mapping;
 pub mod report;
+pub mod reproduce;
 pub mod residency;
 pub mod timeline;
 pub mod workload;
@@ -27,7 +28,11 @@ pub use report::Report;
 use tessera_backend::trace::Instr;
 
 /// Simulates `instrs` on `m` and reports.
-pub fn simulate(m: &machine::Machine, workload: &str, instrs: &[Instr]) -> Result<Report, SimError> {
+pub fn simulate(
+    m: &machine::Machine,
+    workload: &str,
+    instrs: &[Instr],
+) -> Result<Report, SimError> {
     let s = engine::run(m, instrs, false)?;
     Ok(report::report(m, workload, &s))
 }

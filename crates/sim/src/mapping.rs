@@ -120,12 +120,21 @@ pub fn per_cluster(limbs: &[usize], k: usize) -> Vec<usize> {
 }
 
 /// Lowers one instruction of shape `shape` over destination limbs `limbs` at ring degree `n`.
-/// `rr` picks the cluster for work the limb-wise policy places whole on one cluster.
-pub fn lower(m: &Machine, shape: Shape, limbs: &[usize], n: usize, rr: usize) -> Lowered {
+/// `rr` picks the cluster for work the limb-wise policy places whole on one cluster;
+/// `spm_scale` is the fraction of operand streams that touch the scratchpad (the rest are
+/// chained through the register files).
+pub fn lower(
+    m: &Machine,
+    shape: Shape,
+    limbs: &[usize],
+    n: usize,
+    rr: usize,
+    spm_scale: f64,
+) -> Lowered {
     let k = m.chip.clusters;
     let w = m.word_bytes();
     let nf = n as f64;
-    let spm_bpc = m.memory.scratchpad.bandwidth_gbs / m.clock.ghz / k as f64;
+    let spm_bpc = m.memory.scratchpad.bandwidth_gbs / m.clock.ghz / k as f64 / spm_scale.max(1e-9);
     let noc_bpc = m.memory.noc.bandwidth_gbs / m.clock.ghz;
     let share = per_cluster(limbs, k);
     let u = &m.units;
@@ -228,10 +237,8 @@ pub fn lower(m: &Machine, shape: Shape, limbs: &[usize], n: usize, rr: usize) ->
                         ph.tasks.push((Resource::Scratchpad(c), bytes / spm_bpc));
                         out.rf_bytes += bytes;
                         if !m.options.bconv_scale_in_intt {
-                            ph.tasks.push((
-                                Resource::Madu(c),
-                                l_in as f64 * nf / k as f64 / scale_epc,
-                            ));
+                            ph.tasks
+                                .push((Resource::Madu(c), l_in as f64 * nf / k as f64 / scale_epc));
                         }
                     }
                     out.phases.push(ph);

@@ -36,6 +36,8 @@ pub struct Report {
     pub peak_onchip_bytes: f64,
     pub instructions: u64,
     pub components: Vec<ComponentCost>,
+    /// Seconds of the makespan added while each (outermost) HE operation ran.
+    pub time_by_op_s: BTreeMap<String, f64>,
 }
 
 /// How many of a component this configuration has.
@@ -135,5 +137,10 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
         peak_onchip_bytes: s.peak_onchip_bytes,
         instructions: s.instructions,
         components,
+        time_by_op_s: s
+            .growth_by_op
+            .iter()
+            .map(|(k, v)| (k.clone(), v / (m.clock.ghz * 1e9)))
+            .collect(),
     }
 }

@@ -2,9 +2,11 @@
 //!
 //! Keys and plaintexts are cached per (host object, limb): a later load of the same object,
 //! at any level, hits the limbs still resident and fetches only the others. Ciphertext
-//! temporaries live from the instruction that creates them to their last use; when the
-//! scratchpad is full the least recently used entry goes first: a cached limb is dropped (it
-//! is clean), a live temporary is spilled off-chip and reloaded at its next use.
+//! temporaries live from the instruction that creates them to their last use. When the
+//! scratchpad is full, the entry whose next use is farthest away goes first (Belady's
+//! replacement: the program is static, so its compiler knows the future, as ARK's
+//! VLIW-style scheduler does): a cached limb is dropped (it is clean), a live temporary is
+//! spilled off-chip and reloaded at its next use.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -24,8 +26,9 @@ pub struct Residency {
     used: f64,
     peak: f64,
     clock: u64,
-    lru: BTreeMap<u64, Entry>,
-    stamp: HashMap<Entry, (u64, f64)>,
+    /// Entries by (next use, insertion order): the last one is evicted first.
+    lru: BTreeMap<(usize, u64), Entry>,
+    stamp: HashMap<Entry, ((usize, u64), f64)>,
     spilled: HashMap<u64, f64>,
     /// Bytes that did not fit even after evicting everything else.
     pub overflow_bytes: f64,
@@ -63,26 +66,34 @@ impl Residency {
         self.stamp.contains_key(&e)
     }
 
-    /// Marks `e` most recently used (if resident).
-    pub fn touch(&mut self, e: Entry) {
+    /// Records that `e` (if resident) is next used at position `next` (`usize::MAX`: never).
+    pub fn touch(&mut self, e: Entry, next: usize) {
         if let Some((old, bytes)) = self.stamp.get(&e).copied() {
             self.lru.remove(&old);
             self.clock += 1;
-            self.lru.insert(self.clock, e);
-            self.stamp.insert(e, (self.clock, bytes));
+            self.lru.insert((next, self.clock), e);
+            self.stamp.insert(e, ((next, self.clock), bytes));
         }
     }
 
-    /// Makes `e` (of `bytes`) resident, evicting others; returns the temporaries spilled.
-    pub fn insert(&mut self, e: Entry, bytes: f64, keep: &HashSet<Entry>, spills: &mut Spills) {
+    /// Makes `e` (of `bytes`, next used at `next`) resident, evicting others; the temporaries
+    /// spilled are added to `spills`.
+    pub fn insert(
+        &mut self,
+        e: Entry,
+        bytes: f64,
+        next: usize,
+        keep: &HashSet<Entry>,
+        spills: &mut Spills,
+    ) {
         if self.resident(e) {
-            self.touch(e);
+            self.touch(e, next);
             return;
         }
         self.make_room(bytes, keep, spills);
         self.clock += 1;
-        self.lru.insert(self.clock, e);
-        self.stamp.insert(e, (self.clock, bytes));
+        self.lru.insert((next, self.clock), e);
+        self.stamp.insert(e, ((next, self.clock), bytes));
         self.used += bytes;
         self.peak = self.peak.max(self.used);
     }
@@ -90,7 +101,7 @@ impl Residency {
     fn make_room(&mut self, bytes: f64, keep: &HashSet<Entry>, spills: &mut Spills) {
         let mut skipped = Vec::new();
         while self.used + bytes > self.capacity {
-            let Some((&s, &e)) = self.lru.iter().next() else {
+            let Some((&s, &e)) = self.lru.iter().next_back() else {
                 break;
             };
             self.lru.remove(&s);
@@ -123,15 +134,22 @@ impl Residency {
         self.spilled.remove(&id);
     }
 
-    /// If temporary `id` was spilled, brings it back and returns the bytes reloaded.
-    pub fn reload(&mut self, id: u64, keep: &HashSet<Entry>, spills: &mut Spills) -> f64 {
+    /// If temporary `id` was spilled, brings it back and returns the bytes reloaded; `next`
+    /// is its next use after this one.
+    pub fn reload(
+        &mut self,
+        id: u64,
+        next: usize,
+        keep: &HashSet<Entry>,
+        spills: &mut Spills,
+    ) -> f64 {
         match self.spilled.remove(&id) {
             Some(b) => {
-                self.insert(Entry::Temp(id), b, keep, spills);
+                self.insert(Entry::Temp(id), b, next, keep, spills);
                 b
             }
             None => {
-                self.touch(Entry::Temp(id));
+                self.touch(Entry::Temp(id), next);
                 0.0
             }
         }

@@ -42,10 +42,16 @@ pub fn write_chrome_trace(m: &Machine, s: &Schedule, path: &str) -> Result<(), S
         write!(w, "{sep}{v}")
     };
     write!(w, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n").map_err(|e| io(path, e))?;
-    put(&mut w, json!({"name":"process_name","ph":"M","pid":0,"args":{"name":"HE operations"}}))
-        .map_err(|e| io(path, e))?;
-    put(&mut w, json!({"name":"process_name","ph":"M","pid":1,"args":{"name":m.name}}))
-        .map_err(|e| io(path, e))?;
+    put(
+        &mut w,
+        json!({"name":"process_name","ph":"M","pid":0,"args":{"name":"HE operations"}}),
+    )
+    .map_err(|e| io(path, e))?;
+    put(
+        &mut w,
+        json!({"name":"process_name","ph":"M","pid":1,"args":{"name":m.name}}),
+    )
+    .map_err(|e| io(path, e))?;
     for r in Resource::all(k) {
         put(
             &mut w,
@@ -81,7 +87,15 @@ pub fn write_chrome_trace(m: &Machine, s: &Schedule, path: &str) -> Result<(), S
 /// Busy fraction per unit class in `bins` equal time bins.
 pub fn utilization_series(m: &Machine, s: &Schedule, bins: usize) -> Vec<(&'static str, Vec<f64>)> {
     let k = m.chip.clusters;
-    let classes = ["ntt", "bconv", "auto", "madu", "scratchpad", "noc", "offchip"];
+    let classes = [
+        "ntt",
+        "bconv",
+        "auto",
+        "madu",
+        "scratchpad",
+        "noc",
+        "offchip",
+    ];
     let width = (s.cycles / bins as f64).max(1e-9);
     let mut out: Vec<(&'static str, Vec<f64>)> =
         classes.iter().map(|c| (*c, vec![0.0; bins])).collect();
@@ -121,7 +135,9 @@ pub fn write_utilization_svg(
     let bins = 200;
     let series = utilization_series(m, s, bins);
     let (w, h, left, top, pw, ph) = (900.0, 420.0, 60.0, 40.0, 700.0, 320.0);
-    let colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"];
+    let colors = [
+        "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+    ];
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
@@ -174,5 +190,7 @@ pub fn write_utilization_svg(
 }
 
 fn xml(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }

@@ -68,6 +68,15 @@ pub fn record(spec: &WorkloadSpec) -> Result<Workload, SimError> {
     if spec.name == "bootstrap" {
         return bootstrap(spec);
     }
+    Ok(record_levels(spec, &[spec.level])?.remove(0))
+}
+
+/// Records the HE-operation workload `spec` at each of `levels` (`None`: the top level),
+/// generating its keys once.
+pub fn record_levels(
+    spec: &WorkloadSpec,
+    levels: &[Option<usize>],
+) -> Result<Vec<Workload>, SimError> {
     if !WORKLOADS.contains(&spec.name.as_str()) {
         return Err(SimError::Invalid {
             name: "workload",
@@ -75,23 +84,47 @@ pub fn record(spec: &WorkloadSpec) -> Result<Workload, SimError> {
             allowed: format!("{} or a trace file", WORKLOADS.join(", ")),
         });
     }
+    if spec.name == "bootstrap" {
+        return Err(SimError::Unsupported(
+            "bootstrapping runs from its own level; record it with `record`".into(),
+        ));
+    }
     let ctx = CkksContext::new(Parameters::preset(&spec.params)?)?;
     let top = ctx.params().max_level();
-    let level = spec.level.unwrap_or(top);
     let min = if spec.name == "hmult" { 1 } else { 0 };
-    if level < min || level > top {
-        return Err(SimError::Invalid {
-            name: "level",
-            value: level.to_string(),
-            allowed: format!("{min} to L = {top}"),
-        });
+    for level in levels.iter().map(|l| l.unwrap_or(top)) {
+        if level < min || level > top {
+            return Err(SimError::Invalid {
+                name: "level",
+                value: level.to_string(),
+                allowed: format!("{min} to L = {top}"),
+            });
+        }
     }
     let mut kg = KeyGenerator::from_seed(&ctx, &seed())?;
     let sk = kg.secret_key()?;
+    let keys = match spec.name.as_str() {
+        "hrot" => kg.evaluation_keys(&sk, &[1], false)?,
+        _ => kg.evaluation_keys(&sk, &[], false)?,
+    };
+    levels
+        .iter()
+        .map(|l| one(spec, &ctx, &mut kg, &sk, &keys, l.unwrap_or(top)))
+        .collect()
+}
+
+fn one(
+    spec: &WorkloadSpec,
+    ctx: &std::sync::Arc<CkksContext>,
+    kg: &mut KeyGenerator,
+    sk: &tessera_ckks::SecretKey,
+    keys: &tessera_ckks::EvaluationKeys,
+    level: usize,
+) -> Result<Workload, SimError> {
     let slots = ctx.params().max_slots();
     let pt = ctx.encode_real(&[0.5], slots, level, ctx.params().default_scale())?;
-    let ct = kg.encrypt_sk(&pt, &sk)?;
-    let mut ev = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone()))?;
+    let ct = kg.encrypt_sk(&pt, sk)?;
+    let mut ev = Evaluator::new(ctx, TraceBackend::trace(ctx.ring().clone()))?;
     match spec.name.as_str() {
         "ntt" => {
             let x = ev.load(&ct)?;
@@ -101,23 +134,21 @@ pub fn record(spec: &WorkloadSpec) -> Result<Workload, SimError> {
             tessera_backend::Backend::ntt(b, &mut c)?;
         }
         "hmult" => {
-            let keys = kg.evaluation_keys(&sk, &[], false)?;
             let x = ev.load(&ct)?;
             let y = ev.load(&ct)?;
-            let z = ev.mul_relin(&x, &y, &keys)?;
+            let z = ev.mul_relin(&x, &y, keys)?;
             let z = ev.rescale(&z)?;
             store(&mut ev, &z);
         }
         "hrot" => {
-            let keys = kg.evaluation_keys(&sk, &[1], false)?;
             let x = ev.load(&ct)?;
-            let z = ev.rotate(&x, 1, &keys)?;
+            let z = ev.rotate(&x, 1, keys)?;
             store(&mut ev, &z);
         }
         _ => {
-            let key = kg.relin_key(&sk)?;
+            let key = keys.relin.as_ref().expect("relinearisation key generated");
             let x = ev.load(&ct)?;
-            let z = ev.switch_key(&x, &key)?;
+            let z = ev.switch_key(&x, key)?;
             store(&mut ev, &z);
         }
     }

@@ -1,0 +1,171 @@
+//! Calibration targets: the papers' figures next to the model's, with the ratio, hit or miss.
+//! The model never sees a paper's result; these rows only compare.
+
+use crate::error::SimError;
+use crate::machine::Machine;
+use crate::report::area_power;
+use crate::simulate;
+use crate::workload::{record, record_levels, WorkloadSpec};
+use serde::Serialize;
+
+/// Papers with targets.
+pub const PAPERS: &[&str] = &["ark"];
+
+/// One row: a paper's figure and the model's.
+#[derive(Clone, Debug, Serialize)]
+pub struct Target {
+    pub paper: String,
+    pub item: String,
+    pub unit: String,
+    pub paper_value: Option<f64>,
+    pub model_value: f64,
+    /// model / paper.
+    pub ratio: Option<f64>,
+    /// Allowed band for the ratio (the acceptance), e.g. 0.8..1.2.
+    pub tolerance: Option<(f64, f64)>,
+    /// Whether the ratio is inside the band.
+    pub hit: Option<bool>,
+    pub source: String,
+}
+
+fn row(
+    paper: &str,
+    item: &str,
+    unit: &str,
+    paper_value: Option<f64>,
+    model_value: f64,
+    tolerance: Option<(f64, f64)>,
+    source: &str,
+) -> Target {
+    let ratio = paper_value.map(|p| model_value / p);
+    Target {
+        paper: paper.into(),
+        item: item.into(),
+        unit: unit.into(),
+        paper_value,
+        model_value,
+        ratio,
+        tolerance,
+        hit: ratio.zip(tolerance).map(|(r, (lo, hi))| r >= lo && r <= hi),
+        source: source.into(),
+    }
+}
+
+/// The targets of `paper` (all papers when `None`); `progress` is told what is running.
+pub fn targets(paper: Option<&str>, progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
+    let papers: Vec<&str> = match paper {
+        None => PAPERS.to_vec(),
+        Some(p) if PAPERS.contains(&p) => vec![p],
+        Some(p) => {
+            return Err(SimError::Invalid {
+                name: "paper",
+                value: p.into(),
+                allowed: PAPERS.join(", "),
+            })
+        }
+    };
+    let mut out = Vec::new();
+    for p in papers {
+        if p == "ark" {
+            out.extend(ark(progress)?);
+        }
+    }
+    Ok(out)
+}
+
+/// ARK: area and peak power (Table IV), T_A.S. at the `ark` bootstrapping parameters
+/// (section VI-B; 14.3 ns is the camera-ready figure quoted in reed.md Table 4), and the
+/// bootstrapping speed-ups of multi-hop HRot and OF-Limb (section VI-C).
+pub fn ark(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
+    let m = Machine::load("ark")?;
+    let (area, power) = area_power(&m);
+    let mut v = vec![
+        row(
+            "ark",
+            "area",
+            "mm2",
+            Some(418.3),
+            area,
+            Some((0.99, 1.01)),
+            "ark.md Table IV",
+        ),
+        row(
+            "ark",
+            "peak power",
+            "W",
+            Some(281.3),
+            power,
+            Some((0.99, 1.01)),
+            "ark.md Table IV",
+        ),
+    ];
+    let mut boot = Vec::new();
+    for (min_ks, of_limb) in [(false, false), (true, false), (true, true)] {
+        let mut spec = WorkloadSpec::new("bootstrap", "ark");
+        spec.min_ks = min_ks;
+        spec.of_limb = of_limb;
+        progress(&format!(
+            "recording and simulating ARK bootstrapping (multi-hop HRot {}, OF-Limb {})",
+            if min_ks { "on" } else { "off" },
+            if of_limb { "on" } else { "off" }
+        ));
+        let w = record(&spec)?;
+        let r = simulate(&m, &w.label, &w.instrs)?;
+        boot.push((r.time_s, w.level, w.slots));
+    }
+    let (t_boot, levels_left, slots) = boot[2];
+    progress("recording and simulating HMult at levels 1..L-L_boot");
+    let hm_spec = WorkloadSpec::new("hmult", "ark-boot");
+    let levels: Vec<Option<usize>> = (1..=levels_left).map(Some).collect();
+    let mut t_hmult = 0.0;
+    for w in record_levels(&hm_spec, &levels)? {
+        t_hmult += simulate(&m, &w.label, &w.instrs)?.time_s;
+    }
+    let tas = (t_boot + t_hmult) / levels_left as f64 / slots as f64;
+    v.push(row(
+        "ark",
+        "T_A.S. (bootstrapping + HMult over L - L_boot levels, per level per slot)",
+        "ns",
+        Some(14.3),
+        tas * 1e9,
+        Some((0.8, 1.2)),
+        "ark.md VI-B metric; 14.3 ns camera-ready figure quoted in reed.md Table 4",
+    ));
+    v.push(row(
+        "ark",
+        "bootstrapping time (multi-hop HRot + OF-Limb)",
+        "ms",
+        None,
+        t_boot * 1e3,
+        None,
+        "model only: ark.md states no bootstrapping time in its text",
+    ));
+    v.push(row(
+        "ark",
+        "bootstrapping speed-up: multi-hop HRot + OF-Limb vs neither",
+        "x",
+        Some(2.45),
+        boot[0].0 / boot[2].0,
+        None,
+        "ark.md VI-C",
+    ));
+    v.push(row(
+        "ark",
+        "bootstrapping speed-up: multi-hop HRot vs baseline",
+        "x",
+        None,
+        boot[0].0 / boot[1].0,
+        None,
+        "ark.md VI-C gives 2.66x for H-IDFT and 1.72x for H-DFT only",
+    ));
+    v.push(row(
+        "ark",
+        "bootstrapping speed-up: OF-Limb on top of multi-hop HRot",
+        "x",
+        None,
+        boot[1].0 / boot[2].0,
+        None,
+        "ark.md VI-C gives 1.29x for H-IDFT and 1.06x for H-DFT only",
+    ));
+    Ok(v)
+}
