@@ -1,0 +1,233 @@
+//! The engine on hand-made traces with known answers, the machine description's checks, and
+//! a small bootstrapping trace cross-checked against the trace's own closed-form counts.
+
+use tessera_backend::trace::{Instr, Op, TraceCounts};
+use tessera_sim::engine::run;
+use tessera_sim::machine::Machine;
+use tessera_sim::report::area_power;
+use tessera_sim::workload::{record, WorkloadSpec};
+
+const N: usize = 4096;
+/// One limb of 4096 64-bit words.
+const LIMB: f64 = 4096.0 * 8.0;
+
+/// ARK with one cluster, no pipeline fills, an unbounded scratchpad port and a 1000 B/cycle
+/// off-chip channel without latency: every answer below is a small sum.
+fn machine() -> Machine {
+    let mut m = Machine::load("ark").unwrap();
+    for (k, v) in [
+        ("chip.clusters", "1"),
+        ("units.ntt.latency_cycles", "0"),
+        ("units.bconv.latency_cycles", "0"),
+        ("memory.scratchpad.bandwidth_gbs", "1e12"),
+        ("memory.offchip.latency_ns", "0.0"),
+    ] {
+        m = m.with_setting(k, v).unwrap();
+    }
+    m
+}
+
+fn ins(seq: u64, op: Op, dst: u64, srcs: &[u64], limbs: usize) -> Instr {
+    Instr {
+        seq,
+        op,
+        dst: Some(dst),
+        srcs: srcs.to_vec(),
+        limbs: (0..limbs).collect(),
+        n: N,
+        kind: Some("ciphertext".into()),
+        galois: None,
+        mode: None,
+        name: None,
+        level: None,
+        host: None,
+    }
+}
+
+#[test]
+fn a_dependency_chain_adds_up() {
+    // load (32768 B at 1000 B/cycle) -> NTT -> INTT -> NTT (4096 / 256 = 16 cycles each).
+    let t = vec![
+        ins(0, Op::Load, 1, &[], 1),
+        ins(1, Op::Ntt, 1, &[1], 1),
+        ins(2, Op::Intt, 1, &[1], 1),
+        ins(3, Op::Ntt, 1, &[1], 1),
+    ];
+    let s = run(&machine(), &t, false).unwrap();
+    assert!((s.cycles - (32.768 + 48.0)).abs() < 1e-6, "{}", s.cycles);
+    assert_eq!(s.offchip_bytes, LIMB);
+}
+
+#[test]
+fn a_fork_runs_on_two_units_at_once() {
+    // After the load, an automorphism (AutoU, 16 cycles) and an add (two MADUs, 8 cycles)
+    // read the same buffer and overlap.
+    let t = vec![
+        ins(0, Op::Load, 1, &[], 1),
+        ins(1, Op::Automorphism, 2, &[1], 1),
+        ins(2, Op::Add, 3, &[1, 1], 1),
+    ];
+    let m = machine();
+    let s = run(&m, &t, false).unwrap();
+    assert!((s.cycles - (32.768 + 16.0)).abs() < 1e-6, "{}", s.cycles);
+    let k = m.chip.clusters;
+    use tessera_sim::mapping::Resource;
+    assert!((s.busy[Resource::Auto(0).index(k)] - 16.0).abs() < 1e-9);
+    assert!((s.busy[Resource::Madu(0).index(k)] - 8.0).abs() < 1e-9);
+}
+
+#[test]
+fn loads_are_bound_by_offchip_bandwidth() {
+    // Two loads of 10 limbs each queue on the one channel: 2 x 327.68 cycles.
+    let t = vec![ins(0, Op::Load, 1, &[], 10), ins(1, Op::Load, 2, &[], 10)];
+    let m = machine();
+    let s = run(&m, &t, false).unwrap();
+    assert!((s.cycles - 655.36).abs() < 1e-6, "{}", s.cycles);
+    let r = tessera_sim::report::report(&m, "loads", &s);
+    assert!((r.utilization["offchip"] - 1.0).abs() < 1e-9);
+    // Twice the bandwidth halves it.
+    let m2 = m
+        .with_setting("memory.offchip.bandwidth_gbs", "2000.0")
+        .unwrap();
+    assert!((run(&m2, &t, false).unwrap().cycles - 327.68).abs() < 1e-6);
+}
+
+#[test]
+fn a_full_scratchpad_spills_the_value_needed_last() {
+    // Room for three limbs. A, B, C are loaded; A + C needs a fourth slot, so B (next used
+    // last) is spilled, then reloaded for B + D.
+    let m = machine()
+        .with_setting("memory.scratchpad.capacity_mb", "0.09375")
+        .unwrap();
+    let t = vec![
+        ins(0, Op::Load, 1, &[], 1),
+        ins(1, Op::Load, 2, &[], 1),
+        ins(2, Op::Load, 3, &[], 1),
+        ins(3, Op::Add, 4, &[1, 3], 1),
+        ins(4, Op::Add, 5, &[2, 4], 1),
+    ];
+    let s = run(&m, &t, false).unwrap();
+    assert_eq!(s.offchip_by_kind["spill"], LIMB);
+    assert_eq!(s.offchip_by_kind["reload"], LIMB);
+    assert_eq!(s.offchip_bytes, 5.0 * LIMB);
+    assert_eq!(s.overflow_bytes, 0.0);
+    // With room for everything nothing spills.
+    let s = run(&machine(), &t, false).unwrap();
+    assert_eq!(s.offchip_bytes, 3.0 * LIMB);
+}
+
+#[test]
+fn repeated_loads_of_one_object_hit_on_chip() {
+    let mut a = ins(0, Op::Load, 1, &[], 4);
+    a.kind = Some("evalkey".into());
+    a.host = Some(7);
+    let mut b = ins(1, Op::Load, 2, &[], 3);
+    b.kind = Some("evalkey".into());
+    b.host = Some(7);
+    let s = run(&machine(), &[a, b], false).unwrap();
+    assert_eq!(
+        s.offchip_bytes,
+        4.0 * LIMB,
+        "the second load's limbs are resident"
+    );
+}
+
+#[test]
+fn malformed_traces_are_errors() {
+    let t = vec![ins(0, Op::Ntt, 1, &[9], 1)];
+    let e = run(&machine(), &t, false).unwrap_err().to_string();
+    assert!(e.contains("never written"), "{e}");
+    let mut begin = ins(0, Op::Begin, 0, &[], 0);
+    begin.dst = None;
+    let e = run(&machine(), &[begin], false).unwrap_err().to_string();
+    assert!(e.contains("never ended"), "{e}");
+}
+
+#[test]
+fn area_and_power_follow_the_unit_counts() {
+    let ark = Machine::load("ark").unwrap();
+    let (a4, p4) = area_power(&ark);
+    assert!((a4 - 418.3).abs() / 418.3 < 0.01 && (p4 - 281.3).abs() < 0.01);
+    let (a8, p8) = area_power(&ark.with_setting("chip.clusters", "8").unwrap());
+    // Per-cluster lines double; the scratchpad (512 MB) and the HBM stacks do not.
+    let per_cluster = 9.3 + 57.2 + 20.6 + 8.9 + 42.8 + 20.6;
+    assert!((a8 - a4 - per_cluster).abs() < 1e-9, "{a8}");
+    assert!(p8 > p4);
+}
+
+#[test]
+fn machine_descriptions_are_checked() {
+    let e = Machine::load("no-such-machine").unwrap_err().to_string();
+    assert!(e.contains("arch") && e.contains("ark"), "{e}");
+    let ark = Machine::load("ark").unwrap();
+    let e = ark
+        .with_setting("chip.clusters", "0")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("chip.clusters"), "{e}");
+    let e = ark
+        .with_setting("chip.nothing", "1")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("chip.nothing"), "{e}");
+    let e = ark
+        .with_setting("chip.clusters", "many")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("chip.clusters=many"), "{e}");
+    let e = Machine::from_toml("name = 1", "inline")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("inline"), "{e}");
+}
+
+/// The small bootstrapping trace: with no room on chip every key load misses, so the
+/// evaluation-key traffic equals the trace's own count; with ARK's 512 MB, keys are reused
+/// across levels and the traffic falls.
+#[test]
+fn bootstrapping_key_traffic_matches_the_trace_counts() {
+    let w = record(&WorkloadSpec::new("bootstrap", "test-boot")).unwrap();
+    let counts = TraceCounts::from_instructions(&w.instrs);
+    let seeded = Machine::load("ark")
+        .unwrap()
+        .with_setting("options.seeded_keys", "true")
+        .unwrap();
+    let tiny = seeded
+        .with_setting("memory.scratchpad.capacity_mb", "0.001")
+        .unwrap();
+    let s = run(&tiny, &w.instrs, false).unwrap();
+    assert_eq!(s.offchip_by_kind["evalkey"], counts.key_bytes_loaded as f64);
+    let big = run(&seeded, &w.instrs, false).unwrap();
+    assert!(big.offchip_by_kind["evalkey"] < s.offchip_by_kind["evalkey"]);
+    assert!(big.cycles < s.cycles);
+    // ARK without seeds loads the a halves too.
+    let unseeded = run(&Machine::load("ark").unwrap(), &w.instrs, false).unwrap();
+    assert!(unseeded.offchip_by_kind["evalkey"] > big.offchip_by_kind["evalkey"]);
+    // The PRNG runs only with seeds.
+    let k = seeded.chip.clusters;
+    let prng: f64 = (0..k)
+        .map(|c| big.busy[tessera_sim::mapping::Resource::Prng(c).index(k)])
+        .sum();
+    assert!(prng > 0.0);
+}
+
+/// Timeline and plot files are written and parse.
+#[test]
+fn timeline_and_plot_are_written() {
+    let w = record(&WorkloadSpec::new("hmult", "test-small")).unwrap();
+    let m = Machine::load("ark").unwrap();
+    let s = run(&m, &w.instrs, true).unwrap();
+    let dir = std::env::temp_dir();
+    let tl = dir.join(format!("tessera-tl-{}.json", std::process::id()));
+    let svg = dir.join(format!("tessera-ut-{}.svg", std::process::id()));
+    tessera_sim::timeline::write_chrome_trace(&m, &s, tl.to_str().unwrap()).unwrap();
+    tessera_sim::timeline::write_utilization_svg(&m, &s, "hmult", svg.to_str().unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tl).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["name"] == "HMult"));
+    assert!(events.iter().any(|e| e["name"] == "ntt"));
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<polyline"));
+    std::fs::remove_file(tl).ok();
+    std::fs::remove_file(svg).ok();
+}
