@@ -75,7 +75,8 @@ pub struct Encoding<'a> {
     pub matrix_id: usize,
     /// Store and use OF-Limb plaintexts.
     pub of_limb: bool,
-    /// ARK's minimum key-switching: baby steps by repeated rotation by 1, giant steps by
+    /// ARK's minimum key-switching: baby steps by repeated rotation by the baby-step stride
+    /// (the gcd of the baby steps: the FFT stage's `2^(k s)`, ark.md Algorithm 3), giant steps by
     /// Horner's rule with rotations by `n1` (ark.md Algorithms 4 and 5 applied to the BSGS
     /// sums), so each matrix needs two rotation keys instead of one per distinct step.
     pub min_ks: bool,
@@ -157,14 +158,28 @@ impl BsgsPlan {
         })
     }
 
+    /// The hop between consecutive baby steps under minimum key-switching: the gcd of the
+    /// non-zero baby steps (a strided FFT stage's diagonals sit at multiples of its stride,
+    /// so hopping by 1 would rotate through steps no diagonal uses).
+    pub fn baby_stride(&self) -> usize {
+        fn gcd(a: usize, b: usize) -> usize {
+            if b == 0 {
+                a
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        self.baby.iter().fold(0, |g, &b| gcd(g, b)).max(1)
+    }
+
     /// Rotation steps (left, in slots; negative: right) this plan needs keys for. With
-    /// minimum key-switching (ark.md section IV-A) at most three: 1 for the baby steps and
+    /// minimum key-switching (ark.md section IV-A) at most three: the baby-step stride and
     /// `+-n1` for the giant steps.
     pub fn rotations_for(&self, min_ks: bool) -> Vec<i64> {
         let mut r: BTreeSet<i64> = BTreeSet::new();
         if min_ks {
             if self.baby.iter().any(|&b| b != 0) {
-                r.insert(1);
+                r.insert(self.baby_stride() as i64);
             }
             if self.giant.keys().any(|&g| g > 0) {
                 r.insert(self.n1 as i64);
@@ -188,7 +203,7 @@ impl BsgsPlan {
             let n1 = self.n1.max(1) as i64;
             let hi = self.giant.keys().copied().max().unwrap_or(0).max(0);
             let lo = self.giant.keys().copied().min().unwrap_or(0).min(0);
-            max_b + (hi / n1) as usize + (-lo / n1) as usize
+            max_b / self.baby_stride() + (hi / n1) as usize + (-lo / n1) as usize
         } else {
             self.rotations_for(false).len()
         }
@@ -228,14 +243,16 @@ pub fn apply<B: Backend>(
         .map(|&b| b as i64)
         .collect();
     let rotated = if enc.min_ks {
-        // Multi-hop: x, rot_1(x), rot_1(rot_1(x)), ... keeping the steps the plan uses.
+        // Multi-hop: x, rot_d(x), rot_d(rot_d(x)), ... (d the baby-step stride), keeping
+        // the steps the plan uses.
+        let d = plan.baby_stride() as i64;
         let mut out = Vec::with_capacity(steps.len());
         let mut cur = x.clone();
         let mut at = 0i64;
         for &b in &steps {
             while at < b {
-                cur = ev.rotate(&cur, 1, keys)?;
-                at += 1;
+                cur = ev.rotate(&cur, d, keys)?;
+                at += d;
             }
             out.push(cur.clone());
         }
