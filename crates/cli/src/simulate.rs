@@ -6,7 +6,7 @@ use crate::output::{emit, json_line, table};
 use serde_json::json;
 use std::time::Instant;
 use tessera_sim::machine::Machine;
-use tessera_sim::workload::{record, Workload, WorkloadSpec, WORKLOADS};
+use tessera_sim::workload::{load, Workload, WorkloadSpec, WORKLOADS};
 use tessera_sim::{engine, report, SimError};
 
 /// Arguments of `tessera simulate`.
@@ -44,57 +44,23 @@ pub struct SimulateArgs {
     pub plot: Option<String>,
 }
 
-/// The machine with every `--set` applied.
-pub fn machine(arch: &str, sets: &[String]) -> Result<Machine, SimError> {
-    let mut m = Machine::load(arch)?;
-    for s in sets {
-        let (k, v) = s.split_once('=').ok_or_else(|| SimError::Invalid {
-            name: "--set",
-            value: s.clone(),
-            allowed: "KEY=VALUE with KEY a dotted path such as chip.clusters".into(),
-        })?;
-        m = m.with_setting(k.trim(), v.trim())?;
-    }
-    Ok(m)
-}
-
 /// The workload: a built-in name or a trace file.
 pub fn workload(a: &SimulateArgs) -> Result<Workload, SimError> {
+    let mut spec = WorkloadSpec::new(&a.workload, &a.params);
+    spec.level = a.level;
+    spec.of_limb = a.of_limb;
+    spec.min_ks = a.min_ks;
     if WORKLOADS.contains(&a.workload.as_str()) {
-        let mut spec = WorkloadSpec::new(&a.workload, &a.params);
-        spec.level = a.level;
-        spec.of_limb = a.of_limb;
-        spec.min_ks = a.min_ks;
         eprintln!(
             "recording the '{}' workload at '{}'...",
             a.workload, a.params
         );
-        return record(&spec);
     }
-    let path = std::path::Path::new(&a.workload);
-    if !path.exists() {
-        return Err(SimError::Invalid {
-            name: "workload",
-            value: a.workload.clone(),
-            allowed: format!("{} or a tessera-trace file", WORKLOADS.join(", ")),
-        });
-    }
-    let f = std::fs::File::open(path).map_err(|e| SimError::Io {
-        path: a.workload.clone(),
-        message: e.to_string(),
-    })?;
-    let (header, instrs) = tessera_backend::trace::read_trace(std::io::BufReader::new(f))
-        .map_err(|e| SimError::Trace(format!("{}: {e}", a.workload)))?;
-    Ok(Workload {
-        label: a.workload.clone(),
-        instrs,
-        slots: header.n / 2,
-        level: 0,
-    })
+    load(&spec)
 }
 
 pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
-    let m = machine(&a.arch, &a.set)?;
+    let m = Machine::load_with(&a.arch, &a.set)?;
     let w = workload(a)?;
     let start = Instant::now();
     let keep = a.timeline.is_some() || a.plot.is_some();

@@ -159,3 +159,86 @@ fn bench_bootstrap_prints_the_documented_json() {
     assert_eq!(code, 2);
     assert!(err.contains("unknown parameter preset"), "{err}");
 }
+
+#[test]
+fn simulate_json_has_the_documented_fields() {
+    let (code, out, err) = tessera(&[
+        "simulate",
+        "--arch",
+        "ark",
+        "--workload",
+        "bootstrap",
+        "--params",
+        "test-boot",
+        "--min-ks",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["arch"], "ark");
+    for key in [
+        "time_s",
+        "cycles",
+        "energy_j",
+        "avg_power_w",
+        "area_mm2",
+        "offchip_bytes",
+        "noc_bytes",
+    ] {
+        assert!(v[key].as_f64().unwrap() >= 0.0, "{key}");
+    }
+    assert!(v["time_s"].as_f64().unwrap() > 0.0);
+    for unit in ["ntt", "bconv", "auto", "madu", "offchip", "noc"] {
+        let u = v["utilization"][unit].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&u), "{unit} {u}");
+    }
+}
+
+#[test]
+fn simulate_reads_a_trace_file_and_writes_timeline_and_plot() {
+    // A hand-written two-instruction trace (format documented in tessera_backend::trace).
+    let dir = std::env::temp_dir();
+    let pid = std::process::id();
+    let trace = dir.join(format!("tessera-cli-trace-{pid}.jsonl"));
+    std::fs::write(
+        &trace,
+        "{\"format\":\"tessera-trace\",\"version\":2,\"n\":4096,\"moduli\":[]}\n\
+         {\"seq\":0,\"op\":\"load\",\"dst\":1,\"limbs\":[0,1],\"n\":4096,\"kind\":\"ciphertext\"}\n\
+         {\"seq\":1,\"op\":\"ntt\",\"dst\":1,\"srcs\":[1],\"limbs\":[0,1],\"n\":4096,\"kind\":\"ciphertext\"}\n",
+    )
+    .unwrap();
+    let tl = dir.join(format!("tessera-cli-tl-{pid}.json"));
+    let svg = dir.join(format!("tessera-cli-ut-{pid}.svg"));
+    let (code, out, err) = tessera(&[
+        "simulate",
+        "--workload",
+        trace.to_str().unwrap(),
+        "--timeline",
+        tl.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("time") && out.contains("utilization ntt"),
+        "{out}"
+    );
+    assert!(std::fs::metadata(&tl).unwrap().len() > 0);
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    for p in [trace, tl, svg] {
+        std::fs::remove_file(p).ok();
+    }
+}
+
+#[test]
+fn simulate_and_reproduce_errors_name_the_parameter() {
+    let (code, _, err) = tessera(&["simulate", "--arch", "nope", "--workload", "ntt"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("arch"), "{err}");
+    let (code, _, err) = tessera(&["simulate", "--set", "chip.clusters=0", "--workload", "ntt"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("chip.clusters"), "{err}");
+    let (code, _, err) = tessera(&["reproduce", "--paper", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("paper"), "{err}");
+}

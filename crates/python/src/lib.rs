@@ -397,11 +397,37 @@ fn presets() -> Vec<&'static str> {
     tessera_ckks::params::preset_names()
 }
 
+/// Runs a workload on an accelerator model; returns the report as a JSON string (the
+/// Python wrapper `tessera.simulate` parses it into a dict).
+#[pyfunction]
+#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn simulate_json(
+    arch: &str,
+    workload: &str,
+    params: &str,
+    level: Option<usize>,
+    of_limb: bool,
+    min_ks: bool,
+    sets: Vec<String>,
+) -> PyResult<String> {
+    let sim = |e: tessera_sim::SimError| TesseraError::new_err(e.to_string());
+    let m = tessera_sim::machine::Machine::load_with(arch, &sets).map_err(sim)?;
+    let mut spec = tessera_sim::workload::WorkloadSpec::new(workload, params);
+    spec.level = level;
+    spec.of_limb = of_limb;
+    spec.min_ks = min_ks;
+    let w = tessera_sim::workload::load(&spec).map_err(sim)?;
+    let r = tessera_sim::simulate(&m, &w.label, &w.instrs).map_err(sim)?;
+    serde_json::to_string(&r).map_err(|e| TesseraError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Context>()?;
     m.add_class::<Ciphertext>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add("TesseraError", m.py().get_type::<TesseraError>())?;
     Ok(())
 }

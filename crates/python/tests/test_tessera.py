@@ -106,3 +106,19 @@ def test_custom_parameters():
         tessera.Context.custom("production", 11, [50, 40, 40], [51], 3, 40)
     with pytest.raises(tessera.TesseraError, match="dnum"):
         tessera.Context.custom("test-bad", 11, [50, 40], [51], 5, 40)
+
+
+def test_simulate_reports_time_energy_and_area():
+    r = tessera.simulate("ark", "hmult", "test-small")
+    assert r["arch"] == "ark" and r["time_s"] > 0 and r["energy_j"] > 0
+    assert abs(r["area_mm2"] - 418.3) / 418.3 < 0.01
+    assert 0.0 <= r["utilization"]["ntt"] <= 1.0
+    eight = tessera.simulate("ark", "hmult", "test-small", sets=["chip.clusters=8"])
+    assert eight["area_mm2"] > r["area_mm2"]
+
+
+def test_simulate_errors_name_the_parameter():
+    with pytest.raises(tessera.TesseraError, match="arch"):
+        tessera.simulate("no-such-arch", "hmult", "test-small")
+    with pytest.raises(tessera.TesseraError, match="workload"):
+        tessera.simulate("ark", "no-such-workload", "test-small")

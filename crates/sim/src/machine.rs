@@ -238,6 +238,20 @@ impl Machine {
         Self::from_toml(&text, name_or_path)
     }
 
+    /// A built-in name or path with `KEY=VALUE` overrides applied in order (`--set`).
+    pub fn load_with(name_or_path: &str, sets: &[String]) -> Result<Self, SimError> {
+        let mut m = Self::load(name_or_path)?;
+        for s in sets {
+            let (k, v) = s.split_once('=').ok_or_else(|| SimError::Invalid {
+                name: "--set",
+                value: s.clone(),
+                allowed: "KEY=VALUE with KEY a dotted path such as chip.clusters".into(),
+            })?;
+            m = m.with_setting(k.trim(), v.trim())?;
+        }
+        Ok(m)
+    }
+
     /// Checks ranges: positive clocks, counts, bandwidths; word size 16..=128.
     pub fn validate(&self) -> Result<(), SimError> {
         let pos = |name: &'static str, v: f64| {

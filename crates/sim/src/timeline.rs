@@ -41,7 +41,7 @@ pub fn write_chrome_trace(m: &Machine, s: &Schedule, path: &str) -> Result<(), S
         first = false;
         write!(w, "{sep}{v}")
     };
-    write!(w, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n").map_err(|e| io(path, e))?;
+    writeln!(w, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[").map_err(|e| io(path, e))?;
     put(
         &mut w,
         json!({"name":"process_name","ph":"M","pid":0,"args":{"name":"HE operations"}}),

@@ -160,6 +160,34 @@ fn one(
     })
 }
 
+/// A built-in workload (`spec.name` one of [`WORKLOADS`]) or, otherwise, a tessera-trace
+/// file at the path `spec.name`.
+pub fn load(spec: &WorkloadSpec) -> Result<Workload, SimError> {
+    if WORKLOADS.contains(&spec.name.as_str()) {
+        return record(spec);
+    }
+    let path = std::path::Path::new(&spec.name);
+    if !path.exists() {
+        return Err(SimError::Invalid {
+            name: "workload",
+            value: spec.name.clone(),
+            allowed: format!("{} or a tessera-trace file", WORKLOADS.join(", ")),
+        });
+    }
+    let f = std::fs::File::open(path).map_err(|e| SimError::Io {
+        path: spec.name.clone(),
+        message: e.to_string(),
+    })?;
+    let (header, instrs) = tessera_backend::trace::read_trace(std::io::BufReader::new(f))
+        .map_err(|e| SimError::Trace(format!("{}: {e}", spec.name)))?;
+    Ok(Workload {
+        label: spec.name.clone(),
+        instrs,
+        slots: header.n / 2,
+        level: 0,
+    })
+}
+
 fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, SimError> {
     let (ckks, mut bp) = BootstrapParameters::preset(&spec.params)?;
     bp.of_limb = spec.of_limb;

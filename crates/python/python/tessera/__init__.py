@@ -24,9 +24,45 @@ from typing import Optional
 
 import numpy as np
 
-from ._native import Ciphertext, Context, TesseraError, presets
+import json
 
-__all__ = ["Context", "Ciphertext", "TesseraError", "presets", "encrypt", "decrypt", "decrypt_real"]
+from ._native import Ciphertext, Context, TesseraError, presets, simulate_json
+
+__all__ = [
+    "Context",
+    "Ciphertext",
+    "TesseraError",
+    "presets",
+    "encrypt",
+    "decrypt",
+    "decrypt_real",
+    "simulate",
+]
+
+
+def simulate(
+    arch: str = "ark",
+    workload: str = "hmult",
+    params: str = "ark",
+    level: Optional[int] = None,
+    of_limb: bool = False,
+    min_ks: bool = False,
+    sets: Optional[list] = None,
+) -> dict:
+    """Runs a workload on an accelerator model, like ``tessera simulate --json``.
+
+    ``arch`` is a built-in machine (``"ark"``) or a TOML file; ``workload`` one of
+    ``bootstrap``, ``hmult``, ``hrot``, ``keyswitch``, ``ntt`` or a tessera-trace file;
+    ``sets`` overrides machine values, e.g. ``["chip.clusters=8"]``. Returns the report
+    (``time_s``, ``energy_j``, ``area_mm2``, ``utilization``, ...) as a dict.
+
+    >>> r = simulate("ark", "hmult", "test-small")
+    >>> r["time_s"] > 0
+    True
+    """
+    return json.loads(
+        simulate_json(arch, workload, params, level, of_limb, min_ks, list(sets or []))
+    )
 
 
 def encrypt(
