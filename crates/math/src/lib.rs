@@ -58,6 +58,7 @@ pub mod rns;
 pub mod sampling;
 #[cfg(test)]
 mod testutil;
+pub mod wide;
 
 pub use poly::{Representation, RingContext, RnsPoly};
 pub use rns::{BaseConverter, ConversionMode, RnsBasis};
