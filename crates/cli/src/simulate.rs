@@ -5,22 +5,24 @@
 use crate::output::{emit, json_line, table};
 use serde_json::json;
 use std::time::Instant;
-use tessera_sim::machine::Machine;
+use tessera_sim::arch::Arch;
 use tessera_sim::workload::{load, Workload, WorkloadSpec, WORKLOADS};
 use tessera_sim::{engine, report, SimError};
 
 /// Arguments of `tessera simulate`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct SimulateArgs {
-    /// Machine: a built-in name (ark) or a TOML machine description.
+    /// Machine: a built-in name (ark, cofhee) or a TOML machine description.
     #[arg(long, default_value = "ark")]
     pub arch: String,
-    /// Workload: bootstrap, hmult, hrot, keyswitch, ntt, or a tessera-trace file.
+    /// Workload: bootstrap, hmult, hrot, keyswitch, ntt (CKKS presets); ntt, intt, polymul,
+    /// ctmult (128-bit words: cofhee-n12, cofhee-n13); or a tessera-trace file.
     #[arg(long, default_value = "bootstrap")]
     pub workload: String,
-    /// Parameter preset of a built-in workload (bootstrap: ark, lattigo, test-boot).
-    #[arg(long, default_value = "ark")]
-    pub params: String,
+    /// Parameter preset of a built-in workload (default: ark on vector machines,
+    /// cofhee-n12 on single-PE machines; bootstrap: ark, lattigo, test-boot).
+    #[arg(long)]
+    pub params: Option<String>,
     /// Input level of an HE-operation workload (default: the top level).
     #[arg(long)]
     pub level: Option<usize>,
@@ -45,36 +47,52 @@ pub struct SimulateArgs {
 }
 
 /// The workload: a built-in name or a trace file.
-pub fn workload(a: &SimulateArgs) -> Result<Workload, SimError> {
-    let mut spec = WorkloadSpec::new(&a.workload, &a.params);
+pub fn workload(a: &SimulateArgs, arch: &Arch) -> Result<Workload, SimError> {
+    let params = a.params.clone().unwrap_or_else(|| match arch {
+        Arch::Vector(_) => "ark".into(),
+        Arch::Pe(_) => "cofhee-n12".into(),
+    });
+    let mut spec = WorkloadSpec::new(&a.workload, &params);
     spec.level = a.level;
     spec.of_limb = a.of_limb;
     spec.min_ks = a.min_ks;
     if WORKLOADS.contains(&a.workload.as_str()) {
-        eprintln!(
-            "recording the '{}' workload at '{}'...",
-            a.workload, a.params
-        );
+        eprintln!("recording the '{}' workload at '{params}'...", a.workload);
     }
     load(&spec)
 }
 
 pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
-    let m = Machine::load_with(&a.arch, &a.set)?;
-    let w = workload(a)?;
+    let arch = Arch::load_with(&a.arch, &a.set)?;
+    let w = workload(a, &arch)?;
     let start = Instant::now();
-    let keep = a.timeline.is_some() || a.plot.is_some();
-    let s = engine::run(&m, &w.instrs, keep)?;
+    let r = match &arch {
+        Arch::Vector(m) => {
+            let keep = a.timeline.is_some() || a.plot.is_some();
+            let s = engine::run(m, &w.instrs, keep)?;
+            if let Some(path) = &a.timeline {
+                tessera_sim::timeline::write_chrome_trace(m, &s, path)?;
+                eprintln!(
+                    "timeline written to {path} (open it in ui.perfetto.dev or chrome://tracing)"
+                );
+            }
+            if let Some(path) = &a.plot {
+                tessera_sim::timeline::write_utilization_svg(m, &s, &w.label, path)?;
+                eprintln!("utilization plot written to {path}");
+            }
+            report::report(m, &w.label, &s)
+        }
+        Arch::Pe(_) => {
+            if a.timeline.is_some() || a.plot.is_some() {
+                return Err(SimError::Unsupported(
+                    "timelines and plots of single-PE models (their commands run one at a time)"
+                        .into(),
+                ));
+            }
+            arch.simulate(&w.label, &w.instrs)?
+        }
+    };
     let sim_s = start.elapsed().as_secs_f64();
-    let r = report::report(&m, &w.label, &s);
-    if let Some(path) = &a.timeline {
-        tessera_sim::timeline::write_chrome_trace(&m, &s, path)?;
-        eprintln!("timeline written to {path} (open it in ui.perfetto.dev or chrome://tracing)");
-    }
-    if let Some(path) = &a.plot {
-        tessera_sim::timeline::write_utilization_svg(&m, &s, &w.label, path)?;
-        eprintln!("utilization plot written to {path}");
-    }
     if a.json {
         json_line(&json!({
             "arch": r.arch, "workload": r.workload, "time_s": r.time_s, "cycles": r.cycles,

@@ -412,13 +412,13 @@ fn simulate_json(
     sets: Vec<String>,
 ) -> PyResult<String> {
     let sim = |e: tessera_sim::SimError| TesseraError::new_err(e.to_string());
-    let m = tessera_sim::machine::Machine::load_with(arch, &sets).map_err(sim)?;
+    let m = tessera_sim::arch::Arch::load_with(arch, &sets).map_err(sim)?;
     let mut spec = tessera_sim::workload::WorkloadSpec::new(workload, params);
     spec.level = level;
     spec.of_limb = of_limb;
     spec.min_ks = min_ks;
     let w = tessera_sim::workload::load(&spec).map_err(sim)?;
-    let r = tessera_sim::simulate(&m, &w.label, &w.instrs).map_err(sim)?;
+    let r = m.simulate(&w.label, &w.instrs).map_err(sim)?;
     serde_json::to_string(&r).map_err(|e| TesseraError::new_err(e.to_string()))
 }
 

@@ -186,6 +186,9 @@ fn one_f() -> f64 {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Machine {
+    /// `"vector"` or absent (see [`crate::arch`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     pub name: String,
     pub description: String,
     pub clock: Clock,
@@ -196,9 +199,6 @@ pub struct Machine {
     #[serde(rename = "component")]
     pub components: Vec<Component>,
 }
-
-/// Built-in machine descriptions (the files in `configs/`).
-pub const BUILTIN: &[(&str, &str)] = &[("ark", include_str!("../../../configs/ark.toml"))];
 
 impl Machine {
     /// Parses a TOML description and checks every value's range.
@@ -211,45 +211,15 @@ impl Machine {
         Ok(m)
     }
 
-    /// A built-in name (`ark`) or a path to a TOML file.
+    /// A built-in name (`ark`) or a path to a TOML file describing a vector machine.
     pub fn load(name_or_path: &str) -> Result<Self, SimError> {
-        if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
-            return Self::from_toml(text, name_or_path);
+        match crate::arch::Arch::load(name_or_path)? {
+            crate::arch::Arch::Vector(m) => Ok(m),
+            crate::arch::Arch::Pe(m) => Err(SimError::Unsupported(format!(
+                "'{}' is a single-PE model; load it with Arch::load",
+                m.name
+            ))),
         }
-        let path = std::path::Path::new(name_or_path);
-        if !path.exists() {
-            return Err(SimError::Invalid {
-                name: "arch",
-                value: name_or_path.to_string(),
-                allowed: format!(
-                    "a built-in machine ({}) or a path to a TOML machine description",
-                    BUILTIN
-                        .iter()
-                        .map(|(n, _)| *n)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| SimError::Io {
-            path: name_or_path.to_string(),
-            message: e.to_string(),
-        })?;
-        Self::from_toml(&text, name_or_path)
-    }
-
-    /// A built-in name or path with `KEY=VALUE` overrides applied in order (`--set`).
-    pub fn load_with(name_or_path: &str, sets: &[String]) -> Result<Self, SimError> {
-        let mut m = Self::load(name_or_path)?;
-        for s in sets {
-            let (k, v) = s.split_once('=').ok_or_else(|| SimError::Invalid {
-                name: "--set",
-                value: s.clone(),
-                allowed: "KEY=VALUE with KEY a dotted path such as chip.clusters".into(),
-            })?;
-            m = m.with_setting(k.trim(), v.trim())?;
-        }
-        Ok(m)
     }
 
     /// Checks ranges: positive clocks, counts, bandwidths; word size 16..=128.
@@ -321,42 +291,8 @@ impl Machine {
     /// Sets a value by its dotted TOML path (`chip.clusters=8`), re-validating: what sweeps
     /// and `--set` use.
     pub fn with_setting(&self, key: &str, value: &str) -> Result<Self, SimError> {
-        let mut doc = toml::Value::try_from(self).map_err(|e| SimError::Config {
-            origin: self.name.clone(),
-            message: e.to_string(),
-        })?;
-        let mut cur = &mut doc;
-        let parts: Vec<&str> = key.split('.').collect();
-        for p in &parts[..parts.len() - 1] {
-            cur = cur.get_mut(*p).ok_or_else(|| SimError::Invalid {
-                name: "setting",
-                value: key.to_string(),
-                allowed: "a dotted path to an existing value of the machine description".into(),
-            })?;
-        }
-        let last = parts[parts.len() - 1];
-        let slot = cur.get_mut(last).ok_or_else(|| SimError::Invalid {
-            name: "setting",
-            value: key.to_string(),
-            allowed: "a dotted path to an existing value of the machine description".into(),
-        })?;
-        let parsed: toml::Value = match slot {
-            toml::Value::Integer(_) => value.parse::<i64>().map(toml::Value::Integer).ok(),
-            toml::Value::Float(_) => value.parse::<f64>().map(toml::Value::Float).ok(),
-            toml::Value::Boolean(_) => value.parse::<bool>().map(toml::Value::Boolean).ok(),
-            toml::Value::String(_) => Some(toml::Value::String(value.to_string())),
-            _ => None,
-        }
-        .ok_or_else(|| SimError::Invalid {
-            name: "setting",
-            value: format!("{key}={value}"),
-            allowed: format!("a value of the same type as the current {slot}"),
-        })?;
-        *slot = parsed;
-        let text = toml::to_string(&doc).map_err(|e| SimError::Config {
-            origin: self.name.clone(),
-            message: e.to_string(),
-        })?;
-        Self::from_toml(&text, &format!("{} with {key}={value}", self.name))
+        let m: Machine = crate::arch::set_value(self, &self.name, key, value)?;
+        m.validate()?;
+        Ok(m)
     }
 }

@@ -9,7 +9,7 @@ use crate::workload::{record, record_levels, WorkloadSpec};
 use serde::Serialize;
 
 /// Papers with targets.
-pub const PAPERS: &[&str] = &["ark"];
+pub const PAPERS: &[&str] = &["ark", "cofhee"];
 
 /// One row: a paper's figure and the model's.
 #[derive(Clone, Debug, Serialize)]
@@ -66,8 +66,9 @@ pub fn targets(paper: Option<&str>, progress: &dyn Fn(&str)) -> Result<Vec<Targe
     };
     let mut out = Vec::new();
     for p in papers {
-        if p == "ark" {
-            out.extend(ark(progress)?);
+        match p {
+            "ark" => out.extend(ark(progress)?),
+            _ => out.extend(cofhee(progress)?),
         }
     }
     Ok(out)
@@ -241,6 +242,113 @@ pub fn ark(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
         base.avg_power_w,
         None,
         "ark.md VI-D: baseline ARK draws 92-139 W across workloads",
+    ));
+    Ok(v)
+}
+
+/// CoFHEE: Table V cycle counts (NTT, iNTT, PolyMul at n = 2^12 and 2^13), the ciphertext
+/// multiplications of section VI-B, its power and Table VIII area.
+pub fn cofhee(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
+    use crate::arch::Arch;
+    use crate::cofhee::record_wide;
+    let arch = Arch::load("cofhee")?;
+    let Arch::Pe(m) = &arch else {
+        return Err(SimError::Unsupported("cofhee is a single-PE model".into()));
+    };
+    let mut v = Vec::new();
+    for (params, logn, table) in [
+        (
+            "cofhee-n12",
+            12,
+            [(24_841.0, "NTT"), (29_468.0, "iNTT"), (83_777.0, "PolyMul")],
+        ),
+        (
+            "cofhee-n13",
+            13,
+            [
+                (53_535.0, "NTT"),
+                (62_770.0, "iNTT"),
+                (179_045.0, "PolyMul"),
+            ],
+        ),
+    ] {
+        for (paper, item) in table {
+            let workload = match item {
+                "NTT" => "ntt",
+                "iNTT" => "intt",
+                _ => "polymul",
+            };
+            progress(&format!(
+                "running CoFHEE {item} at n = 2^{logn} (128-bit arithmetic)"
+            ));
+            let w = record_wide(workload, params)?;
+            // One tower: Table V measures single commands on one polynomial.
+            let one: Vec<_> = w
+                .instrs
+                .iter()
+                .filter(|i| i.limbs.first() != Some(&1))
+                .cloned()
+                .collect();
+            let r = arch.simulate(&w.label, &one)?;
+            let tol = if item == "NTT" {
+                (0.98, 1.02)
+            } else {
+                (0.95, 1.05)
+            };
+            let source = if item == "NTT" && logn == 12 {
+                "cofhee.md Table V (the calibration point of pe.pipeline_depth_cycles)"
+            } else {
+                "cofhee.md Table V"
+            };
+            v.push(row(
+                "cofhee",
+                &format!("{item} cycles, n = 2^{logn}"),
+                "cycles",
+                Some(paper),
+                r.cycles,
+                Some(tol),
+                source,
+            ));
+        }
+    }
+    for (params, paper, what) in [
+        ("cofhee-n12", 0.84, "n = 2^12, one 109-bit tower"),
+        ("cofhee-n13", 3.58, "n = 2^13, two 109-bit towers"),
+    ] {
+        progress(&format!(
+            "running the CoFHEE ciphertext multiplication, {what}"
+        ));
+        let w = record_wide("ctmult", params)?;
+        let r = arch.simulate(&w.label, &w.instrs)?;
+        v.push(row(
+            "cofhee",
+            &format!("ciphertext multiplication time, {what}"),
+            "ms",
+            Some(paper),
+            r.time_s * 1e3,
+            Some((0.9, 1.1)),
+            "cofhee.md VI-B",
+        ));
+        if params == "cofhee-n12" {
+            v.push(row(
+                "cofhee",
+                "ciphertext multiplication power, n = 2^12",
+                "mW",
+                Some(22.0),
+                r.avg_power_w * 1e3,
+                None,
+                "cofhee.md VI-B (22 mW)",
+            ));
+        }
+    }
+    v.push(row(
+        "cofhee",
+        "area of the listed blocks",
+        "mm2",
+        Some(9.8345),
+        m.area_mm2(),
+        Some((0.99, 1.01)),
+        "cofhee.md Table VIII (post-synthesis total)",
     ));
     Ok(v)
 }

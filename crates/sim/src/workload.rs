@@ -163,6 +163,17 @@ fn one(
 /// A built-in workload (`spec.name` one of [`WORKLOADS`]) or, otherwise, a tessera-trace
 /// file at the path `spec.name`.
 pub fn load(spec: &WorkloadSpec) -> Result<Workload, SimError> {
+    if crate::cofhee::wide_params(&spec.params).is_ok()
+        && crate::cofhee::WIDE_WORKLOADS.contains(&spec.name.as_str())
+    {
+        let w = crate::cofhee::record_wide(&spec.name, &spec.params)?;
+        return Ok(Workload {
+            label: w.label,
+            instrs: w.instrs,
+            slots: w.n,
+            level: 0,
+        });
+    }
     if WORKLOADS.contains(&spec.name.as_str()) {
         return record(spec);
     }
@@ -171,7 +182,11 @@ pub fn load(spec: &WorkloadSpec) -> Result<Workload, SimError> {
         return Err(SimError::Invalid {
             name: "workload",
             value: spec.name.clone(),
-            allowed: format!("{} or a tessera-trace file", WORKLOADS.join(", ")),
+            allowed: format!(
+                "{} (CKKS presets), {} (cofhee-n12, cofhee-n13), or a tessera-trace file",
+                WORKLOADS.join(", "),
+                crate::cofhee::WIDE_WORKLOADS.join(", ")
+            ),
         });
     }
     let f = std::fs::File::open(path).map_err(|e| SimError::Io {

@@ -1,0 +1,159 @@
+//! Machine descriptions of every kind, by name or file: vector machines ([`Machine`]: ARK
+//! and designs like it) and single-PE machines ([`PeMachine`]: CoFHEE). A TOML file says
+//! which with its top-level `model` key (`"pe"`; absent: vector).
+
+use crate::cofhee::{simulate_pe, PeMachine};
+use crate::error::SimError;
+use crate::machine::Machine;
+use crate::report::Report;
+use serde::{de::DeserializeOwned, Serialize};
+
+/// Built-in machine descriptions (the files in `configs/`).
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("ark", include_str!("../../../configs/ark.toml")),
+    ("cofhee", include_str!("../../../configs/cofhee.toml")),
+];
+
+/// A machine of either kind.
+#[derive(Clone, Debug)]
+pub enum Arch {
+    Vector(Machine),
+    Pe(PeMachine),
+}
+
+fn parse<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, SimError> {
+    toml::from_str(text).map_err(|e| SimError::Config {
+        origin: origin.to_string(),
+        message: e.to_string(),
+    })
+}
+
+impl Arch {
+    /// Parses a description, dispatching on its `model` key, and checks its ranges.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self, SimError> {
+        let v: toml::Value = parse(text, origin)?;
+        match v.get("model").and_then(|m| m.as_str()) {
+            Some("pe") => {
+                let m: PeMachine = parse(text, origin)?;
+                m.validate()?;
+                Ok(Arch::Pe(m))
+            }
+            None | Some("vector") => Ok(Arch::Vector(Machine::from_toml(text, origin)?)),
+            Some(other) => Err(SimError::Invalid {
+                name: "model",
+                value: other.to_string(),
+                allowed: "\"vector\" (default) or \"pe\"".into(),
+            }),
+        }
+    }
+
+    /// A built-in name or a path to a TOML file.
+    pub fn load(name_or_path: &str) -> Result<Self, SimError> {
+        if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+            return Self::from_toml(text, name_or_path);
+        }
+        let path = std::path::Path::new(name_or_path);
+        if !path.exists() {
+            return Err(SimError::Invalid {
+                name: "arch",
+                value: name_or_path.to_string(),
+                allowed: format!(
+                    "a built-in machine ({}) or a path to a TOML machine description",
+                    BUILTIN
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| SimError::Io {
+            path: name_or_path.to_string(),
+            message: e.to_string(),
+        })?;
+        Self::from_toml(&text, name_or_path)
+    }
+
+    /// [`Arch::load`] with `KEY=VALUE` overrides applied in order (`--set`).
+    pub fn load_with(name_or_path: &str, sets: &[String]) -> Result<Self, SimError> {
+        let mut a = Self::load(name_or_path)?;
+        for s in sets {
+            let (k, v) = s.split_once('=').ok_or_else(|| SimError::Invalid {
+                name: "--set",
+                value: s.clone(),
+                allowed: "KEY=VALUE with KEY a dotted path such as chip.clusters".into(),
+            })?;
+            a = match a {
+                Arch::Vector(m) => Arch::Vector(m.with_setting(k.trim(), v.trim())?),
+                Arch::Pe(m) => {
+                    let m: PeMachine = set_value(&m, &m.name, k.trim(), v.trim())?;
+                    m.validate()?;
+                    Arch::Pe(m)
+                }
+            };
+        }
+        Ok(a)
+    }
+
+    /// The machine's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Arch::Vector(m) => &m.name,
+            Arch::Pe(m) => &m.name,
+        }
+    }
+
+    /// Simulates `instrs` and reports.
+    pub fn simulate(
+        &self,
+        workload: &str,
+        instrs: &[tessera_backend::trace::Instr],
+    ) -> Result<Report, SimError> {
+        match self {
+            Arch::Vector(m) => crate::simulate(m, workload, instrs),
+            Arch::Pe(m) => simulate_pe(m, workload, instrs),
+        }
+    }
+}
+
+/// `v` with the value at dotted path `key` replaced by `value` parsed as the same type.
+pub fn set_value<T: Serialize + DeserializeOwned>(
+    v: &T,
+    origin: &str,
+    key: &str,
+    value: &str,
+) -> Result<T, SimError> {
+    let cfg = |e: String| SimError::Config {
+        origin: origin.to_string(),
+        message: e,
+    };
+    let mut doc = toml::Value::try_from(v).map_err(|e| cfg(e.to_string()))?;
+    let missing = || SimError::Invalid {
+        name: "setting",
+        value: key.to_string(),
+        allowed: "a dotted path to an existing value of the machine description".into(),
+    };
+    let mut cur = &mut doc;
+    let parts: Vec<&str> = key.split('.').collect();
+    for p in &parts[..parts.len() - 1] {
+        cur = cur.get_mut(*p).ok_or_else(missing)?;
+    }
+    let slot = cur.get_mut(parts[parts.len() - 1]).ok_or_else(missing)?;
+    let parsed: Option<toml::Value> = match slot {
+        toml::Value::Integer(_) => value.parse::<i64>().map(toml::Value::Integer).ok(),
+        toml::Value::Float(_) => value.parse::<f64>().map(toml::Value::Float).ok(),
+        toml::Value::Boolean(_) => value.parse::<bool>().map(toml::Value::Boolean).ok(),
+        toml::Value::String(_) => Some(toml::Value::String(value.to_string())),
+        _ => None,
+    };
+    *slot = parsed.ok_or_else(|| SimError::Invalid {
+        name: "setting",
+        value: format!("{key}={value}"),
+        allowed: format!("a value of the same type as the current {slot}"),
+    })?;
+    let text = toml::to_string(&doc).map_err(|e| cfg(e.to_string()))?;
+    toml::from_str(&text).map_err(|e| SimError::Config {
+        origin: format!("{origin} with {key}={value}"),
+        message: e.to_string(),
+    })
+}

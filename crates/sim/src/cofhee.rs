@@ -1,0 +1,462 @@
+//! Single-processing-element designs (CoFHEE, cofhee.md): a command-level model and the
+//! 128-bit workloads it runs.
+//!
+//! CoFHEE executes Table I commands one at a time from a 32-entry FIFO: NTT / iNTT as
+//! `(n/2) log n` radix-2 butterflies on one PE, pointwise commands one coefficient per
+//! initiation interval. The interval is 1 when the operands sit in dual-port SRAMs (a read
+//! and a write each cycle) and 2 with single-port SRAMs (section III-C). Each NTT stage and
+//! each pointwise command drains the PE pipeline once. The workloads (NTT, PolyMul and the
+//! BFV ciphertext tensor product of Algorithm 3 / Eq. 4) are computed for real with the
+//! math crate's 128-bit arithmetic, and the instruction stream they record drives the model.
+
+use crate::error::SimError;
+use crate::report::{ComponentCost, Report};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use tessera_backend::trace::{Instr, Op};
+use tessera_math::wide::{generate_wide_ntt_primes, WideNtt};
+
+/// Clock and word.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeClock {
+    pub mhz: f64,
+    pub word_bits: u32,
+    pub cite: String,
+}
+
+/// The processing element.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pe {
+    pub mult_latency_cycles: u64,
+    pub add_latency_cycles: u64,
+    pub ii_dual_port: u64,
+    pub ii_single_port: u64,
+    pub pipeline_depth_cycles: u64,
+    pub command_issue_cycles: u64,
+    pub cite: String,
+}
+
+/// On-chip SRAMs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeMemory {
+    pub dual_port_srams: usize,
+    pub single_port_srams: usize,
+    /// Words per SRAM.
+    pub sram_words: usize,
+    pub cite: String,
+}
+
+/// Host interface.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    pub command_fifo_depth: usize,
+    pub link_mbps: f64,
+    pub cite: String,
+}
+
+/// Average power per command class.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PePower {
+    pub ntt_mw: f64,
+    pub intt_mw: f64,
+    pub pointwise_mw: f64,
+    pub cite: String,
+}
+
+/// An area line.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeComponent {
+    pub name: String,
+    pub area_mm2: f64,
+    pub cite: String,
+}
+
+/// A single-PE machine description (`model = "pe"`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeMachine {
+    pub model: String,
+    pub name: String,
+    pub description: String,
+    pub clock: PeClock,
+    pub pe: Pe,
+    pub memory: PeMemory,
+    pub host: Host,
+    pub power: PePower,
+    #[serde(rename = "component")]
+    pub components: Vec<PeComponent>,
+}
+
+impl PeMachine {
+    /// Range checks.
+    pub fn validate(&self) -> Result<(), SimError> {
+        let bad = |name: &'static str, v: String| SimError::Invalid {
+            name,
+            value: v,
+            allowed: "a positive value".into(),
+        };
+        if !(self.clock.mhz > 0.0 && self.clock.mhz.is_finite()) {
+            return Err(bad("clock.mhz", self.clock.mhz.to_string()));
+        }
+        if self.pe.ii_dual_port == 0 || self.pe.ii_single_port == 0 {
+            return Err(bad("pe.ii_*", "0".into()));
+        }
+        if self.memory.sram_words == 0 {
+            return Err(bad("memory.sram_words", "0".into()));
+        }
+        if self.host.command_fifo_depth == 0 || self.host.link_mbps <= 0.0 {
+            return Err(bad("host", "command_fifo_depth or link_mbps".into()));
+        }
+        Ok(())
+    }
+
+    /// Initiation interval for polynomials of `n` words: dual-port SRAMs hold them up to
+    /// `sram_words`, beyond that the single-port SRAMs are used.
+    pub fn ii(&self, n: usize) -> u64 {
+        if n <= self.memory.sram_words && self.memory.dual_port_srams > 0 {
+            self.pe.ii_dual_port
+        } else {
+            self.pe.ii_single_port
+        }
+    }
+
+    /// Cycles of one NTT of `n` points: `(n/2) log n` butterflies, one stage drain each.
+    pub fn ntt_cycles(&self, n: usize) -> u64 {
+        let logn = n.trailing_zeros() as u64;
+        (n as u64 / 2) * logn * self.ii(n)
+            + logn * self.pe.pipeline_depth_cycles
+            + self.pe.command_issue_cycles
+    }
+
+    /// Cycles of one pointwise command (PMODMUL, PMODADD, CMODMUL, ...) on `n` words.
+    pub fn pointwise_cycles(&self, n: usize) -> u64 {
+        n as u64 * self.ii(n) + self.pe.pipeline_depth_cycles + self.pe.command_issue_cycles
+    }
+
+    /// Cycles of an iNTT: the transform, then the `n^-1` scaling pass (cofhee.md VI-A).
+    pub fn intt_cycles(&self, n: usize) -> u64 {
+        self.ntt_cycles(n) + self.pointwise_cycles(n) - self.pe.command_issue_cycles
+    }
+
+    /// Total area of the listed components.
+    pub fn area_mm2(&self) -> f64 {
+        self.components.iter().map(|c| c.area_mm2).sum()
+    }
+}
+
+/// A 128-bit workload: its recorded stream and the values it computed.
+#[derive(Clone, Debug)]
+pub struct WideWorkload {
+    pub label: String,
+    pub instrs: Vec<Instr>,
+    /// Per tower: the outputs (for checking against a reference).
+    pub outputs: Vec<Vec<Vec<u128>>>,
+    /// Per tower: the inputs.
+    pub inputs: Vec<Vec<Vec<u128>>>,
+    pub moduli: Vec<u128>,
+    pub n: usize,
+}
+
+struct Rec {
+    instrs: Vec<Instr>,
+    next: u64,
+    n: usize,
+}
+
+impl Rec {
+    fn push(&mut self, op: Op, dst: u64, srcs: &[u64], tower: usize) {
+        self.instrs.push(Instr {
+            seq: self.instrs.len() as u64,
+            op,
+            dst: Some(dst),
+            srcs: srcs.to_vec(),
+            limbs: vec![tower],
+            n: self.n,
+            kind: Some("ciphertext".into()),
+            galois: None,
+            mode: None,
+            name: None,
+            level: None,
+            host: None,
+        });
+    }
+    fn fresh(&mut self) -> u64 {
+        self.next += 1;
+        self.next
+    }
+    fn marker(&mut self, name: Option<&str>) {
+        self.instrs.push(Instr {
+            seq: self.instrs.len() as u64,
+            op: if name.is_some() { Op::Begin } else { Op::End },
+            dst: None,
+            srcs: vec![],
+            limbs: vec![],
+            n: self.n,
+            kind: None,
+            galois: None,
+            mode: None,
+            name: name.map(str::to_string),
+            level: Some(0),
+            host: None,
+        });
+    }
+}
+
+/// The 128-bit workloads.
+pub const WIDE_WORKLOADS: &[&str] = &["ntt", "intt", "polymul", "ctmult"];
+
+/// Parameters of the 128-bit workloads: `cofhee-n12` (n = 2^12, one 109-bit tower) and
+/// `cofhee-n13` (n = 2^13, two towers), cofhee.md VI-B; `test-cofhee` (n = 2^6) for tests.
+pub fn wide_params(name: &str) -> Result<(usize, usize), SimError> {
+    match name {
+        "cofhee-n12" | "cofhee" => Ok((4096, 1)),
+        "cofhee-n13" => Ok((8192, 2)),
+        "test-cofhee" => Ok((64, 1)),
+        _ => Err(SimError::Invalid {
+            name: "params",
+            value: name.into(),
+            allowed: "cofhee-n12, cofhee-n13 or test-cofhee (128-bit-word workloads)".into(),
+        }),
+    }
+}
+
+/// Runs `workload` (ntt, intt, polymul, ctmult) at `params` with 109-bit towers, for real,
+/// recording the commands it issues. Inputs are pseudo-random from a fixed seed.
+pub fn record_wide(workload: &str, params: &str) -> Result<WideWorkload, SimError> {
+    if !WIDE_WORKLOADS.contains(&workload) {
+        return Err(SimError::Invalid {
+            name: "workload",
+            value: workload.into(),
+            allowed: WIDE_WORKLOADS.join(", "),
+        });
+    }
+    let (n, towers) = wide_params(params)?;
+    let moduli = generate_wide_ntt_primes(109, n, towers)?;
+    let mut rec = Rec {
+        instrs: Vec::new(),
+        next: 0,
+        n,
+    };
+    let mut s = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834u128;
+    let mut outputs = Vec::new();
+    let mut inputs = Vec::new();
+    for (tower, &q) in moduli.iter().enumerate() {
+        let t = WideNtt::new(q, n)?;
+        let m = *t.modulus();
+        let mut rand_poly = || -> Vec<u128> {
+            (0..n)
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    s % q
+                })
+                .collect()
+        };
+        let count = match workload {
+            "ntt" | "intt" => 1,
+            "polymul" => 2,
+            _ => 4,
+        };
+        let ins: Vec<Vec<u128>> = (0..count).map(|_| rand_poly()).collect();
+        let mut ids = Vec::new();
+        for _ in 0..count {
+            let id = rec.fresh();
+            rec.push(Op::Load, id, &[], tower);
+            ids.push(id);
+        }
+        let mut vals = ins.clone();
+        let name = match workload {
+            "ntt" => "NTT",
+            "intt" => "iNTT",
+            "polymul" => "PolyMul",
+            _ => "CtMult",
+        };
+        rec.marker(Some(name));
+        let outs: Vec<(u64, Vec<u128>)> = match workload {
+            "ntt" => {
+                t.forward(&mut vals[0])?;
+                rec.push(Op::Ntt, ids[0], &[ids[0]], tower);
+                vec![(ids[0], vals[0].clone())]
+            }
+            "intt" => {
+                t.inverse(&mut vals[0])?;
+                rec.push(Op::Intt, ids[0], &[ids[0]], tower);
+                vec![(ids[0], vals[0].clone())]
+            }
+            "polymul" => {
+                for (v, &id) in vals.iter_mut().zip(&ids) {
+                    t.forward(v)?;
+                    rec.push(Op::Ntt, id, &[id], tower);
+                }
+                let mut c: Vec<u128> = vals[0]
+                    .iter()
+                    .zip(&vals[1])
+                    .map(|(x, y)| m.mul(*x, *y))
+                    .collect();
+                let cid = rec.fresh();
+                rec.push(Op::Mul, cid, &[ids[0], ids[1]], tower);
+                t.inverse(&mut c)?;
+                rec.push(Op::Intt, cid, &[cid], tower);
+                vec![(cid, c)]
+            }
+            _ => {
+                // Algorithm 3 / Eq. 4: (a0, a1) x (b0, b1) -> (a0 b0, a0 b1 + a1 b0, a1 b1):
+                // 4 NTT, 4 Hadamard products, 1 addition, 3 iNTT.
+                for (v, &id) in vals.iter_mut().zip(&ids) {
+                    t.forward(v)?;
+                    rec.push(Op::Ntt, id, &[id], tower);
+                }
+                let had = |x: &[u128], y: &[u128]| -> Vec<u128> {
+                    x.iter().zip(y).map(|(a, b)| m.mul(*a, *b)).collect()
+                };
+                let mut c0 = had(&vals[0], &vals[2]);
+                let id0 = rec.fresh();
+                rec.push(Op::Mul, id0, &[ids[0], ids[2]], tower);
+                let t1 = had(&vals[0], &vals[3]);
+                let id1 = rec.fresh();
+                rec.push(Op::Mul, id1, &[ids[0], ids[3]], tower);
+                let t2 = had(&vals[1], &vals[2]);
+                let id2 = rec.fresh();
+                rec.push(Op::Mul, id2, &[ids[1], ids[2]], tower);
+                let mut c1: Vec<u128> = t1.iter().zip(&t2).map(|(a, b)| m.add(*a, *b)).collect();
+                let id3 = rec.fresh();
+                rec.push(Op::Add, id3, &[id1, id2], tower);
+                let mut c2 = had(&vals[1], &vals[3]);
+                let id4 = rec.fresh();
+                rec.push(Op::Mul, id4, &[ids[1], ids[3]], tower);
+                for (v, id) in [(&mut c0, id0), (&mut c1, id3), (&mut c2, id4)] {
+                    t.inverse(v)?;
+                    rec.push(Op::Intt, id, &[id], tower);
+                }
+                vec![(id0, c0), (id3, c1), (id4, c2)]
+            }
+        };
+        rec.marker(None);
+        for (id, _) in &outs {
+            rec.push(Op::Store, *id, &[*id], tower);
+        }
+        outputs.push(outs.into_iter().map(|(_, v)| v).collect());
+        inputs.push(ins);
+    }
+    Ok(WideWorkload {
+        label: format!("{workload}@{params}"),
+        instrs: rec.instrs,
+        outputs,
+        inputs,
+        moduli,
+        n,
+    })
+}
+
+/// Runs a stream on a single-PE machine. Compute commands run one after another (the FIFO
+/// issues one at a time); loads and stores are host transfers over the link, reported
+/// separately (`host_io_s`) because cofhee.md VI measures commands on resident data.
+pub fn simulate_pe(m: &PeMachine, workload: &str, instrs: &[Instr]) -> Result<Report, SimError> {
+    let mut cycles = 0u64;
+    let mut by_class: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut io_bits = 0.0;
+    let mut commands = 0usize;
+    for i in instrs {
+        let n = i.n;
+        let towers = i.limbs.len().max(1) as u64;
+        let (class, c) = match i.op {
+            Op::Begin | Op::End => continue,
+            Op::Load | Op::Store => {
+                io_bits += (n * i.limbs.len()) as f64 * m.clock.word_bits as f64;
+                continue;
+            }
+            Op::SelectLimbs | Op::Concat => continue,
+            Op::Ntt => ("ntt", m.ntt_cycles(n) * towers),
+            Op::Intt => ("intt", m.intt_cycles(n) * towers),
+            Op::Mul | Op::Add | Op::Sub | Op::MulScalar | Op::AddScalar | Op::Neg => {
+                ("pointwise", m.pointwise_cycles(n) * towers)
+            }
+            other => {
+                return Err(SimError::Unsupported(format!(
+                    "{} has no '{}' command (cofhee.md Table I: NTT, iNTT, PMODADD, PMODMUL, PMODSQR, PMODSUB, CMODMUL, PMUL, MEMCPY, MEMCPYR)",
+                    m.name,
+                    other.name()
+                )))
+            }
+        };
+        commands += towers as usize;
+        cycles += c;
+        *by_class.entry(class).or_default() += c;
+    }
+    // The FIFO holds `depth` commands; a longer program is refilled by the host, one 32-bit
+    // command word per entry over the link.
+    let refills = commands.saturating_sub(1) / m.host.command_fifo_depth;
+    let refill_s =
+        refills as f64 * m.host.command_fifo_depth as f64 * 32.0 / (m.host.link_mbps * 1e6);
+    let hz = m.clock.mhz * 1e6;
+    let time_s = cycles as f64 / hz + refill_s;
+    let energy_j: f64 = by_class
+        .iter()
+        .map(|(k, c)| {
+            let mw = match *k {
+                "ntt" => m.power.ntt_mw,
+                "intt" => m.power.intt_mw,
+                _ => m.power.pointwise_mw,
+            };
+            *c as f64 / hz * mw * 1e-3
+        })
+        .sum();
+    let mut utilization = BTreeMap::new();
+    utilization.insert(
+        "pe".to_string(),
+        if time_s > 0.0 {
+            cycles as f64 / hz / time_s
+        } else {
+            0.0
+        },
+    );
+    let mut time_by_op_s = BTreeMap::new();
+    for (k, c) in &by_class {
+        time_by_op_s.insert(k.to_string(), *c as f64 / hz);
+    }
+    let io_s = io_bits / (m.host.link_mbps * 1e6);
+    let mut offchip_by_kind_bytes = BTreeMap::new();
+    offchip_by_kind_bytes.insert("host_io".to_string(), io_bits / 8.0);
+    time_by_op_s.insert("host_io (not in time_s)".to_string(), io_s);
+    Ok(Report {
+        arch: m.name.clone(),
+        workload: workload.to_string(),
+        time_s,
+        cycles: cycles as f64,
+        energy_j,
+        avg_power_w: if time_s > 0.0 { energy_j / time_s } else { 0.0 },
+        area_mm2: m.area_mm2(),
+        peak_power_w: m
+            .power
+            .ntt_mw
+            .max(m.power.intt_mw)
+            .max(m.power.pointwise_mw)
+            * 1e-3,
+        offchip_bytes: io_bits / 8.0,
+        noc_bytes: 0.0,
+        utilization,
+        offchip_by_kind_bytes,
+        peak_onchip_bytes: 0.0,
+        instructions: commands as u64,
+        components: m
+            .components
+            .iter()
+            .map(|c| ComponentCost {
+                name: c.name.clone(),
+                count: 1.0,
+                area_mm2: c.area_mm2,
+                peak_w: 0.0,
+                utilization: 0.0,
+                energy_j: 0.0,
+            })
+            .collect(),
+        time_by_op_s,
+    })
+}
