@@ -250,7 +250,7 @@ impl WideNtt {
     pub fn new(q: u128, n: usize) -> Result<Self> {
         let m = Modulus128::new(q)?;
         let two_n = 2 * n as u128;
-        if !n.is_power_of_two() || n < 2 || (q - 1) % two_n != 0 || !is_prime_128(q) {
+        if !n.is_power_of_two() || n < 2 || !(q - 1).is_multiple_of(two_n) || !is_prime_128(q) {
             return Err(MathError::OutOfRange {
                 name: "NTT modulus",
                 value: q.to_string(),
