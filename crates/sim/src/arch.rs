@@ -14,8 +14,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("cofhee", include_str!("../../../configs/cofhee.toml")),
 ];
 
-/// A machine of either kind.
+/// A machine of either kind (loaded a handful of times per run: the size difference
+/// between the variants does not matter).
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Arch {
     Vector(Machine),
     Pe(PeMachine),
