@@ -19,7 +19,7 @@ fn the_ciphertext_tensor_product_is_correct_and_issues_algorithm_3() {
     let q = w.moduli[0];
     let [a0, a1, b0, b1] = [0, 1, 2, 3].map(|k| &w.inputs[0][k]);
     let add = |x: Vec<u128>, y: Vec<u128>| -> Vec<u128> {
-        x.iter().zip(&y).map(|(a, b)| ((a + b) % q)).collect()
+        x.iter().zip(&y).map(|(a, b)| (a + b) % q).collect()
     };
     let c0 = negacyclic_schoolbook(a0, b0, q);
     let c1 = add(
