@@ -117,6 +117,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             .unwrap_or(usize::MAX)
     };
     let mut produced_at: HashMap<u64, usize> = HashMap::new();
+    let mut produced_op: HashMap<u64, Op> = HashMap::new();
     let mut prev_compute = usize::MAX;
     let mut bufs: HashMap<u64, Buf> = HashMap::new();
     let mut open: Vec<(String, usize, f64, f64)> = Vec::new();
@@ -244,16 +245,28 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             // Operator chaining through the register files (ark.md V-C, Fig. 2a): a source
             // the previous compute instruction produced is still in the RFs, and a result
             // only the next compute instruction reads need not reach the scratchpad.
+            // A multiply whose only consumer is an add or subtract runs with it as one
+            // multiply-add on the MADU (ark.md V: "multiply-add units"), so the product never
+            // reaches the scratchpad.
+            let single_use = |id: u64| uses.temp.get(&id).filter(|v| v.len() == 1).map(|v| v[0]);
+            let mad_pair = |consumer: usize| matches!(instrs[consumer].op, Op::Add | Op::Sub);
             let chained = |id: &u64| {
-                prev_compute != usize::MAX
-                    && produced_at.get(id) == Some(&prev_compute)
-                    && bufs.get(id).map(|b| b.backing) == Some(Backing::Temp)
+                let temp = bufs.get(id).map(|b| b.backing) == Some(Backing::Temp);
+                let prev = prev_compute != usize::MAX && produced_at.get(id) == Some(&prev_compute);
+                let mad = produced_op.get(id) == Some(&Op::Mul)
+                    && single_use(*id) == Some(pos)
+                    && mad_pair(pos);
+                temp && (prev || mad)
             };
             let reads = ins.srcs.len();
             let spm_reads = ins.srcs.iter().filter(|id| !chained(id)).count();
             let nc = next_compute(pos);
             let write = match ins.dst {
-                Some(d) => !(uses.next_temp(d, pos) == nc && last_use.get(&d) == Some(&nc)),
+                Some(d) => {
+                    let next_only = uses.next_temp(d, pos) == nc && last_use.get(&d) == Some(&nc);
+                    let fused = ins.op == Op::Mul && single_use(d).is_some_and(mad_pair);
+                    !(next_only || fused)
+                }
                 None => true,
             };
             let spm_scale = (spm_reads + write as usize) as f64 / (reads + 1) as f64;
@@ -426,6 +439,9 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             if let Some(at) = at {
                 produced_at.insert(d, at);
             }
+            if !matches!(ins.op, Op::SelectLimbs | Op::Concat) {
+                produced_op.insert(d, ins.op);
+            }
         }
         // Record the destination; select_limbs of a cached object stays that object.
         if let Some(d) = dst {
@@ -466,6 +482,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                         res.free(id);
                     }
                     produced_at.remove(&id);
+                    produced_op.remove(&id);
                 }
             }
         }
