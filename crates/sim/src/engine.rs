@@ -11,7 +11,7 @@
 
 use crate::error::SimError;
 use crate::machine::Machine;
-use crate::mapping::{lower, Lowered, Phase, Resource, Shape};
+use crate::mapping::{lower, Layout, Lowered, Phase, Resource, Shape};
 use crate::residency::{Entry, Residency, Spills};
 use std::collections::{HashMap, HashSet};
 use tessera_backend::trace::{Instr, Op};
@@ -91,9 +91,20 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
     let off_bpc = m.memory.offchip.bandwidth_gbs / m.clock.ghz;
     let off_lat = m.memory.offchip.latency_ns * m.clock.ghz;
     let mut res = Residency::new(cap);
-    let mut free = vec![0.0f64; 6 * k + 2];
+    let lay = Layout::of(m);
+    let channels = lay.channels;
+    // An off-chip channel per cluster (each limb to its home's) or one shared.
+    let chan = |limb: usize| if channels > 1 { limb % channels } else { 0 };
+    let off_tasks = |per: &[f64]| -> Vec<(Resource, f64)> {
+        per.iter()
+            .enumerate()
+            .filter(|(_, b)| **b > 0.0)
+            .map(|(c, b)| (Resource::Offchip(c), b / off_bpc))
+            .collect()
+    };
+    let mut free = vec![0.0f64; lay.len()];
     let mut s = Schedule {
-        busy: vec![0.0; 6 * k + 2],
+        busy: vec![0.0; lay.len()],
         ..Default::default()
     };
     // Last use of every buffer, to free temporaries.
@@ -167,7 +178,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         let mut ready = 0.0f64;
         let mut first = 0.0f64;
         let mut pre = Phase::default();
-        let mut reload_bytes = 0.0;
+        let mut reload = vec![0.0f64; channels];
         for id in &ins.srcs {
             let b = bufs.get(id).ok_or_else(|| {
                 SimError::Trace(format!(
@@ -179,7 +190,13 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             first = first.max(b.first);
             match b.backing {
                 Backing::Temp => {
-                    reload_bytes += res.reload(*id, uses.next_temp(*id, pos), &keep, &mut spills)
+                    let bytes = res.reload(*id, uses.next_temp(*id, pos), &keep, &mut spills);
+                    if bytes > 0.0 {
+                        let per = bytes / b.limbs.len().max(1) as f64;
+                        for &l in &b.limbs {
+                            reload[chan(l)] += per;
+                        }
+                    }
                 }
                 Backing::Host(h) => {
                     for &l in &b.limbs {
@@ -189,14 +206,15 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                             res.touch(e, next);
                         } else {
                             res.insert(e, limb_bytes, next, &keep, &mut spills);
-                            reload_bytes += limb_bytes;
+                            reload[chan(l)] += limb_bytes;
                         }
                     }
                 }
             }
         }
+        let reload_bytes: f64 = reload.iter().sum();
         if reload_bytes > 0.0 {
-            pre.tasks.push((Resource::Offchip, reload_bytes / off_bpc));
+            pre.tasks = off_tasks(&reload);
             pre.latency = off_lat;
             s.offchip_bytes += reload_bytes;
             *s.offchip_by_kind.entry("reload").or_default() += reload_bytes;
@@ -276,7 +294,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             }
         }
         // Off-chip movement: loads (cached per host limb), unseeded key halves, stores.
-        let mut offchip = 0.0;
+        let mut per_chan = vec![0.0f64; channels];
         match ins.op {
             Op::Load | Op::ExpandSeed => {
                 let cacheable = kind != "ciphertext";
@@ -291,7 +309,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                                     res.touch(e, next);
                                 } else {
                                     res.insert(e, limb_bytes, next, &keep, &mut spills);
-                                    offchip += limb_bytes;
+                                    per_chan[chan(l)] += limb_bytes;
                                 }
                             }
                         } else {
@@ -301,23 +319,28 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                     }
                     _ => {
                         if ins.op == Op::Load || !m.options.seeded_keys {
-                            offchip += ins.limbs.len() as f64 * limb_bytes;
+                            for &l in &ins.limbs {
+                                per_chan[chan(l)] += limb_bytes;
+                            }
                         }
                     }
                 }
-                *s.offchip_by_kind.entry(kind).or_default() += offchip;
+                *s.offchip_by_kind.entry(kind).or_default() += per_chan.iter().sum::<f64>();
             }
             Op::Store => {
-                offchip += ins.limbs.len() as f64 * limb_bytes;
-                *s.offchip_by_kind.entry("store").or_default() += offchip;
+                for &l in &ins.limbs {
+                    per_chan[chan(l)] += limb_bytes;
+                }
+                *s.offchip_by_kind.entry("store").or_default() += per_chan.iter().sum::<f64>();
             }
             _ => {}
         }
+        let offchip: f64 = per_chan.iter().sum();
         if offchip > 0.0 {
             lowered.phases.insert(
                 0,
                 Phase {
-                    tasks: vec![(Resource::Offchip, offchip / off_bpc)],
+                    tasks: off_tasks(&per_chan),
                     latency: off_lat,
                 },
             );
@@ -343,11 +366,20 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         }
         // Spill stores triggered above occupy the off-chip channel once their data is ready.
         for (victim, bytes) in spills.stores.drain(..) {
-            let r = bufs.get(&victim).map(|b| b.ready).unwrap_or(0.0);
-            let idx = Resource::Offchip.index(k);
-            let t0 = r.max(free[idx]);
-            free[idx] = t0 + bytes / off_bpc;
-            s.busy[idx] += bytes / off_bpc;
+            let (r, vl) = bufs
+                .get(&victim)
+                .map(|b| (b.ready, b.limbs.clone()))
+                .unwrap_or((0.0, vec![0]));
+            let mut per = vec![0.0f64; channels];
+            for &l in &vl {
+                per[chan(l)] += bytes / vl.len().max(1) as f64;
+            }
+            for (r_, c) in off_tasks(&per) {
+                let idx = r_.index(&lay);
+                let t0 = r.max(free[idx]);
+                free[idx] = t0 + c;
+                s.busy[idx] += c;
+            }
             s.offchip_bytes += bytes;
             *s.offchip_by_kind.entry("spill").or_default() += bytes;
         }
@@ -362,7 +394,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             let mut st = t;
             if let Some(ph) = lowered.phases.first() {
                 for (r, _) in &ph.tasks {
-                    st = st.max(free[r.index(k)]);
+                    st = st.max(free[r.index(&lay)]);
                 }
             }
             st
@@ -372,11 +404,11 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         for ph in &lowered.phases {
             let mut t0 = t;
             for (r, _) in &ph.tasks {
-                t0 = t0.max(free[r.index(k)]);
+                t0 = t0.max(free[r.index(&lay)]);
             }
             let mut longest = 0.0f64;
             for &(r, c) in &ph.tasks {
-                let idx = r.index(k);
+                let idx = r.index(&lay);
                 free[idx] = t0 + c;
                 s.busy[idx] += c;
                 longest = longest.max(c);

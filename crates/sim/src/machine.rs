@@ -29,6 +29,10 @@ pub enum Policy {
     /// Limb-wise only: a BConv runs on one cluster and key-switch accumulation moves the
     /// partial products over the NoC (ark.md section V-B, the comparison design of VI-D).
     LimbWise,
+    /// REED's interleaved limbs with the non-blocking ring KeySwitch (reed.md 5.2-5.3,
+    /// Algorithm 3): a BConv's input limbs travel the ring once and each cluster computes its
+    /// own output limbs; nothing else moves between clusters.
+    Ring,
 }
 
 /// The clusters and how data is spread over them.
@@ -96,7 +100,29 @@ pub struct Memory {
     /// Stacks or channels (for area and power scaling).
     #[serde(default = "one")]
     pub stacks: usize,
+    /// Off-chip only: every cluster (die) has its own memory of `bandwidth_gbs` and loads go
+    /// to the home cluster of each limb (REED's exclusive HBM per chiplet).
+    #[serde(default)]
+    pub per_cluster: bool,
+    /// NoC only: `crossbar` (one shared resource of `bandwidth_gbs`, the default) or `ring`
+    /// (k unidirectional links of `bandwidth_gbs` each).
+    #[serde(default)]
+    pub topology: Topology,
+    /// Energy per bit moved over this interconnect or memory, in pJ (0: not modelled).
+    #[serde(default)]
+    pub pj_per_bit: f64,
     pub cite: Cite,
+}
+
+/// How clusters (or dies) are connected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Topology {
+    /// One shared network (ARK's multiplexer NoC).
+    #[default]
+    Crossbar,
+    /// A unidirectional ring of point-to-point links (REED's C2C ring).
+    Ring,
 }
 
 fn one() -> usize {
@@ -254,12 +280,14 @@ impl Machine {
             pos(name, u.count as f64)?;
             pos(name, u.elements_per_cycle as f64)?;
         }
-        pos("units.bconv.count", self.units.bconv.count as f64)?;
-        pos("units.bconv.lanes", self.units.bconv.lanes as f64)?;
-        pos(
-            "units.bconv.macs_per_lane",
-            self.units.bconv.macs_per_lane as f64,
-        )?;
+        // A design without a BConvU (count = 0) runs BConv on its MADUs.
+        if self.units.bconv.count > 0 {
+            pos("units.bconv.lanes", self.units.bconv.lanes as f64)?;
+            pos(
+                "units.bconv.macs_per_lane",
+                self.units.bconv.macs_per_lane as f64,
+            )?;
+        }
         for (name, m) in [
             ("memory.scratchpad", &self.memory.scratchpad),
             ("memory.register_file", &self.memory.register_file),
@@ -281,6 +309,23 @@ impl Machine {
             }
         }
         Ok(())
+    }
+
+    /// NoC resources: one for a crossbar, one per link for a ring.
+    pub fn links(&self) -> usize {
+        match self.memory.noc.topology {
+            Topology::Crossbar => 1,
+            Topology::Ring => self.chip.clusters,
+        }
+    }
+
+    /// Off-chip channels: one shared, or one per cluster.
+    pub fn channels(&self) -> usize {
+        if self.memory.offchip.per_cluster {
+            self.chip.clusters
+        } else {
+            1
+        }
     }
 
     /// Bytes of one machine word.

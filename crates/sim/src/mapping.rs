@@ -9,7 +9,7 @@
 //! Under the limb-wise policy a BConv runs whole on one cluster and a key-switch
 //! inner product (a `dot` reading an evaluation key) moves its partial products over the NoC.
 
-use crate::machine::{Machine, Policy};
+use crate::machine::{Machine, Policy, Topology};
 
 /// A resource an instruction occupies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -20,8 +20,39 @@ pub enum Resource {
     Madu(usize),
     Prng(usize),
     Scratchpad(usize),
-    Noc,
-    Offchip,
+    /// A NoC resource: the crossbar (0) or ring link `i` (from cluster i to i+1).
+    Noc(usize),
+    /// An off-chip channel: the shared one (0) or cluster `c`'s.
+    Offchip(usize),
+}
+
+/// How many resources of each kind a machine has (for dense indices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub clusters: usize,
+    pub links: usize,
+    pub channels: usize,
+}
+
+impl Layout {
+    /// The layout of `m`.
+    pub fn of(m: &Machine) -> Self {
+        Self {
+            clusters: m.chip.clusters,
+            links: m.links(),
+            channels: m.channels(),
+        }
+    }
+
+    /// Number of resources.
+    pub fn len(&self) -> usize {
+        6 * self.clusters + self.links + self.channels
+    }
+
+    /// Whether there are none (never: a machine has at least one cluster).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl Resource {
@@ -34,13 +65,14 @@ impl Resource {
             Resource::Madu(_) => "madu",
             Resource::Prng(_) => "prng",
             Resource::Scratchpad(_) => "scratchpad",
-            Resource::Noc => "noc",
-            Resource::Offchip => "offchip",
+            Resource::Noc(_) => "noc",
+            Resource::Offchip(_) => "offchip",
         }
     }
 
-    /// Dense index for `k` clusters.
-    pub fn index(self, k: usize) -> usize {
+    /// Dense index in `lay`.
+    pub fn index(self, lay: &Layout) -> usize {
+        let k = lay.clusters;
         match self {
             Resource::Ntt(c) => c,
             Resource::Bconv(c) => k + c,
@@ -48,14 +80,15 @@ impl Resource {
             Resource::Madu(c) => 3 * k + c,
             Resource::Prng(c) => 4 * k + c,
             Resource::Scratchpad(c) => 5 * k + c,
-            Resource::Noc => 6 * k,
-            Resource::Offchip => 6 * k + 1,
+            Resource::Noc(i) => 6 * k + i,
+            Resource::Offchip(c) => 6 * k + lay.links + c,
         }
     }
 
-    /// All resources of a `k`-cluster machine, in index order.
-    pub fn all(k: usize) -> Vec<Resource> {
-        let mut v = Vec::with_capacity(6 * k + 2);
+    /// All resources of `lay`, in index order.
+    pub fn all(lay: &Layout) -> Vec<Resource> {
+        let k = lay.clusters;
+        let mut v = Vec::with_capacity(lay.len());
         for make in [
             Resource::Ntt as fn(usize) -> Resource,
             Resource::Bconv,
@@ -66,8 +99,8 @@ impl Resource {
         ] {
             v.extend((0..k).map(make));
         }
-        v.push(Resource::Noc);
-        v.push(Resource::Offchip);
+        v.extend((0..lay.links).map(Resource::Noc));
+        v.extend((0..lay.channels).map(Resource::Offchip));
         v
     }
 }
@@ -119,6 +152,51 @@ pub fn per_cluster(limbs: &[usize], k: usize) -> Vec<usize> {
     c
 }
 
+/// Collective patterns on the interconnect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// Every cluster sends 1/k of its share to each other cluster (re-distribution).
+    AllToAll,
+    /// Every cluster's share reaches every other cluster (REED's ring of INTT results).
+    AllGather,
+    /// One cluster's data reaches every other cluster.
+    Broadcast,
+}
+
+/// The NoC tasks and link-bytes of moving `bytes` (the data involved, all clusters
+/// together) in `pattern`. On a crossbar the moved bytes share one resource; on a
+/// unidirectional ring every link carries its share of the hops:
+/// all-to-all `B (k-1) / 2k` per link, all-gather `B (k-1) / k`, broadcast `B`.
+pub fn transfer(m: &Machine, pattern: Pattern, bytes: f64) -> (Vec<(Resource, f64)>, f64) {
+    let k = m.chip.clusters;
+    if k < 2 || bytes <= 0.0 {
+        return (Vec::new(), 0.0);
+    }
+    let kf = k as f64;
+    let bpc = m.memory.noc.bandwidth_gbs / m.clock.ghz;
+    match m.memory.noc.topology {
+        Topology::Crossbar => {
+            let moved = match pattern {
+                Pattern::AllToAll => bytes * (kf - 1.0) / kf,
+                Pattern::AllGather => bytes * (kf - 1.0) / kf,
+                Pattern::Broadcast => bytes,
+            };
+            (vec![(Resource::Noc(0), moved / bpc)], moved)
+        }
+        Topology::Ring => {
+            let per_link = match pattern {
+                Pattern::AllToAll => bytes * (kf - 1.0) / (2.0 * kf),
+                Pattern::AllGather => bytes * (kf - 1.0) / kf,
+                Pattern::Broadcast => bytes,
+            };
+            (
+                (0..k).map(|i| (Resource::Noc(i), per_link / bpc)).collect(),
+                per_link * kf,
+            )
+        }
+    }
+}
+
 /// Lowers one instruction of shape `shape` over destination limbs `limbs` at ring degree `n`.
 /// `rr` picks the cluster for work the limb-wise policy places whole on one cluster;
 /// `spm_scale` is the fraction of operand streams that touch the scratchpad (the rest are
@@ -135,10 +213,14 @@ pub fn lower(
     let w = m.word_bytes();
     let nf = n as f64;
     let spm_bpc = m.memory.scratchpad.bandwidth_gbs / m.clock.ghz / k as f64 / spm_scale.max(1e-9);
-    let noc_bpc = m.memory.noc.bandwidth_gbs / m.clock.ghz;
     let share = per_cluster(limbs, k);
     let u = &m.units;
     let mut out = Lowered::default();
+    let comm = |pattern: Pattern, bytes: f64, out: &mut Lowered| -> Vec<(Resource, f64)> {
+        let (tasks, moved) = transfer(m, pattern, bytes);
+        out.noc_bytes += moved;
+        tasks
+    };
     let limb_wise =
         |unit: fn(usize) -> Resource, epc: f64, words_per_coeff: f64, out: &mut Lowered| {
             let mut ph = Phase::default();
@@ -154,6 +236,27 @@ pub fn lower(
             }
             ph
         };
+    let madu_epc = (u.madu.count * u.madu.elements_per_cycle) as f64;
+    // BConv work on cluster c: `l_in` input limbs into `l_out` output limbs over `cols`
+    // coefficients, on the BConvU (output rows in blocks of macs_per_lane) or, on designs
+    // without one, as multiply-accumulates on the MADUs.
+    let bconv_tasks = |c: usize, l_in: usize, l_out: usize, cols: f64| -> Vec<(Resource, f64)> {
+        let b = &u.bconv;
+        let mut t = Vec::new();
+        if b.count > 0 {
+            let blocks = l_out.div_ceil(b.macs_per_lane) as f64;
+            let groups = (cols / (b.count * b.lanes) as f64).ceil();
+            t.push((Resource::Bconv(c), l_in as f64 * blocks * groups));
+            if !m.options.bconv_scale_in_intt {
+                t.push((Resource::Madu(c), l_in as f64 * cols / madu_epc));
+            }
+        } else {
+            t.push((Resource::Madu(c), (l_in * l_out) as f64 * cols / madu_epc));
+        }
+        let bytes = (l_in + l_out) as f64 * cols * w;
+        t.push((Resource::Scratchpad(c), bytes / spm_bpc));
+        t
+    };
     match shape {
         Shape::Transform => {
             let words = if m.options.of_twist { 2.0 } else { 3.0 };
@@ -175,93 +278,85 @@ pub fn lower(
             out.phases.push(ph);
         }
         Shape::Elementwise { reads, ops } => {
-            let epc = (u.madu.count * u.madu.elements_per_cycle) as f64 / ops.max(1) as f64;
-            let mut ph = limb_wise(Resource::Madu, epc, (reads + 1) as f64, &mut out);
+            let mut ph = limb_wise(
+                Resource::Madu,
+                madu_epc / ops.max(1) as f64,
+                (reads + 1) as f64,
+                &mut out,
+            );
             ph.latency = u.madu.latency_cycles as f64;
             out.phases.push(ph);
         }
         Shape::KeyDot { pairs } => {
-            let epc = (u.madu.count * u.madu.elements_per_cycle) as f64 / pairs.max(1) as f64;
-            let mut ph = limb_wise(Resource::Madu, epc, (2 * pairs + 1) as f64, &mut out);
+            let mut ph = limb_wise(
+                Resource::Madu,
+                madu_epc / pairs.max(1) as f64,
+                (2 * pairs + 1) as f64,
+                &mut out,
+            );
             ph.latency = u.madu.latency_cycles as f64;
-            if m.chip.policy == Policy::LimbWise && k > 1 {
+            if m.chip.policy == Policy::LimbWise {
                 // Each digit's product was formed on its own cluster: the partial sums of
                 // every limb travel to the limb's home (ark.md V-B).
-                let bytes = pairs as f64 * limbs.len() as f64 * nf * w * (k - 1) as f64 / k as f64;
-                ph.tasks.push((Resource::Noc, bytes / noc_bpc));
-                out.noc_bytes += bytes;
+                let bytes = pairs as f64 * limbs.len() as f64 * nf * w;
+                ph.tasks.extend(comm(Pattern::AllToAll, bytes, &mut out));
             }
             out.phases.push(ph);
         }
         Shape::ExtendLimb => {
             // The one loaded limb is broadcast to every cluster, then reduced per limb.
-            if k > 1 {
-                let bytes = nf * w;
-                out.phases.push(Phase {
-                    tasks: vec![(Resource::Noc, bytes / noc_bpc)],
-                    latency: 0.0,
-                });
-                out.noc_bytes += bytes;
+            let tasks = comm(Pattern::Broadcast, nf * w, &mut out);
+            if !tasks.is_empty() {
+                out.phases.push(Phase { tasks, latency: 0.0 });
             }
-            let epc = (u.madu.count * u.madu.elements_per_cycle) as f64;
-            let mut ph = limb_wise(Resource::Madu, epc, 1.0, &mut out);
+            let mut ph = limb_wise(Resource::Madu, madu_epc, 1.0, &mut out);
             ph.latency = u.madu.latency_cycles as f64;
             out.phases.push(ph);
         }
         Shape::Bconv { l_in } => {
             let l_out = limbs.len();
-            let b = &u.bconv;
-            // Block matrix product: output rows in blocks of macs_per_lane, each block reads
-            // every input limb once per column group of `lanes` coefficients.
-            let blocks = l_out.div_ceil(b.macs_per_lane) as f64;
-            let scale_epc = (u.madu.count * u.madu.elements_per_cycle) as f64;
+            let latency = u.bconv.latency_cycles as f64;
+            let in_bytes = l_in as f64 * nf * w;
             match m.chip.policy {
                 Policy::Alternating if k > 1 => {
-                    let frac = (k - 1) as f64 / k as f64;
-                    let bytes_in = l_in as f64 * nf * w * frac;
-                    let bytes_out = l_out as f64 * nf * w * frac;
-                    out.noc_bytes += bytes_in + bytes_out;
-                    out.phases.push(Phase {
-                        tasks: vec![(Resource::Noc, bytes_in / noc_bpc)],
-                        latency: 0.0,
-                    });
-                    let cols = (nf / k as f64 / (b.count * b.lanes) as f64).ceil();
+                    // Limb-wise -> coefficient-wise, BConv on every cluster, and back.
+                    let tasks = comm(Pattern::AllToAll, in_bytes, &mut out);
+                    out.phases.push(Phase { tasks, latency: 0.0 });
                     let mut ph = Phase {
                         tasks: Vec::new(),
-                        latency: b.latency_cycles as f64,
+                        latency,
                     };
                     for c in 0..k {
-                        ph.tasks
-                            .push((Resource::Bconv(c), l_in as f64 * blocks * cols));
-                        let bytes = (l_in + l_out) as f64 * nf / k as f64 * w;
-                        ph.tasks.push((Resource::Scratchpad(c), bytes / spm_bpc));
-                        out.rf_bytes += bytes;
-                        if !m.options.bconv_scale_in_intt {
-                            ph.tasks
-                                .push((Resource::Madu(c), l_in as f64 * nf / k as f64 / scale_epc));
+                        ph.tasks.extend(bconv_tasks(c, l_in, l_out, nf / k as f64));
+                        out.rf_bytes += (l_in + l_out) as f64 * nf / k as f64 * w;
+                    }
+                    out.phases.push(ph);
+                    let tasks = comm(Pattern::AllToAll, l_out as f64 * nf * w, &mut out);
+                    out.phases.push(Phase { tasks, latency: 0.0 });
+                }
+                Policy::Ring if k > 1 => {
+                    // reed.md Algorithm 3: the input limbs travel the ring once; every
+                    // cluster converts them into its own (home) output limbs.
+                    let tasks = comm(Pattern::AllGather, in_bytes, &mut out);
+                    out.phases.push(Phase { tasks, latency: 0.0 });
+                    let mut ph = Phase {
+                        tasks: Vec::new(),
+                        latency,
+                    };
+                    for (c, &lc) in share.iter().enumerate() {
+                        if lc > 0 {
+                            ph.tasks.extend(bconv_tasks(c, l_in, lc, nf));
+                            out.rf_bytes += (l_in + lc) as f64 * nf * w;
                         }
                     }
                     out.phases.push(ph);
-                    out.phases.push(Phase {
-                        tasks: vec![(Resource::Noc, bytes_out / noc_bpc)],
-                        latency: 0.0,
-                    });
                 }
                 _ => {
                     let c = rr % k;
-                    let cols = (nf / (b.count * b.lanes) as f64).ceil();
-                    let bytes = (l_in + l_out) as f64 * nf * w;
-                    out.rf_bytes += bytes;
-                    let mut tasks = vec![
-                        (Resource::Bconv(c), l_in as f64 * blocks * cols),
-                        (Resource::Scratchpad(c), bytes / spm_bpc),
-                    ];
-                    if !m.options.bconv_scale_in_intt {
-                        tasks.push((Resource::Madu(c), l_in as f64 * nf / scale_epc));
-                    }
+                    out.rf_bytes += (l_in + l_out) as f64 * nf * w;
                     out.phases.push(Phase {
-                        tasks,
-                        latency: b.latency_cycles as f64,
+                        tasks: bconv_tasks(c, l_in, l_out, nf),
+                        latency,
                     });
                 }
             }

@@ -3,7 +3,7 @@
 
 use crate::engine::Schedule;
 use crate::machine::{Activity, Machine, Per};
-use crate::mapping::Resource;
+use crate::mapping::{Layout, Resource};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -61,11 +61,11 @@ pub fn area_power(m: &Machine) -> (f64, f64) {
 
 /// Utilization per activity class over a schedule of `cycles`.
 pub fn utilization(m: &Machine, s: &Schedule) -> BTreeMap<String, f64> {
-    let k = m.chip.clusters;
+    let lay = Layout::of(m);
     let mut sums: BTreeMap<String, (f64, f64)> = BTreeMap::new();
-    for r in Resource::all(k) {
+    for r in Resource::all(&lay) {
         let e = sums.entry(r.class().to_string()).or_default();
-        e.0 += s.busy[r.index(k)];
+        e.0 += s.busy[r.index(&lay)];
         e.1 += 1.0;
     }
     let cycles = s.cycles.max(1e-9);

@@ -4,7 +4,7 @@
 use crate::engine::Schedule;
 use crate::error::SimError;
 use crate::machine::Machine;
-use crate::mapping::Resource;
+use crate::mapping::{Layout, Resource};
 use serde_json::json;
 use std::io::Write;
 
@@ -23,15 +23,15 @@ fn track_name(r: Resource) -> String {
         Resource::Madu(c) => format!("cluster {c} MADUs"),
         Resource::Prng(c) => format!("cluster {c} PRNG"),
         Resource::Scratchpad(c) => format!("cluster {c} scratchpad port"),
-        Resource::Noc => "NoC".into(),
-        Resource::Offchip => "off-chip memory".into(),
+        Resource::Noc(i) => format!("NoC / link {i}"),
+        Resource::Offchip(c) => format!("off-chip channel {c}"),
     }
 }
 
 /// Writes the schedule (run with `keep_slots`) as Chrome-trace JSON: timestamps in
 /// microseconds of machine time.
 pub fn write_chrome_trace(m: &Machine, s: &Schedule, path: &str) -> Result<(), SimError> {
-    let k = m.chip.clusters;
+    let lay = Layout::of(m);
     let us = 1.0 / (m.clock.ghz * 1e3);
     let f = std::fs::File::create(path).map_err(|e| io(path, e))?;
     let mut w = std::io::BufWriter::new(f);
@@ -52,10 +52,10 @@ pub fn write_chrome_trace(m: &Machine, s: &Schedule, path: &str) -> Result<(), S
         json!({"name":"process_name","ph":"M","pid":1,"args":{"name":m.name}}),
     )
     .map_err(|e| io(path, e))?;
-    for r in Resource::all(k) {
+    for r in Resource::all(&lay) {
         put(
             &mut w,
-            json!({"name":"thread_name","ph":"M","pid":1,"tid":r.index(k),"args":{"name":track_name(r)}}),
+            json!({"name":"thread_name","ph":"M","pid":1,"tid":r.index(&lay),"args":{"name":track_name(r)}}),
         )
         .map_err(|e| io(path, e))?;
     }
@@ -74,7 +74,7 @@ pub fn write_chrome_trace(m: &Machine, s: &Schedule, path: &str) -> Result<(), S
             }
             put(
                 &mut w,
-                json!({"name":sl.op,"ph":"X","pid":1,"tid":r.index(k),"ts":t0*us,"dur":c*us,
+                json!({"name":sl.op,"ph":"X","pid":1,"tid":r.index(&lay),"ts":t0*us,"dur":c*us,
                        "args":{"seq":sl.seq}}),
             )
             .map_err(|e| io(path, e))?;
@@ -87,6 +87,7 @@ pub fn write_chrome_trace(m: &Machine, s: &Schedule, path: &str) -> Result<(), S
 /// Busy fraction per unit class in `bins` equal time bins.
 pub fn utilization_series(m: &Machine, s: &Schedule, bins: usize) -> Vec<(&'static str, Vec<f64>)> {
     let k = m.chip.clusters;
+    let lay = Layout::of(m);
     let classes = [
         "ntt",
         "bconv",
@@ -105,7 +106,8 @@ pub fn utilization_series(m: &Machine, s: &Schedule, bins: usize) -> Vec<(&'stat
                 continue;
             };
             let instances = match r {
-                Resource::Noc | Resource::Offchip => 1.0,
+                Resource::Noc(_) => lay.links as f64,
+                Resource::Offchip(_) => lay.channels as f64,
                 _ => k as f64,
             };
             let (mut a, b) = (t0, t0 + c);

@@ -70,10 +70,10 @@ fn a_fork_runs_on_two_units_at_once() {
     let m = machine();
     let s = run(&m, &t, false).unwrap();
     assert!((s.cycles - (32.768 + 16.0)).abs() < 1e-6, "{}", s.cycles);
-    let k = m.chip.clusters;
-    use tessera_sim::mapping::Resource;
-    assert!((s.busy[Resource::Auto(0).index(k)] - 16.0).abs() < 1e-9);
-    assert!((s.busy[Resource::Madu(0).index(k)] - 8.0).abs() < 1e-9);
+    use tessera_sim::mapping::{Layout, Resource};
+    let lay = Layout::of(&m);
+    assert!((s.busy[Resource::Auto(0).index(&lay)] - 16.0).abs() < 1e-9);
+    assert!((s.busy[Resource::Madu(0).index(&lay)] - 8.0).abs() < 1e-9);
 }
 
 #[test]
@@ -205,8 +205,9 @@ fn bootstrapping_key_traffic_matches_the_trace_counts() {
     assert!(unseeded.offchip_by_kind["evalkey"] > big.offchip_by_kind["evalkey"]);
     // The PRNG runs only with seeds.
     let k = seeded.chip.clusters;
+    let lay = tessera_sim::mapping::Layout::of(&seeded);
     let prng: f64 = (0..k)
-        .map(|c| big.busy[tessera_sim::mapping::Resource::Prng(c).index(k)])
+        .map(|c| big.busy[tessera_sim::mapping::Resource::Prng(c).index(&lay)])
         .sum();
     assert!(prng > 0.0);
 }
