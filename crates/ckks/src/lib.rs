@@ -53,7 +53,7 @@ pub use context::{CkksContext, OfLimbPlaintext, Plaintext};
 pub use decomposition::KeySwitchPlan;
 pub use encoder::Encoder;
 pub use error::{CkksError, Result};
-pub use evaluator::Evaluator;
+pub use evaluator::{Evaluator, KeySwitchDataflow};
 pub use keys::{
     decrypt, Ciphertext, EvaluationKeys, KeyGenerator, PublicKey, SecretKey, SwitchingKey,
 };

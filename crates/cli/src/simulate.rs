@@ -32,6 +32,10 @@ pub struct SimulateArgs {
     /// Bootstrapping with minimum key-switching / multi-hop rotations (ark.md IV-A).
     #[arg(long)]
     pub min_ks: bool,
+    /// Key switching one digit at a time, accumulated (reed.md Algorithm 3), instead of all
+    /// digits then the inner products.
+    #[arg(long)]
+    pub streamed_keyswitch: bool,
     /// Override a machine value by its dotted path, e.g. --set chip.clusters=8 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -56,6 +60,9 @@ pub fn workload(a: &SimulateArgs, arch: &Arch) -> Result<Workload, SimError> {
     spec.level = a.level;
     spec.of_limb = a.of_limb;
     spec.min_ks = a.min_ks;
+    if a.streamed_keyswitch {
+        spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
+    }
     if WORKLOADS.contains(&a.workload.as_str()) {
         eprintln!("recording the '{}' workload at '{params}'...", a.workload);
     }

@@ -12,6 +12,8 @@ use serde::{de::DeserializeOwned, Serialize};
 pub const BUILTIN: &[(&str, &str)] = &[
     ("ark", include_str!("../../../configs/ark.toml")),
     ("cofhee", include_str!("../../../configs/cofhee.toml")),
+    ("reed", include_str!("../../../configs/reed.toml")),
+    ("reed-512x128", include_str!("../../../configs/reed-512x128.toml")),
 ];
 
 /// A machine of either kind (loaded a handful of times per run: the size difference

@@ -230,6 +230,9 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         let kind = kind_of(ins);
         let mut backing = Backing::Temp;
         let mut lowered = Lowered::default();
+        // A result that only streams through the RFs to its one consumer never occupies
+        // the scratchpad.
+        let mut through_rf = false;
         let shape = match ins.op {
             Op::Ntt | Op::Intt => Some(Shape::Transform),
             Op::Automorphism => Some(Shape::Permute),
@@ -288,6 +291,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                 None => true,
             };
             let spm_scale = (spm_reads + write as usize) as f64 / (reads + 1) as f64;
+            through_rf = !write;
             lowered = lower(m, shape, &ins.limbs, n, rr, spm_scale);
             if matches!(shape, Shape::Bconv { .. }) {
                 rr += 1;
@@ -353,7 +357,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         let dst = ins.dst;
         let in_place = dst.is_some_and(|d| ins.srcs.contains(&d));
         if let Some(d) = dst {
-            if !in_place && backing == Backing::Temp && ins.op != Op::Store {
+            if !in_place && backing == Backing::Temp && ins.op != Op::Store && !through_rf {
                 keep.insert(Entry::Temp(d));
                 res.insert(
                     Entry::Temp(d),

@@ -171,6 +171,8 @@ pub enum Per {
     ScratchpadMb,
     /// Per off-chip memory stack.
     OffchipStack,
+    /// Per interconnect link (a ring of k clusters has k).
+    Link,
 }
 
 /// What a component's dynamic power follows.

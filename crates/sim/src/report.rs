@@ -48,6 +48,7 @@ pub fn component_count(m: &Machine, per: Per, count: f64) -> f64 {
             Per::Cluster => m.chip.clusters as f64,
             Per::ScratchpadMb => m.memory.scratchpad.capacity_mb.unwrap_or(0.0),
             Per::OffchipStack => m.memory.offchip.stacks as f64,
+            Per::Link => m.links() as f64,
         }
 }
 

@@ -7,11 +7,19 @@ use crate::error::SimError;
 use tessera_backend::trace::{Instr, Meta, Recorded};
 use tessera_backend::TraceBackend;
 use tessera_ckks::bootstrap::{BootstrapParameters, Bootstrapper};
-use tessera_ckks::{Ciphertext, CkksContext, Evaluator, KeyGenerator, Parameters};
+use tessera_ckks::{Ciphertext, CkksContext, KeySwitchDataflow, Evaluator, KeyGenerator, Parameters};
 use tessera_math::sampling::Seed;
 
 /// The built-in workload names.
-pub const WORKLOADS: &[&str] = &["bootstrap", "hmult", "hrot", "keyswitch", "ntt"];
+pub const WORKLOADS: &[&str] = &[
+    "bootstrap",
+    "hmult",
+    "hrot",
+    "keyswitch",
+    "hadd",
+    "pmult",
+    "ntt",
+];
 
 /// What to record.
 #[derive(Clone, Debug)]
@@ -26,6 +34,9 @@ pub struct WorkloadSpec {
     pub of_limb: bool,
     /// Minimum key-switching (multi-hop rotations) in bootstrapping (ark.md IV-A).
     pub min_ks: bool,
+    /// Key-switch dataflow: batched (all digits, then inner products) or streamed (one
+    /// digit at a time, reed.md Algorithm 3).
+    pub dataflow: KeySwitchDataflow,
 }
 
 impl WorkloadSpec {
@@ -37,6 +48,7 @@ impl WorkloadSpec {
             level: None,
             of_limb: false,
             min_ks: false,
+            dataflow: KeySwitchDataflow::Batched,
         }
     }
 }
@@ -125,6 +137,7 @@ fn one(
     let pt = ctx.encode_real(&[0.5], slots, level, ctx.params().default_scale())?;
     let ct = kg.encrypt_sk(&pt, sk)?;
     let mut ev = Evaluator::new(ctx, TraceBackend::trace(ctx.ring().clone()))?;
+    ev.set_key_switch_dataflow(spec.dataflow);
     match spec.name.as_str() {
         "ntt" => {
             let x = ev.load(&ct)?;
@@ -138,6 +151,17 @@ fn one(
             let y = ev.load(&ct)?;
             let z = ev.mul_relin(&x, &y, keys)?;
             let z = ev.rescale(&z)?;
+            store(&mut ev, &z);
+        }
+        "hadd" => {
+            let x = ev.load(&ct)?;
+            let y = ev.load(&ct)?;
+            let z = ev.add(&x, &y)?;
+            store(&mut ev, &z);
+        }
+        "pmult" => {
+            let x = ev.load(&ct)?;
+            let z = ev.mul_plain(&x, &pt)?;
             store(&mut ev, &z);
         }
         "hrot" => {
@@ -216,6 +240,7 @@ fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, SimError> {
     let pt = ctx.encode_real(&[0.5], slots, 0, ctx.params().default_scale())?;
     let ct = kg.encrypt_sk(&pt, &sk)?;
     let mut ev = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone()))?;
+    ev.set_key_switch_dataflow(spec.dataflow);
     let x = ev.load(&ct)?;
     let out = boot.bootstrap(&mut ev, &x, &keys)?;
     store(&mut ev, &out);

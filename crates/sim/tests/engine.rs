@@ -94,8 +94,8 @@ fn loads_are_bound_by_offchip_bandwidth() {
 
 #[test]
 fn a_full_scratchpad_spills_the_value_needed_last() {
-    // Room for three limbs. A, B, C are loaded; A + C needs a fourth slot, so B (next used
-    // last) is spilled, then reloaded for B + D.
+    // Room for three limbs. A, B, C are loaded; D = A + C (read twice later, so it is
+    // stored) needs a fourth slot, so B (next used last) is spilled, then reloaded for B + D.
     let m = machine()
         .with_setting("memory.scratchpad.capacity_mb", "0.09375")
         .unwrap();
@@ -105,6 +105,7 @@ fn a_full_scratchpad_spills_the_value_needed_last() {
         ins(2, Op::Load, 3, &[], 1),
         ins(3, Op::Add, 4, &[1, 3], 1),
         ins(4, Op::Add, 5, &[2, 4], 1),
+        ins(5, Op::Add, 6, &[4, 5], 1),
     ];
     let s = run(&m, &t, false).unwrap();
     assert_eq!(s.offchip_by_kind["spill"], LIMB);
@@ -114,6 +115,24 @@ fn a_full_scratchpad_spills_the_value_needed_last() {
     // With room for everything nothing spills.
     let s = run(&machine(), &t, false).unwrap();
     assert_eq!(s.offchip_bytes, 3.0 * LIMB);
+}
+
+#[test]
+fn a_result_chained_to_its_only_consumer_takes_no_scratchpad() {
+    // Room for two limbs: A and B are loaded, C = A + B streams through the RFs into
+    // D = C * C, so nothing spills.
+    let m = machine()
+        .with_setting("memory.scratchpad.capacity_mb", "0.0625")
+        .unwrap();
+    let t = vec![
+        ins(0, Op::Load, 1, &[], 1),
+        ins(1, Op::Load, 2, &[], 1),
+        ins(2, Op::Add, 3, &[1, 2], 1),
+        ins(3, Op::Mul, 4, &[3, 3], 1),
+    ];
+    let s = run(&m, &t, false).unwrap();
+    assert_eq!(s.offchip_bytes, 2.0 * LIMB);
+    assert_eq!(s.overflow_bytes, 0.0);
 }
 
 #[test]
