@@ -26,10 +26,13 @@ pub fn run(paper: Option<&str>, json: bool) -> Result<(), SimError> {
                 r.item.clone(),
                 r.unit.clone(),
                 fmt(r.paper_value),
-                format!("{:.4}", r.model_value),
+                fmt(r.model_value),
                 fmt(r.ratio),
                 match (r.hit, r.tolerance) {
                     (Some(true), Some((lo, hi))) => format!("hit [{lo}, {hi}]"),
+                    (Some(false), Some((lo, hi))) if r.model_value.is_none() => {
+                        format!("MISS (not modelled) [{lo}, {hi}]")
+                    }
                     (Some(false), Some((lo, hi))) => format!("MISS [{lo}, {hi}]"),
                     _ => "(reported)".into(),
                 },

@@ -101,16 +101,9 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
     };
     let sim_s = start.elapsed().as_secs_f64();
     if a.json {
-        json_line(&json!({
-            "arch": r.arch, "workload": r.workload, "time_s": r.time_s, "cycles": r.cycles,
-            "energy_j": r.energy_j, "avg_power_w": r.avg_power_w, "area_mm2": r.area_mm2,
-            "peak_power_w": r.peak_power_w, "offchip_bytes": r.offchip_bytes,
-            "noc_bytes": r.noc_bytes, "utilization": r.utilization,
-            "offchip_by_kind_bytes": r.offchip_by_kind_bytes,
-            "peak_onchip_bytes": r.peak_onchip_bytes, "instructions": r.instructions,
-            "time_by_op_s": r.time_by_op_s,
-            "simulation_s": sim_s,
-        }));
+        let mut v = serde_json::to_value(&r).map_err(|e| SimError::Trace(e.to_string()))?;
+        v["simulation_s"] = json!(sim_s);
+        json_line(&v);
         return Ok(());
     }
     emit(&format!(
@@ -140,6 +133,27 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
         rows.push(vec![
             format!("  off-chip {k}"),
             format!("{:.1} MB", v / 1e6),
+        ]);
+    }
+    rows.push(vec!["EDAP".into(), format!("{:.4e} J s mm2", r.edap)]);
+    if let (Some(p), Some(mono)) = (&r.package, &r.monolithic) {
+        rows.push(vec![
+            "package".into(),
+            format!(
+                "{} die(s) of {:.1} mm2, die yield {:.1} %, ${:.0} per good package",
+                p.dies,
+                p.die_area_mm2,
+                p.die_yield * 100.0,
+                p.cost_per_good_package_usd
+            ),
+        ]);
+        rows.push(vec![
+            "  as one monolithic die".into(),
+            format!(
+                "yield {:.1} %, ${:.0} per good die",
+                mono.die_yield * 100.0,
+                mono.cost_per_good_package_usd
+            ),
         ]);
     }
     for (k, v) in &r.time_by_op_s {

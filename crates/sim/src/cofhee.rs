@@ -457,6 +457,9 @@ pub fn simulate_pe(m: &PeMachine, workload: &str, instrs: &[Instr]) -> Result<Re
                 energy_j: 0.0,
             })
             .collect(),
+        edap: energy_j * time_s * m.area_mm2(),
+        package: None,
+        monolithic: None,
         time_by_op_s,
     })
 }

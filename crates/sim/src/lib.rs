@@ -15,6 +15,7 @@
 
 pub mod arch;
 pub mod cofhee;
+pub mod cost;
 pub mod engine;
 pub mod error;
 pub mod machine;

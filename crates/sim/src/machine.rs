@@ -45,6 +45,9 @@ pub struct Chip {
     pub lanes: usize,
     /// Data-distribution policy.
     pub policy: Policy,
+    /// Dies the clusters are split over (1: monolithic; REED: one chiplet per cluster).
+    #[serde(default = "one")]
+    pub dies: usize,
     pub cite: Cite,
 }
 
@@ -226,6 +229,9 @@ pub struct Machine {
     pub options: Options,
     #[serde(rename = "component")]
     pub components: Vec<Component>,
+    /// Yield and cost constants (optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::CostModel>,
 }
 
 impl Machine {

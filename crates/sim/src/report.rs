@@ -38,6 +38,14 @@ pub struct Report {
     pub components: Vec<ComponentCost>,
     /// Seconds of the makespan added while each (outermost) HE operation ran.
     pub time_by_op_s: BTreeMap<String, f64>,
+    /// Energy x delay x area (J s mm^2), the papers' efficiency metric.
+    pub edap: f64,
+    /// This package's yield and cost, and one monolithic die of the same logic (when the
+    /// machine has a cost model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<crate::cost::PackageCost>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monolithic: Option<crate::cost::PackageCost>,
 }
 
 /// How many of a component this configuration has.
@@ -143,5 +151,8 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
             .iter()
             .map(|(k, v)| (k.clone(), v / (m.clock.ghz * 1e9)))
             .collect(),
+        edap: energy * time_s * area,
+        package: m.cost.as_ref().map(|c| c.package(area, m.chip.dies)),
+        monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
     }
 }
