@@ -8,6 +8,7 @@ mod output;
 mod plan;
 mod reproduce;
 mod simulate;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 
@@ -44,6 +45,8 @@ enum Command {
     },
     /// Run a workload on an accelerator model: time, energy, area, traffic, utilization.
     Simulate(simulate::SimulateArgs),
+    /// Simulate one workload over a grid of machine settings (CSV and a plot).
+    Sweep(sweep::SweepArgs),
     /// The papers' figures next to the model's (with the ratio), hits and misses alike.
     Reproduce {
         /// Only this paper's targets (ark).
@@ -68,6 +71,7 @@ fn main() {
         Command::Info { json } => bench::info(json).map_err(Into::into),
         Command::Plan { params, json } => plan::run(&params, json).map_err(Into::into),
         Command::Simulate(a) => simulate::run(&a).map_err(Into::into),
+        Command::Sweep(a) => sweep::run(&a).map_err(Into::into),
         Command::Reproduce { paper, json } => {
             reproduce::run(paper.as_deref(), json).map_err(Into::into)
         }

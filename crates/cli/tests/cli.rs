@@ -242,3 +242,36 @@ fn simulate_and_reproduce_errors_name_the_parameter() {
     assert_eq!(code, 2);
     assert!(err.contains("paper"), "{err}");
 }
+
+#[test]
+fn sweep_writes_csv_and_plot() {
+    let dir = std::env::temp_dir();
+    let out = dir.join(format!("tessera-sweep-{}", std::process::id()));
+    let (code, stdout, err) = tessera(&[
+        "sweep",
+        "--arch",
+        "reed",
+        "--set",
+        "chip.clusters=1,2,4",
+        "--set",
+        "memory.noc.bandwidth_gbs=315.0,630.0",
+        "--workload",
+        "keyswitch",
+        "--params",
+        "test-small",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("chip.clusters"), "{stdout}");
+    let csv = std::fs::read_to_string(out.with_extension("csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 6, "{csv}");
+    assert!(csv.starts_with("chip.clusters,memory.noc.bandwidth_gbs,time_s"));
+    let svg = std::fs::read_to_string(out.with_extension("svg")).unwrap();
+    assert!(svg.contains("<polyline"));
+    std::fs::remove_file(out.with_extension("csv")).ok();
+    std::fs::remove_file(out.with_extension("svg")).ok();
+    let (code, _, err) = tessera(&["sweep", "--set", "chip.clusters"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--set"), "{err}");
+}

@@ -13,7 +13,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("ark", include_str!("../../../configs/ark.toml")),
     ("cofhee", include_str!("../../../configs/cofhee.toml")),
     ("reed", include_str!("../../../configs/reed.toml")),
-    ("reed-512x128", include_str!("../../../configs/reed-512x128.toml")),
+    (
+        "reed-512x128",
+        include_str!("../../../configs/reed-512x128.toml"),
+    ),
 ];
 
 /// A machine of either kind (loaded a handful of times per run: the size difference

@@ -116,8 +116,16 @@ mod tests {
     #[test]
     fn yield_reproduces_the_points_it_is_built_from() {
         let m = model();
-        assert!((m.die_yield(200.0) - 0.80).abs() < 0.005, "{}", m.die_yield(200.0));
-        assert!((m.die_yield(100.0) - 0.90).abs() < 0.01, "{}", m.die_yield(100.0));
+        assert!(
+            (m.die_yield(200.0) - 0.80).abs() < 0.005,
+            "{}",
+            m.die_yield(200.0)
+        );
+        assert!(
+            (m.die_yield(100.0) - 0.90).abs() < 0.01,
+            "{}",
+            m.die_yield(100.0)
+        );
         assert!(m.die_yield(800.0) < m.die_yield(200.0));
         assert!((m.die_yield(0.0) - 1.0).abs() < 1e-12);
     }

@@ -87,7 +87,7 @@ fn kind_of(i: &Instr) -> &'static str {
 pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, SimError> {
     let k = m.chip.clusters;
     let w = m.word_bytes();
-    let cap = m.memory.scratchpad.capacity_mb.unwrap_or(f64::INFINITY) * 1048576.0;
+    let cap = m.scratchpad_mb() * 1048576.0;
     let off_bpc = m.memory.offchip.bandwidth_gbs / m.clock.ghz;
     let off_lat = m.memory.offchip.latency_ns * m.clock.ghz;
     let mut res = Residency::new(cap);

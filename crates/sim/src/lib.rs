@@ -20,9 +20,11 @@ pub mod engine;
 pub mod error;
 pub mod machine;
 pub mod mapping;
+pub mod plot;
 pub mod report;
 pub mod reproduce;
 pub mod residency;
+pub mod sweep;
 pub mod timeline;
 pub mod workload;
 

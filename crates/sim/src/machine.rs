@@ -45,7 +45,8 @@ pub struct Chip {
     pub lanes: usize,
     /// Data-distribution policy.
     pub policy: Policy,
-    /// Dies the clusters are split over (1: monolithic; REED: one chiplet per cluster).
+    /// Dies the clusters are split over: 1 monolithic, 0 one die per cluster (REED's
+    /// chiplets), otherwise that many.
     #[serde(default = "one")]
     pub dies: usize,
     pub cite: Cite,
@@ -103,8 +104,9 @@ pub struct Memory {
     /// Stacks or channels (for area and power scaling).
     #[serde(default = "one")]
     pub stacks: usize,
-    /// Off-chip only: every cluster (die) has its own memory of `bandwidth_gbs` and loads go
-    /// to the home cluster of each limb (REED's exclusive HBM per chiplet).
+    /// Capacity and bandwidth are per cluster (they scale with the cluster count). Off-chip:
+    /// every cluster (die) has its own memory and loads go to the home cluster of each limb
+    /// (REED's exclusive HBM per chiplet).
     #[serde(default)]
     pub per_cluster: bool,
     /// NoC only: `crossbar` (one shared resource of `bandwidth_gbs`, the default) or `ring`
@@ -317,6 +319,35 @@ impl Machine {
             }
         }
         Ok(())
+    }
+
+    /// Dies of the package.
+    pub fn die_count(&self) -> usize {
+        if self.chip.dies == 0 {
+            self.chip.clusters
+        } else {
+            self.chip.dies
+        }
+    }
+
+    /// Scratchpad capacity of the whole machine, in MB (infinite when not modelled).
+    pub fn scratchpad_mb(&self) -> f64 {
+        let s = &self.memory.scratchpad;
+        let per = if s.per_cluster {
+            self.chip.clusters as f64
+        } else {
+            1.0
+        };
+        s.capacity_mb.map_or(f64::INFINITY, |c| c * per)
+    }
+
+    /// Aggregate bandwidth of `mem` in GB/s (a per-cluster figure times the clusters).
+    pub fn total_gbs(&self, mem: &Memory) -> f64 {
+        if mem.per_cluster {
+            mem.bandwidth_gbs * self.chip.clusters as f64
+        } else {
+            mem.bandwidth_gbs
+        }
     }
 
     /// NoC resources: one for a crossbar, one per link for a ring.

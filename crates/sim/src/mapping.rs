@@ -212,7 +212,7 @@ pub fn lower(
     let k = m.chip.clusters;
     let w = m.word_bytes();
     let nf = n as f64;
-    let spm_bpc = m.memory.scratchpad.bandwidth_gbs / m.clock.ghz / k as f64 / spm_scale.max(1e-9);
+    let spm_bpc = m.total_gbs(&m.memory.scratchpad) / m.clock.ghz / k as f64 / spm_scale.max(1e-9);
     let share = per_cluster(limbs, k);
     let u = &m.units;
     let mut out = Lowered::default();
@@ -307,7 +307,10 @@ pub fn lower(
             // The one loaded limb is broadcast to every cluster, then reduced per limb.
             let tasks = comm(Pattern::Broadcast, nf * w, &mut out);
             if !tasks.is_empty() {
-                out.phases.push(Phase { tasks, latency: 0.0 });
+                out.phases.push(Phase {
+                    tasks,
+                    latency: 0.0,
+                });
             }
             let mut ph = limb_wise(Resource::Madu, madu_epc, 1.0, &mut out);
             ph.latency = u.madu.latency_cycles as f64;
@@ -321,7 +324,10 @@ pub fn lower(
                 Policy::Alternating if k > 1 => {
                     // Limb-wise -> coefficient-wise, BConv on every cluster, and back.
                     let tasks = comm(Pattern::AllToAll, in_bytes, &mut out);
-                    out.phases.push(Phase { tasks, latency: 0.0 });
+                    out.phases.push(Phase {
+                        tasks,
+                        latency: 0.0,
+                    });
                     let mut ph = Phase {
                         tasks: Vec::new(),
                         latency,
@@ -332,13 +338,19 @@ pub fn lower(
                     }
                     out.phases.push(ph);
                     let tasks = comm(Pattern::AllToAll, l_out as f64 * nf * w, &mut out);
-                    out.phases.push(Phase { tasks, latency: 0.0 });
+                    out.phases.push(Phase {
+                        tasks,
+                        latency: 0.0,
+                    });
                 }
                 Policy::Ring if k > 1 => {
                     // reed.md Algorithm 3: the input limbs travel the ring once; every
                     // cluster converts them into its own (home) output limbs.
                     let tasks = comm(Pattern::AllGather, in_bytes, &mut out);
-                    out.phases.push(Phase { tasks, latency: 0.0 });
+                    out.phases.push(Phase {
+                        tasks,
+                        latency: 0.0,
+                    });
                     let mut ph = Phase {
                         tasks: Vec::new(),
                         latency,

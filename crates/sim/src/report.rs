@@ -54,7 +54,14 @@ pub fn component_count(m: &Machine, per: Per, count: f64) -> f64 {
         * match per {
             Per::Chip => 1.0,
             Per::Cluster => m.chip.clusters as f64,
-            Per::ScratchpadMb => m.memory.scratchpad.capacity_mb.unwrap_or(0.0),
+            Per::ScratchpadMb => {
+                let mb = m.scratchpad_mb();
+                if mb.is_finite() {
+                    mb
+                } else {
+                    0.0
+                }
+            }
             Per::OffchipStack => m.memory.offchip.stacks as f64,
             Per::Link => m.links() as f64,
         }
@@ -82,7 +89,7 @@ pub fn utilization(m: &Machine, s: &Schedule) -> BTreeMap<String, f64> {
         .into_iter()
         .map(|(c, (b, n))| (c, (b / (n * cycles)).min(1.0)))
         .collect();
-    let rf_bpc = m.memory.register_file.bandwidth_gbs / m.clock.ghz;
+    let rf_bpc = m.total_gbs(&m.memory.register_file) / m.clock.ghz;
     out.insert(
         "register_file".into(),
         (s.rf_bytes / (rf_bpc * cycles)).min(1.0),
@@ -152,7 +159,7 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
             .map(|(k, v)| (k.clone(), v / (m.clock.ghz * 1e9)))
             .collect(),
         edap: energy * time_s * area,
-        package: m.cost.as_ref().map(|c| c.package(area, m.chip.dies)),
+        package: m.cost.as_ref().map(|c| c.package(area, m.die_count())),
         monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
     }
 }

@@ -53,7 +53,14 @@ fn row(
 }
 
 /// A target the model does not produce yet: reported as a miss with the reason.
-fn missing(paper: &str, item: &str, unit: &str, paper_value: f64, tolerance: (f64, f64), why: &str) -> Target {
+fn missing(
+    paper: &str,
+    item: &str,
+    unit: &str,
+    paper_value: f64,
+    tolerance: (f64, f64),
+    why: &str,
+) -> Target {
     Target {
         paper: paper.into(),
         item: item.into(),
@@ -422,7 +429,10 @@ pub fn reed(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
             "not modelled yet: no bootstrapping parameter set for REED's w = 54, L = 30, L_boot = 15",
         ));
     }
-    for (item, paper) in [("28 nm 1024x64 total area", 311.9), ("28 nm 512x128 total area", 461.4)] {
+    for (item, paper) in [
+        ("28 nm 1024x64 total area", 311.9),
+        ("28 nm 512x128 total area", 461.4),
+    ] {
         v.push(missing(
             "reed",
             item,

@@ -135,64 +135,32 @@ pub fn write_utilization_svg(
     path: &str,
 ) -> Result<(), SimError> {
     let bins = 200;
-    let series = utilization_series(m, s, bins);
-    let (w, h, left, top, pw, ph) = (900.0, 420.0, 60.0, 40.0, 700.0, 320.0);
-    let colors = [
-        "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-    ];
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{left}\" y=\"20\" font-size=\"14\">{} on {}: utilization over {:.3} ms</text>\n",
-        xml(title),
-        xml(&m.name),
+    let width = s.cycles / bins as f64;
+    let series: Vec<crate::plot::Series> = utilization_series(m, s, bins)
+        .into_iter()
+        .map(|(name, v)| {
+            let pts = v
+                .iter()
+                .enumerate()
+                .map(|(b, u)| ((b as f64 + 0.5) * width / (m.clock.ghz * 1e3), *u))
+                .collect();
+            (name.to_string(), pts)
+        })
+        .collect();
+    let title = format!(
+        "{title} on {}: utilization over {:.3} ms",
+        m.name,
         s.cycles / (m.clock.ghz * 1e6)
     );
-    for t in 0..=4 {
-        let y = top + ph * (1.0 - t as f64 / 4.0);
-        svg += &format!(
-            "<line x1=\"{left}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}%</text>\n",
-            left + pw,
-            left - 6.0,
-            y + 4.0,
-            t * 25
-        );
-    }
-    svg += &format!(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">time (machine cycles, {} bins)</text>\n",
-        left + pw / 2.0,
-        top + ph + 30.0,
-        bins
+    let svg = crate::plot::line_plot(
+        &crate::plot::Axes {
+            title: &title,
+            x_label: "time (us)",
+            y_label: "busy fraction",
+            y_range: Some((0.0, 1.0)),
+            y_percent: true,
+        },
+        &series,
     );
-    for (i, (name, v)) in series.iter().enumerate() {
-        let pts: Vec<String> = v
-            .iter()
-            .enumerate()
-            .map(|(b, u)| {
-                format!(
-                    "{:.1},{:.1}",
-                    left + pw * (b as f64 + 0.5) / bins as f64,
-                    top + ph * (1.0 - u)
-                )
-            })
-            .collect();
-        let c = colors[i % colors.len()];
-        svg += &format!(
-            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"1.5\" points=\"{}\"/>\n\
-             <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{c}\"/><text x=\"{}\" y=\"{}\">{name}</text>\n",
-            pts.join(" "),
-            left + pw + 20.0,
-            top + 20.0 * i as f64,
-            left + pw + 38.0,
-            top + 20.0 * i as f64 + 10.0
-        );
-    }
-    svg += "</svg>\n";
     std::fs::write(path, svg).map_err(|e| io(path, e))
-}
-
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }

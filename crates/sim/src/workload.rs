@@ -7,7 +7,9 @@ use crate::error::SimError;
 use tessera_backend::trace::{Instr, Meta, Recorded};
 use tessera_backend::TraceBackend;
 use tessera_ckks::bootstrap::{BootstrapParameters, Bootstrapper};
-use tessera_ckks::{Ciphertext, CkksContext, KeySwitchDataflow, Evaluator, KeyGenerator, Parameters};
+use tessera_ckks::{
+    Ciphertext, CkksContext, Evaluator, KeyGenerator, KeySwitchDataflow, Parameters,
+};
 use tessera_math::sampling::Seed;
 
 /// The built-in workload names.

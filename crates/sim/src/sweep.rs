@@ -1,0 +1,192 @@
+//! Design-space sweeps: one recorded workload simulated on a grid of machine settings.
+
+use crate::arch::Arch;
+use crate::error::SimError;
+use crate::plot::{line_plot, Axes, Series};
+use crate::report::Report;
+use rayon::prelude::*;
+use tessera_backend::trace::Instr;
+
+/// One swept key and its values (`chip.clusters=1,2,4`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+impl Axis {
+    /// Parses `KEY=V1,V2,...`.
+    pub fn parse(s: &str) -> Result<Self, SimError> {
+        let (k, v) = s.split_once('=').ok_or_else(|| SimError::Invalid {
+            name: "--set",
+            value: s.into(),
+            allowed: "KEY=V1,V2,... with KEY a dotted path such as chip.clusters".into(),
+        })?;
+        let values: Vec<String> = v
+            .split(',')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect();
+        if values.is_empty() {
+            return Err(SimError::Invalid {
+                name: "--set",
+                value: s.into(),
+                allowed: "at least one value after '='".into(),
+            });
+        }
+        Ok(Self {
+            key: k.trim().to_string(),
+            values,
+        })
+    }
+}
+
+/// Every combination of the axes' values, the first axis varying slowest.
+pub fn grid(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
+    let mut out = vec![Vec::new()];
+    for a in axes {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                a.values.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push((a.key.clone(), v.clone()));
+                    p
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// One grid point and its report.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub settings: Vec<(String, String)>,
+    pub report: Report,
+}
+
+/// Simulates `instrs` on `arch` with every grid point's settings, in parallel; `tick` is
+/// called once per finished point.
+pub fn run(
+    arch: &str,
+    axes: &[Axis],
+    label: &str,
+    instrs: &[Instr],
+    tick: &(dyn Fn() + Sync),
+) -> Result<Vec<Point>, SimError> {
+    grid(axes)
+        .into_par_iter()
+        .map(|settings| {
+            let sets: Vec<String> = settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let a = Arch::load_with(arch, &sets)?;
+            let report = a.simulate(label, instrs)?;
+            tick();
+            Ok(Point { settings, report })
+        })
+        .collect()
+}
+
+/// CSV: the settings, then time, energy, power, area, traffic, yield and cost.
+pub fn csv(axes: &[Axis], points: &[Point]) -> String {
+    let mut s = axes
+        .iter()
+        .map(|a| a.key.clone())
+        .collect::<Vec<_>>()
+        .join(",");
+    s += ",time_s,energy_j,avg_power_w,area_mm2,offchip_bytes,noc_bytes,edap,die_yield,cost_per_good_package_usd\n";
+    for p in points {
+        let r = &p.report;
+        let vals: Vec<&str> = p.settings.iter().map(|(_, v)| v.as_str()).collect();
+        let (y, c) = r
+            .package
+            .as_ref()
+            .map(|p| {
+                (
+                    p.die_yield.to_string(),
+                    p.cost_per_good_package_usd.to_string(),
+                )
+            })
+            .unwrap_or_default();
+        s += &format!(
+            "{},{},{},{},{},{},{},{},{y},{c}\n",
+            vals.join(","),
+            r.time_s,
+            r.energy_j,
+            r.avg_power_w,
+            r.area_mm2,
+            r.offchip_bytes,
+            r.noc_bytes,
+            r.edap
+        );
+    }
+    s
+}
+
+/// An SVG of time against the first axis (numeric values), one line per combination of the
+/// other axes.
+pub fn plot(title: &str, axes: &[Axis], points: &[Point]) -> Result<String, SimError> {
+    let first = axes.first().ok_or_else(|| SimError::Invalid {
+        name: "--set",
+        value: String::new(),
+        allowed: "at least one swept key".into(),
+    })?;
+    let mut series: Vec<Series> = Vec::new();
+    for p in points {
+        let x: f64 = p.settings[0].1.parse().map_err(|_| SimError::Invalid {
+            name: "--set",
+            value: p.settings[0].1.clone(),
+            allowed: format!("numbers for the plotted key {}", first.key),
+        })?;
+        let rest: Vec<String> = p.settings[1..]
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let name = if rest.is_empty() {
+            "time".to_string()
+        } else {
+            rest.join(" ")
+        };
+        match series.iter_mut().find(|s| s.0 == name) {
+            Some(s) => s.1.push((x, p.report.time_s * 1e3)),
+            None => series.push((name, vec![(x, p.report.time_s * 1e3)])),
+        }
+    }
+    for s in &mut series {
+        s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    Ok(line_plot(
+        &Axes {
+            title,
+            x_label: &first.key,
+            y_label: "time (ms)",
+            y_range: None,
+            y_percent: false,
+        },
+        &series,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_cover_every_combination() {
+        let a = [
+            Axis::parse("chip.clusters=1,2").unwrap(),
+            Axis::parse("memory.noc.bandwidth_gbs=1.0,2.0,3.0").unwrap(),
+        ];
+        let g = grid(&a);
+        assert_eq!(g.len(), 6);
+        assert_eq!(
+            g[0],
+            vec![
+                ("chip.clusters".into(), "1".into()),
+                ("memory.noc.bandwidth_gbs".into(), "1.0".into())
+            ]
+        );
+        assert!(Axis::parse("chip.clusters").is_err());
+        assert!(Axis::parse("chip.clusters=").is_err());
+    }
+}
