@@ -11,7 +11,7 @@
 
 use crate::error::SimError;
 use crate::machine::Machine;
-use crate::mapping::{lower, Layout, Lowered, Phase, Resource, Shape};
+use crate::mapping::{lower, Layout, Lowered, Net, Phase, Resource, Shape};
 use crate::residency::{Entry, Residency, Spills};
 use std::collections::{HashMap, HashSet};
 use tessera_backend::trace::{Instr, Op};
@@ -92,6 +92,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
     let off_lat = m.memory.offchip.latency_ns * m.clock.ghz;
     let mut res = Residency::new(cap);
     let lay = Layout::of(m);
+    let net = Net::of(m);
     let channels = lay.channels;
     // An off-chip channel per cluster (each limb to its home's) or one shared.
     let chan = |limb: usize| if channels > 1 { limb % channels } else { 0 };
@@ -292,7 +293,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             };
             let spm_scale = (spm_reads + write as usize) as f64 / (reads + 1) as f64;
             through_rf = !write;
-            lowered = lower(m, shape, &ins.limbs, n, rr, spm_scale);
+            lowered = lower(m, &net, shape, &ins.limbs, n, rr, spm_scale);
             if matches!(shape, Shape::Bconv { .. }) {
                 rr += 1;
             }

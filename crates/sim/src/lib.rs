@@ -26,6 +26,7 @@ pub mod reproduce;
 pub mod residency;
 pub mod sweep;
 pub mod timeline;
+pub mod topology;
 pub mod workload;
 
 pub use error::SimError;

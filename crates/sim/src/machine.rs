@@ -113,6 +113,9 @@ pub struct Memory {
     /// (k unidirectional links of `bandwidth_gbs` each).
     #[serde(default)]
     pub topology: Topology,
+    /// NoC only, `mesh`: clusters per row (the mesh is `mesh_dx` x clusters / `mesh_dx`).
+    #[serde(default)]
+    pub mesh_dx: usize,
     /// Energy per bit moved over this interconnect or memory, in pJ (0: not modelled).
     #[serde(default)]
     pub pj_per_bit: f64,
@@ -128,6 +131,8 @@ pub enum Topology {
     Crossbar,
     /// A unidirectional ring of point-to-point links (REED's C2C ring).
     Ring,
+    /// A 2D mesh with XY routing (CiFHER's network-on-package).
+    Mesh,
 }
 
 fn one() -> usize {
@@ -309,6 +314,19 @@ impl Machine {
                 pos(name, c)?;
             }
         }
+        if self.memory.noc.topology == Topology::Mesh {
+            let dx = self.memory.noc.mesh_dx;
+            if dx == 0 || !self.chip.clusters.is_multiple_of(dx) {
+                return Err(SimError::Invalid {
+                    name: "memory.noc.mesh_dx",
+                    value: dx.to_string(),
+                    allowed: format!(
+                        "a divisor of chip.clusters = {} (the mesh's width)",
+                        self.chip.clusters
+                    ),
+                });
+            }
+        }
         for c in &self.components {
             if !(c.area_mm2 >= 0.0 && c.peak_w >= 0.0 && c.count >= 0.0) {
                 return Err(SimError::Invalid {
@@ -352,10 +370,16 @@ impl Machine {
 
     /// NoC resources: one for a crossbar, one per link for a ring.
     pub fn links(&self) -> usize {
-        match self.memory.noc.topology {
-            Topology::Crossbar => 1,
-            Topology::Ring => self.chip.clusters,
-        }
+        self.net().len().max(1)
+    }
+
+    /// The interconnect's links and routes.
+    pub fn net(&self) -> crate::topology::Links {
+        crate::topology::Links::new(
+            self.memory.noc.topology,
+            self.chip.clusters,
+            self.memory.noc.mesh_dx,
+        )
     }
 
     /// Off-chip channels: one shared, or one per cluster.

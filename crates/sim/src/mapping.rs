@@ -9,7 +9,8 @@
 //! Under the limb-wise policy a BConv runs whole on one cluster and a key-switch
 //! inner product (a `dot` reading an evaluation key) moves its partial products over the NoC.
 
-use crate::machine::{Machine, Policy, Topology};
+use crate::machine::{Machine, Policy};
+use crate::topology::Links;
 
 /// A resource an instruction occupies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -163,38 +164,57 @@ pub enum Pattern {
     Broadcast,
 }
 
+/// The interconnect of a run: its links and each collective's load per link for one byte,
+/// computed once.
+#[derive(Clone, Debug)]
+pub struct Net {
+    pub links: Links,
+    all_to_all: Vec<f64>,
+    all_gather: Vec<f64>,
+    broadcast: Vec<f64>,
+}
+
+impl Net {
+    /// The interconnect of `m`.
+    pub fn of(m: &Machine) -> Self {
+        let links = m.net();
+        let k = links.clusters as f64;
+        Self {
+            all_to_all: links.all_to_all(1.0 / (k * k)),
+            all_gather: links.all_gather(1.0 / k),
+            broadcast: links.broadcast(0, 1.0),
+            links,
+        }
+    }
+}
+
 /// The NoC tasks and link-bytes of moving `bytes` (the data involved, all clusters
-/// together) in `pattern`. On a crossbar the moved bytes share one resource; on a
-/// unidirectional ring every link carries its share of the hops:
-/// all-to-all `B (k-1) / 2k` per link, all-gather `B (k-1) / k`, broadcast `B`.
-pub fn transfer(m: &Machine, pattern: Pattern, bytes: f64) -> (Vec<(Resource, f64)>, f64) {
-    let k = m.chip.clusters;
-    if k < 2 || bytes <= 0.0 {
+/// together) in `pattern`: each link is busy for its share of the hops (the per-pair routes
+/// of [`Links`]); the link-bytes summed over links are returned for traffic and energy.
+pub fn transfer(
+    m: &Machine,
+    net: &Net,
+    pattern: Pattern,
+    bytes: f64,
+) -> (Vec<(Resource, f64)>, f64) {
+    if m.chip.clusters < 2 || bytes <= 0.0 || net.links.is_empty() {
         return (Vec::new(), 0.0);
     }
-    let kf = k as f64;
     let bpc = m.memory.noc.bandwidth_gbs / m.clock.ghz;
-    match m.memory.noc.topology {
-        Topology::Crossbar => {
-            let moved = match pattern {
-                Pattern::AllToAll => bytes * (kf - 1.0) / kf,
-                Pattern::AllGather => bytes * (kf - 1.0) / kf,
-                Pattern::Broadcast => bytes,
-            };
-            (vec![(Resource::Noc(0), moved / bpc)], moved)
-        }
-        Topology::Ring => {
-            let per_link = match pattern {
-                Pattern::AllToAll => bytes * (kf - 1.0) / (2.0 * kf),
-                Pattern::AllGather => bytes * (kf - 1.0) / kf,
-                Pattern::Broadcast => bytes,
-            };
-            (
-                (0..k).map(|i| (Resource::Noc(i), per_link / bpc)).collect(),
-                per_link * kf,
-            )
+    let unit = match pattern {
+        Pattern::AllToAll => &net.all_to_all,
+        Pattern::AllGather => &net.all_gather,
+        Pattern::Broadcast => &net.broadcast,
+    };
+    let mut tasks = Vec::new();
+    let mut moved = 0.0;
+    for (i, u) in unit.iter().enumerate() {
+        if *u > 0.0 {
+            tasks.push((Resource::Noc(i), u * bytes / bpc));
+            moved += u * bytes;
         }
     }
+    (tasks, moved)
 }
 
 /// Lowers one instruction of shape `shape` over destination limbs `limbs` at ring degree `n`.
@@ -203,6 +223,7 @@ pub fn transfer(m: &Machine, pattern: Pattern, bytes: f64) -> (Vec<(Resource, f6
 /// chained through the register files).
 pub fn lower(
     m: &Machine,
+    net: &Net,
     shape: Shape,
     limbs: &[usize],
     n: usize,
@@ -217,7 +238,7 @@ pub fn lower(
     let u = &m.units;
     let mut out = Lowered::default();
     let comm = |pattern: Pattern, bytes: f64, out: &mut Lowered| -> Vec<(Resource, f64)> {
-        let (tasks, moved) = transfer(m, pattern, bytes);
+        let (tasks, moved) = transfer(m, net, pattern, bytes);
         out.noc_bytes += moved;
         tasks
     };
