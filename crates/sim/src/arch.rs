@@ -17,6 +17,11 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "reed-512x128",
         include_str!("../../../configs/reed-512x128.toml"),
     ),
+    ("cifher", include_str!("../../../configs/cifher.toml")),
+    ("cifher-8", include_str!("../../../configs/cifher-8.toml")),
+    ("cifher-16", include_str!("../../../configs/cifher-16.toml")),
+    ("cifher-32", include_str!("../../../configs/cifher-32.toml")),
+    ("cifher-64", include_str!("../../../configs/cifher-64.toml")),
 ];
 
 /// A machine of either kind (loaded a handful of times per run: the size difference

@@ -33,6 +33,11 @@ pub enum Policy {
     /// Algorithm 3): a BConv's input limbs travel the ring once and each cluster computes its
     /// own output limbs; nothing else moves between clusters.
     Ring,
+    /// CiFHER's limb duplication (cifher.md V-A): per BConv, broadcast the input limbs to
+    /// every cluster and compute the output limbs where they live, when Eq. 3 says that moves
+    /// less than ARK's redistribution of inputs and outputs; otherwise ARK's alternating
+    /// method.
+    LimbDuplication,
 }
 
 /// The clusters and how data is spread over them.

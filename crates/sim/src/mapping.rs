@@ -188,6 +188,27 @@ impl Net {
     }
 }
 
+impl Net {
+    /// cifher.md Eq. 3's `broadcast_overhead`: link-bytes of broadcasting (all-gather)
+    /// against evenly re-distributing (all-to-all) the same data on this interconnect.
+    pub fn broadcast_overhead(&self) -> f64 {
+        let ag: f64 = self.all_gather.iter().sum();
+        let a2a: f64 = self.all_to_all.iter().sum();
+        if a2a > 0.0 {
+            ag / a2a
+        } else {
+            1.0
+        }
+    }
+
+    /// cifher.md Eq. 3: limbs saved by limb duplication for a BConv of `l_in` input and
+    /// `l_out` output limbs, `l_out - l_in (broadcast_overhead - 1)`; duplication pays when
+    /// it is positive.
+    pub fn duplication_saving(&self, l_in: usize, l_out: usize) -> f64 {
+        l_out as f64 - l_in as f64 * (self.broadcast_overhead() - 1.0)
+    }
+}
+
 /// The NoC tasks and link-bytes of moving `bytes` (the data involved, all clusters
 /// together) in `pattern`: each link is busy for its share of the hops (the per-pair routes
 /// of [`Links`]); the link-bytes summed over links are returned for traffic and energy.
@@ -342,7 +363,32 @@ pub fn lower(
             let latency = u.bconv.latency_cycles as f64;
             let in_bytes = l_in as f64 * nf * w;
             match m.chip.policy {
-                Policy::Alternating if k > 1 => {
+                Policy::Ring | Policy::LimbDuplication
+                    if k > 1
+                        && (m.chip.policy == Policy::Ring
+                            || net.duplication_saving(l_in, l_out) > 0.0) =>
+                {
+                    // reed.md Algorithm 3 / cifher.md limb duplication: the input limbs
+                    // reach every cluster once; each converts them into its own (home)
+                    // output limbs, so no output moves.
+                    let tasks = comm(Pattern::AllGather, in_bytes, &mut out);
+                    out.phases.push(Phase {
+                        tasks,
+                        latency: 0.0,
+                    });
+                    let mut ph = Phase {
+                        tasks: Vec::new(),
+                        latency,
+                    };
+                    for (c, &lc) in share.iter().enumerate() {
+                        if lc > 0 {
+                            ph.tasks.extend(bconv_tasks(c, l_in, lc, nf));
+                            out.rf_bytes += (l_in + lc) as f64 * nf * w;
+                        }
+                    }
+                    out.phases.push(ph);
+                }
+                Policy::Alternating | Policy::LimbDuplication if k > 1 => {
                     // Limb-wise -> coefficient-wise, BConv on every cluster, and back.
                     let tasks = comm(Pattern::AllToAll, in_bytes, &mut out);
                     out.phases.push(Phase {
@@ -363,26 +409,6 @@ pub fn lower(
                         tasks,
                         latency: 0.0,
                     });
-                }
-                Policy::Ring if k > 1 => {
-                    // reed.md Algorithm 3: the input limbs travel the ring once; every
-                    // cluster converts them into its own (home) output limbs.
-                    let tasks = comm(Pattern::AllGather, in_bytes, &mut out);
-                    out.phases.push(Phase {
-                        tasks,
-                        latency: 0.0,
-                    });
-                    let mut ph = Phase {
-                        tasks: Vec::new(),
-                        latency,
-                    };
-                    for (c, &lc) in share.iter().enumerate() {
-                        if lc > 0 {
-                            ph.tasks.extend(bconv_tasks(c, l_in, lc, nf));
-                            out.rf_bytes += (l_in + lc) as f64 * nf * w;
-                        }
-                    }
-                    out.phases.push(ph);
                 }
                 _ => {
                     let c = rr % k;

@@ -9,7 +9,7 @@ use crate::workload::{record, record_levels, WorkloadSpec};
 use serde::Serialize;
 
 /// Papers with targets.
-pub const PAPERS: &[&str] = &["ark", "cofhee", "reed"];
+pub const PAPERS: &[&str] = &["ark", "cofhee", "reed", "cifher"];
 
 /// One row: a paper's figure and the model's.
 #[derive(Clone, Debug, Serialize)]
@@ -92,6 +92,7 @@ pub fn targets(paper: Option<&str>, progress: &dyn Fn(&str)) -> Result<Vec<Targe
         match p {
             "ark" => out.extend(ark(progress)?),
             "reed" => out.extend(reed(progress)?),
+            "cifher" => out.extend(cifher(progress)?),
             _ => out.extend(cofhee(progress)?),
         }
     }
@@ -442,5 +443,81 @@ pub fn reed(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
             "not modelled: configs/reed*.toml carry Table 2's 7 nm areas only",
         ));
     }
+    Ok(v)
+}
+
+/// CiFHER: Table II per-core and package areas of the five default configurations, limb
+/// duplication's effect on core-to-core traffic, and the bootstrapping target (not modelled).
+pub fn cifher(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
+    use crate::report::component_count;
+    let mut v = Vec::new();
+    for (name, cores, core_paper, pkg_paper) in [
+        ("cifher", 4, 47.08, 225.04),
+        ("cifher-8", 8, 23.02, 220.84),
+        ("cifher-16", 16, 13.15, 247.14),
+        ("cifher-32", 32, 6.65, 249.46),
+        ("cifher-64", 64, 4.28, 310.59),
+    ] {
+        let m = Machine::load(name)?;
+        let per_core: f64 = m
+            .components
+            .iter()
+            .filter(|c| c.per == crate::machine::Per::Cluster)
+            .map(|c| component_count(&m, c.per, c.count) * c.area_mm2)
+            .sum::<f64>()
+            / m.chip.clusters as f64;
+        v.push(row(
+            "cifher",
+            &format!("{cores} cores: area per core"),
+            "mm2",
+            Some(core_paper),
+            per_core,
+            Some((0.99, 1.01)),
+            "cifher.md Table II",
+        ));
+        v.push(row(
+            "cifher",
+            &format!("{cores} cores: package area"),
+            "mm2",
+            Some(pkg_paper),
+            area_power(&m).0,
+            Some((0.99, 1.01)),
+            "cifher.md Table II",
+        ));
+    }
+    v.push(missing(
+        "cifher",
+        "4 cores: bootstrapping time per usable level",
+        "ms",
+        0.62,
+        (0.75, 1.25),
+        "not modelled yet: no bootstrapping preset for the cifher parameters (28-bit primes, L = 48)",
+    ));
+    v.push(missing(
+        "cifher",
+        "4 cores: core-to-core data in bootstrapping, limb duplication vs without (reduction %)",
+        "%",
+        20.0,
+        (0.75, 1.25),
+        "not modelled yet (needs the cifher bootstrapping above); section VI-D reports 18-22 %",
+    ));
+    progress("recording HMult at the cifher preset (limb duplication on and off)");
+    let w = record(&WorkloadSpec::new("hmult", "cifher"))?;
+    let m = Machine::load("cifher")?;
+    let with = simulate(&m, &w.label, &w.instrs)?;
+    let without = simulate(
+        &m.with_setting("chip.policy", "alternating")?,
+        &w.label,
+        &w.instrs,
+    )?;
+    v.push(row(
+        "cifher",
+        "4 cores: core-to-core data of one HMult at the top level, limb duplication vs ARK's method (reduction %)",
+        "%",
+        None,
+        100.0 * (1.0 - with.noc_bytes / without.noc_bytes),
+        None,
+        "model only (a proxy for the bootstrapping figure of VI-D)",
+    ));
     Ok(v)
 }

@@ -67,7 +67,8 @@ pub struct Point {
 }
 
 /// Simulates `instrs` on `arch` with every grid point's settings, in parallel; `tick` is
-/// called once per finished point.
+/// called once per finished point. The pseudo-key `arch` sweeps over machines
+/// (`arch=cifher,cifher-16,cifher-64`).
 pub fn run(
     arch: &str,
     axes: &[Axis],
@@ -78,8 +79,17 @@ pub fn run(
     grid(axes)
         .into_par_iter()
         .map(|settings| {
-            let sets: Vec<String> = settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let a = Arch::load_with(arch, &sets)?;
+            let name = settings
+                .iter()
+                .find(|(k, _)| k == "arch")
+                .map(|(_, v)| v.as_str())
+                .unwrap_or(arch);
+            let sets: Vec<String> = settings
+                .iter()
+                .filter(|(k, _)| k != "arch")
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let a = Arch::load_with(name, &sets)?;
             let report = a.simulate(label, instrs)?;
             tick();
             Ok(Point { settings, report })
@@ -123,8 +133,8 @@ pub fn csv(axes: &[Axis], points: &[Point]) -> String {
     s
 }
 
-/// An SVG of time against the first axis (numeric values), one line per combination of the
-/// other axes.
+/// An SVG of time against the first axis (numeric values; for `arch`, the machine's cluster
+/// count), one line per combination of the other axes.
 pub fn plot(title: &str, axes: &[Axis], points: &[Point]) -> Result<String, SimError> {
     let first = axes.first().ok_or_else(|| SimError::Invalid {
         name: "--set",
@@ -133,11 +143,18 @@ pub fn plot(title: &str, axes: &[Axis], points: &[Point]) -> Result<String, SimE
     })?;
     let mut series: Vec<Series> = Vec::new();
     for p in points {
-        let x: f64 = p.settings[0].1.parse().map_err(|_| SimError::Invalid {
-            name: "--set",
-            value: p.settings[0].1.clone(),
-            allowed: format!("numbers for the plotted key {}", first.key),
-        })?;
+        let x: f64 = if first.key == "arch" {
+            match Arch::load(&p.settings[0].1)? {
+                Arch::Vector(m) => m.chip.clusters as f64,
+                Arch::Pe(_) => 1.0,
+            }
+        } else {
+            p.settings[0].1.parse().map_err(|_| SimError::Invalid {
+                name: "--set",
+                value: p.settings[0].1.clone(),
+                allowed: format!("numbers for the plotted key {}", first.key),
+            })?
+        };
         let rest: Vec<String> = p.settings[1..]
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
@@ -158,7 +175,11 @@ pub fn plot(title: &str, axes: &[Axis], points: &[Point]) -> Result<String, SimE
     Ok(line_plot(
         &Axes {
             title,
-            x_label: &first.key,
+            x_label: if first.key == "arch" {
+                "clusters (cores / chiplets)"
+            } else {
+                &first.key
+            },
             y_label: "time (ms)",
             y_range: None,
             y_percent: false,

@@ -172,7 +172,11 @@ mod tests {
         assert_eq!(m.len(), 2 * 3 * 2 + 2 * 4);
         let r = m.route(0, 7);
         let hops: Vec<(usize, usize)> = r.iter().map(|&l| m.edges[l]).collect();
-        assert_eq!(hops, vec![(0, 1), (1, 2), (2, 3), (3, 7)], "X first, then Y");
+        assert_eq!(
+            hops,
+            vec![(0, 1), (1, 2), (2, 3), (3, 7)],
+            "X first, then Y"
+        );
         // 2 x 2 all-to-all, one byte per pair: each of the 8 directed links carries 2
         // (one straight pair and one pair whose X leg or Y leg uses it).
         let m2 = Links::new(Topology::Mesh, 4, 2);

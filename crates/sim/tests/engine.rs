@@ -251,3 +251,41 @@ fn timeline_and_plot_are_written() {
     std::fs::remove_file(tl).ok();
     std::fs::remove_file(svg).ok();
 }
+
+/// cifher.md Eq. 3 on constructed cases: the broadcast overhead follows from the topology
+/// (2 x 2 mesh: all-gather moves 3x what all-to-all does; 4-ring: 2x), and limb
+/// duplication is chosen exactly when `l_out - l_in (overhead - 1) > 0`.
+#[test]
+fn limb_duplication_follows_eq_3() {
+    use tessera_sim::mapping::Net;
+    let mesh = Machine::load("cifher").unwrap();
+    let net = Net::of(&mesh);
+    assert!((net.broadcast_overhead() - 3.0).abs() < 1e-12);
+    assert!(net.duplication_saving(6, 24) > 0.0); // 24 - 6 * 2 = 12
+    assert!(net.duplication_saving(12, 24) == 0.0); // break-even: not taken
+    assert!(net.duplication_saving(12, 12) < 0.0);
+    let ring = Machine::load("reed").unwrap();
+    let rnet = Net::of(&ring);
+    assert!((rnet.broadcast_overhead() - 2.0).abs() < 1e-12);
+    assert!(rnet.duplication_saving(4, 5) > 0.0);
+    // In the engine: a BConv 6 -> 24 duplicates (no output exchange), 12 -> 12 does not.
+    let bconv = |l_in: usize, l_out: usize| {
+        let mut t = vec![ins(0, Op::Load, 1, &[], l_in)];
+        let mut b = ins(1, Op::Bconv, 2, &[1], 0);
+        b.limbs = (l_in..l_in + l_out).collect();
+        t.push(b);
+        let dup = run(&mesh, &t, false).unwrap().noc_bytes;
+        let ark = run(
+            &mesh.with_setting("chip.policy", "alternating").unwrap(),
+            &t,
+            false,
+        )
+        .unwrap()
+        .noc_bytes;
+        (dup, ark)
+    };
+    let (dup, ark) = bconv(6, 24);
+    assert!(dup < ark, "{dup} {ark}");
+    let (dup, ark) = bconv(12, 12);
+    assert_eq!(dup, ark);
+}
