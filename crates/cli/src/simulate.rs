@@ -39,6 +39,10 @@ pub struct SimulateArgs {
     /// Override a machine value by its dotted path, e.g. --set chip.clusters=8 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// latency: one task over the whole machine; throughput: one task per cluster / tile /
+    /// chiplet, reporting tasks per minute.
+    #[arg(long, default_value = "latency", value_parser = ["latency", "throughput"])]
+    pub mode: String,
     /// One JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -74,6 +78,14 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
     let w = workload(a, &arch)?;
     let start = Instant::now();
     let r = match &arch {
+        Arch::Vector(m) if a.mode == "throughput" => {
+            if a.timeline.is_some() || a.plot.is_some() {
+                return Err(SimError::Unsupported(
+                    "timelines and plots in throughput mode (run --mode latency)".into(),
+                ));
+            }
+            report::throughput(m, &w.label, &w.instrs)?
+        }
         Arch::Vector(m) => {
             let keep = a.timeline.is_some() || a.plot.is_some();
             let s = engine::run(m, &w.instrs, keep)?;
@@ -113,6 +125,10 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
     let mut rows = vec![
         vec!["time".into(), format!("{:.3} ms", r.time_s * 1e3)],
         vec!["cycles".into(), format!("{:.0}", r.cycles)],
+        vec![
+            format!("tasks per minute ({})", r.mode),
+            format!("{:.1}", r.tasks_per_minute),
+        ],
         vec!["energy".into(), format!("{:.4} J", r.energy_j)],
         vec![
             "average power".into(),

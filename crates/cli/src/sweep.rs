@@ -51,6 +51,7 @@ pub fn run(a: &SweepArgs) -> Result<(), SimError> {
             min_ks: false,
             streamed_keyswitch: a.streamed_keyswitch,
             set: Vec::new(),
+            mode: "latency".into(),
             json: false,
             timeline: None,
             plot: None,

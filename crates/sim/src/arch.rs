@@ -22,6 +22,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("cifher-16", include_str!("../../../configs/cifher-16.toml")),
     ("cifher-32", include_str!("../../../configs/cifher-32.toml")),
     ("cifher-64", include_str!("../../../configs/cifher-64.toml")),
+    ("h3", include_str!("../../../configs/h3.toml")),
 ];
 
 /// A machine of either kind (loaded a handful of times per run: the size difference

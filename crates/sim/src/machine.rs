@@ -171,6 +171,10 @@ pub struct Options {
     /// The first BConv step (scaling by qhat^-1) is fused into the INTT pipeline (ark.md
     /// V-C, "BConv mult unit"); otherwise it runs on the MADUs.
     pub bconv_scale_in_intt: bool,
+    /// One unified array of modular-arithmetic lanes runs NTTs, element-wise work, BConv and
+    /// automorphisms alike (H3's FHEU, h3.md 4.3): their work shares the `ntt` resource.
+    #[serde(default)]
+    pub unified_mau: bool,
     pub cite: Cite,
 }
 
@@ -342,6 +346,28 @@ impl Machine {
             }
         }
         Ok(())
+    }
+
+    /// One cluster (tile, chiplet) of this machine with its share of everything shared: what
+    /// runs one task in throughput mode, where every cluster works on its own task.
+    pub fn slice(&self) -> Self {
+        let k = self.chip.clusters as f64;
+        let mut m = self.clone();
+        m.chip.clusters = 1;
+        m.chip.dies = 1;
+        for mem in [
+            &mut m.memory.scratchpad,
+            &mut m.memory.register_file,
+            &mut m.memory.offchip,
+        ] {
+            if !mem.per_cluster {
+                mem.bandwidth_gbs /= k;
+                mem.capacity_mb = mem.capacity_mb.map(|c| c / k);
+            }
+        }
+        m.memory.noc.topology = Topology::Crossbar;
+        m.memory.noc.mesh_dx = 0;
+        m
     }
 
     /// Dies of the package.

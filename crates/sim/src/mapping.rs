@@ -421,5 +421,22 @@ pub fn lower(
             }
         }
     }
+    if m.options.unified_mau {
+        // One array: work of a phase on the same cluster's array runs back to back.
+        for ph in &mut out.phases {
+            let mut merged: Vec<(Resource, f64)> = Vec::new();
+            for &(r, c) in &ph.tasks {
+                let r = match r {
+                    Resource::Madu(i) | Resource::Bconv(i) | Resource::Auto(i) => Resource::Ntt(i),
+                    r => r,
+                };
+                match merged.iter_mut().find(|t| t.0 == r) {
+                    Some(t) => t.1 += c,
+                    None => merged.push((r, c)),
+                }
+            }
+            ph.tasks = merged;
+        }
+    }
     out
 }

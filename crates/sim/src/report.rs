@@ -40,6 +40,10 @@ pub struct Report {
     pub time_by_op_s: BTreeMap<String, f64>,
     /// Energy x delay x area (J s mm^2), the papers' efficiency metric.
     pub edap: f64,
+    /// `latency` (one task over the whole machine) or `throughput` (one task per cluster).
+    pub mode: String,
+    /// Tasks finished per minute in this mode.
+    pub tasks_per_minute: f64,
     /// This package's yield and cost, and one monolithic die of the same logic (when the
     /// machine has a cost model).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -81,7 +85,7 @@ pub fn utilization(m: &Machine, s: &Schedule) -> BTreeMap<String, f64> {
     let mut sums: BTreeMap<String, (f64, f64)> = BTreeMap::new();
     for r in Resource::all(&lay) {
         let e = sums.entry(r.class().to_string()).or_default();
-        e.0 += s.busy[r.index(&lay)];
+        e.0 += s.busy.get(r.index(&lay)).copied().unwrap_or(0.0);
         e.1 += 1.0;
     }
     let cycles = s.cycles.max(1e-9);
@@ -159,7 +163,46 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
             .map(|(k, v)| (k.clone(), v / (m.clock.ghz * 1e9)))
             .collect(),
         edap: energy * time_s * area,
+        mode: "latency".into(),
+        tasks_per_minute: if time_s > 0.0 { 60.0 / time_s } else { 0.0 },
         package: m.cost.as_ref().map(|c| c.package(area, m.die_count())),
         monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
     }
+}
+
+/// Throughput mode: every cluster runs its own copy of the task on its slice of the machine
+/// ([`Machine::slice`]); time is one task's, throughput `clusters` tasks per that time, energy
+/// and power those of all clusters, area and cost the whole machine's.
+pub fn throughput(
+    m: &Machine,
+    workload: &str,
+    instrs: &[tessera_backend::trace::Instr],
+) -> Result<Report, crate::error::SimError> {
+    let k = m.chip.clusters as f64;
+    let s = crate::engine::run(&m.slice(), instrs, false)?;
+    let one = report(&m.slice(), workload, &s);
+    let (area, peak) = area_power(m);
+    let energy = one.energy_j * k;
+    Ok(Report {
+        arch: m.name.clone(),
+        mode: "throughput".into(),
+        tasks_per_minute: if one.time_s > 0.0 {
+            k * 60.0 / one.time_s
+        } else {
+            0.0
+        },
+        energy_j: energy,
+        avg_power_w: if one.time_s > 0.0 {
+            energy / one.time_s
+        } else {
+            0.0
+        },
+        area_mm2: area,
+        peak_power_w: peak,
+        edap: energy * one.time_s * area,
+        package: m.cost.as_ref().map(|c| c.package(area, m.die_count())),
+        monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
+        offchip_bytes: one.offchip_bytes * k,
+        ..one
+    })
 }

@@ -289,3 +289,25 @@ fn limb_duplication_follows_eq_3() {
     let (dup, ark) = bconv(12, 12);
     assert_eq!(dup, ark);
 }
+
+/// Throughput mode: every cluster runs its own task on its slice of the machine (shared
+/// bandwidth divided by the clusters), so throughput is clusters tasks per slice time.
+#[test]
+fn throughput_mode_runs_one_task_per_cluster() {
+    let w = record(&WorkloadSpec::new("hmult", "test-small")).unwrap();
+    let h3 = Machine::load("h3").unwrap();
+    let t = tessera_sim::report::throughput(&h3, &w.label, &w.instrs).unwrap();
+    assert_eq!(t.mode, "throughput");
+    let one = run(&h3.slice(), &w.instrs, false).unwrap();
+    let slice_s = one.cycles / 1e9;
+    assert!((t.time_s - slice_s).abs() < 1e-12);
+    assert!((t.tasks_per_minute - 16.0 * 60.0 / slice_s).abs() / t.tasks_per_minute < 1e-9);
+    // The slice keeps per-tile memories and divides shared ones.
+    let ark = Machine::load("ark").unwrap();
+    let s = ark.slice();
+    assert_eq!(s.chip.clusters, 1);
+    assert!((s.memory.offchip.bandwidth_gbs - 250.0).abs() < 1e-9);
+    assert_eq!(h3.slice().memory.offchip.bandwidth_gbs, 405.0);
+    // Area and peak power stay the whole machine's.
+    assert!((t.area_mm2 - 384.0).abs() < 1e-9);
+}
