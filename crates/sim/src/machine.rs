@@ -121,10 +121,24 @@ pub struct Memory {
     /// NoC only, `mesh`: clusters per row (the mesh is `mesh_dx` x clusters / `mesh_dx`).
     #[serde(default)]
     pub mesh_dx: usize,
+    /// NoC only: all-gathers follow the XY multicast routes (false) or the conflict-free
+    /// hop-by-hop schedule of [`crate::topology::Links::all_gather_schedule`] (H3's 8-hop
+    /// broadcast, h3.md 4.2).
+    #[serde(default)]
+    pub scheduled_broadcast: bool,
     /// Energy per bit moved over this interconnect or memory, in pJ (0: not modelled).
     #[serde(default)]
     pub pj_per_bit: f64,
     pub cite: Cite,
+}
+
+/// H3's two key-switch execution flows (h3.md 3.2, Fig. 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KeySwitchFlow {
+    /// Case 1: intermediates stay on chip; only keys stream in.
+    OnChip,
+    /// Case 2: every step loads and stores its intermediates.
+    Streamed,
 }
 
 /// How clusters (or dies) are connected.
@@ -346,6 +360,19 @@ impl Machine {
             }
         }
         Ok(())
+    }
+
+    /// H3's choice of key-switch execution flow (h3.md 3.2) at `level` with `k` special
+    /// limbs and ring degree `n`: Case 1 when the on-chip memory holds the key switch's input
+    /// and its result before ModDown, `3 l + 2 k` residue polynomials; otherwise Case 2,
+    /// where every step loads and stores its intermediates.
+    pub fn keyswitch_flow(&self, level: usize, k: usize, n: usize) -> KeySwitchFlow {
+        let need = (3 * level + 2 * k) as f64 * n as f64 * self.word_bytes();
+        if need <= self.scratchpad_mb() * 1048576.0 {
+            KeySwitchFlow::OnChip
+        } else {
+            KeySwitchFlow::Streamed
+        }
     }
 
     /// One cluster (tile, chiplet) of this machine with its share of everything shared: what

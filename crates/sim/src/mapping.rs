@@ -179,9 +179,21 @@ impl Net {
     pub fn of(m: &Machine) -> Self {
         let links = m.net();
         let k = links.clusters as f64;
+        let all_gather = if m.memory.noc.scheduled_broadcast {
+            // Each block (1/k of the data) crosses a link once per hop it is scheduled on.
+            let mut load = vec![0.0; links.len()];
+            for hop in links.all_gather_schedule() {
+                for (l, _) in hop {
+                    load[l] += 1.0 / k;
+                }
+            }
+            load
+        } else {
+            links.all_gather(1.0 / k)
+        };
         Self {
             all_to_all: links.all_to_all(1.0 / (k * k)),
-            all_gather: links.all_gather(1.0 / k),
+            all_gather,
             broadcast: links.broadcast(0, 1.0),
             links,
         }

@@ -650,6 +650,21 @@ pub fn h3() -> Result<Vec<Target>, SimError> {
         None,
         "model only (h3.md Fig. 9 plots it; no number in the text); tessera plan --params h3 shows every level",
     ));
+    // 3.2 / 5.3: which flow the SRAM allows at the top level, with 1 MB per tile and 64 MB.
+    let k = p.p().len();
+    let flow_1mb = m.keyswitch_flow(top, k, p.n());
+    let flow_64mb = m
+        .with_setting("memory.scratchpad.capacity_mb", "4.0")?
+        .keyswitch_flow(top, k, p.n());
+    v.push(row(
+        "h3",
+        &format!("key-switch flow at the top level: 16 x 1 MB SRAM -> {flow_1mb:?}, 16 x 4 MB (64 MB) -> {flow_64mb:?}"),
+        "case",
+        None,
+        if flow_64mb == crate::machine::KeySwitchFlow::OnChip { 1.0 } else { 2.0 },
+        None,
+        "h3.md 5.3: 64 MB holds Case 1 in the worst case; 1 MB per tile does not",
+    ));
     v.push(missing(
         "h3",
         "HBM-based variant: single-task bootstrapping latency",

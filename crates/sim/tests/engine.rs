@@ -311,3 +311,32 @@ fn throughput_mode_runs_one_task_per_cluster() {
     // Area and peak power stay the whole machine's.
     assert!((t.area_mm2 - 384.0).abs() < 1e-9);
 }
+
+/// h3.md 3.2: the key-switch flow is Case 1 exactly when the SRAM holds 3 l + 2 k residue
+/// polynomials.
+#[test]
+fn keyswitch_flow_switches_at_the_sram_capacity() {
+    use tessera_sim::machine::KeySwitchFlow;
+    let h3 = Machine::load("h3").unwrap();
+    let (l, k, n) = (30usize, 12usize, 65536usize);
+    let need_mb = (3 * l + 2 * k) as f64 * n as f64 * 4.5 / 1048576.0;
+    let per_tile = |mb: f64| {
+        h3.with_setting("memory.scratchpad.capacity_mb", &format!("{}", mb / 16.0))
+            .unwrap()
+    };
+    assert_eq!(h3.keyswitch_flow(l, k, n), KeySwitchFlow::Streamed);
+    assert_eq!(
+        per_tile(need_mb).keyswitch_flow(l, k, n),
+        KeySwitchFlow::OnChip
+    );
+    assert_eq!(
+        per_tile(need_mb * 0.99).keyswitch_flow(l, k, n),
+        KeySwitchFlow::Streamed
+    );
+    assert_eq!(
+        per_tile(64.0).keyswitch_flow(l, k, n),
+        KeySwitchFlow::OnChip
+    );
+    // At low levels even 1 MB per tile holds it.
+    assert_eq!(h3.keyswitch_flow(2, 3, n), KeySwitchFlow::OnChip);
+}
