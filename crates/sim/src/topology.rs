@@ -150,7 +150,7 @@ impl Links {
 
 impl Links {
     /// Directed links into cluster `v`.
-    fn into_node(&self, v: usize) -> Vec<usize> {
+    fn links_into(&self, v: usize) -> Vec<usize> {
         (0..self.len()).filter(|&l| self.edges[l].1 == v).collect()
     }
 
@@ -164,7 +164,7 @@ impl Links {
         let k = self.clusters;
         let mut have: Vec<Vec<bool>> = (0..k).map(|i| (0..k).map(|b| b == i).collect()).collect();
         let mut hops = Vec::new();
-        let ins: Vec<Vec<usize>> = (0..k).map(|v| self.into_node(v)).collect();
+        let ins: Vec<Vec<usize>> = (0..k).map(|v| self.links_into(v)).collect();
         while have.iter().any(|h| h.iter().any(|x| !x)) && hops.len() < 4 * k {
             let count: Vec<usize> = (0..k)
                 .map(|b| have.iter().filter(|h| h[b]).count())
