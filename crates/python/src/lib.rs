@@ -400,7 +400,7 @@ fn presets() -> Vec<&'static str> {
 /// Runs a workload on an accelerator model; returns the report as a JSON string (the
 /// Python wrapper `tessera.simulate` parses it into a dict).
 #[pyfunction]
-#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new()))]
+#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new(), mode="latency"))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_json(
     arch: &str,
@@ -410,6 +410,7 @@ fn simulate_json(
     of_limb: bool,
     min_ks: bool,
     sets: Vec<String>,
+    mode: &str,
 ) -> PyResult<String> {
     let sim = |e: tessera_sim::SimError| TesseraError::new_err(e.to_string());
     let m = tessera_sim::arch::Arch::load_with(arch, &sets).map_err(sim)?;
@@ -418,8 +419,27 @@ fn simulate_json(
     spec.of_limb = of_limb;
     spec.min_ks = min_ks;
     let w = tessera_sim::workload::load(&spec).map_err(sim)?;
-    let r = m.simulate(&w.label, &w.instrs).map_err(sim)?;
+    let r = match (mode, &m) {
+        ("latency", _) => m.simulate(&w.label, &w.instrs).map_err(sim)?,
+        ("throughput", tessera_sim::arch::Arch::Vector(v)) => {
+            tessera_sim::report::throughput(v, &w.label, &w.instrs).map_err(sim)?
+        }
+        _ => {
+            return Err(TesseraError::new_err(format!(
+                "invalid mode '{mode}': allowed 'latency', or 'throughput' on vector machines"
+            )))
+        }
+    };
     serde_json::to_string(&r).map_err(|e| TesseraError::new_err(e.to_string()))
+}
+
+/// The calibration targets of `paper` (all papers when None) as a JSON array string.
+#[pyfunction]
+#[pyo3(signature = (paper=None))]
+fn reproduce_json(paper: Option<&str>) -> PyResult<String> {
+    let rows = tessera_sim::reproduce::targets(paper, &|_| {})
+        .map_err(|e| TesseraError::new_err(e.to_string()))?;
+    serde_json::to_string(&rows).map_err(|e| TesseraError::new_err(e.to_string()))
 }
 
 #[pymodule]
@@ -428,6 +448,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Ciphertext>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(reproduce_json, m)?)?;
     m.add("TesseraError", m.py().get_type::<TesseraError>())?;
     Ok(())
 }

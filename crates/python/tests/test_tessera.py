@@ -122,3 +122,14 @@ def test_simulate_errors_name_the_parameter():
         tessera.simulate("no-such-arch", "hmult", "test-small")
     with pytest.raises(tessera.TesseraError, match="workload"):
         tessera.simulate("ark", "no-such-workload", "test-small")
+
+
+def test_throughput_mode_and_reproduce():
+    t = tessera.simulate("h3", "hmult", "test-small", mode="throughput")
+    assert t["mode"] == "throughput" and t["tasks_per_minute"] > 0
+    rows = tessera.reproduce("cofhee")
+    assert rows and all(r["hit"] for r in rows if r["tolerance"])
+    with pytest.raises(tessera.TesseraError, match="paper"):
+        tessera.reproduce("nope")
+    with pytest.raises(tessera.TesseraError, match="mode"):
+        tessera.simulate("ark", "hmult", "test-small", mode="sideways")

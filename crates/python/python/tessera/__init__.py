@@ -26,7 +26,7 @@ import numpy as np
 
 import json
 
-from ._native import Ciphertext, Context, TesseraError, presets, simulate_json
+from ._native import Ciphertext, Context, TesseraError, presets, reproduce_json, simulate_json
 
 __all__ = [
     "Context",
@@ -37,6 +37,7 @@ __all__ = [
     "decrypt",
     "decrypt_real",
     "simulate",
+    "reproduce",
 ]
 
 
@@ -48,21 +49,38 @@ def simulate(
     of_limb: bool = False,
     min_ks: bool = False,
     sets: Optional[list] = None,
+    mode: str = "latency",
 ) -> dict:
     """Runs a workload on an accelerator model, like ``tessera simulate --json``.
 
     ``arch`` is a built-in machine (``"ark"``) or a TOML file; ``workload`` one of
     ``bootstrap``, ``hmult``, ``hrot``, ``keyswitch``, ``ntt`` or a tessera-trace file;
-    ``sets`` overrides machine values, e.g. ``["chip.clusters=8"]``. Returns the report
-    (``time_s``, ``energy_j``, ``area_mm2``, ``utilization``, ...) as a dict.
+    ``sets`` overrides machine values, e.g. ``["chip.clusters=8"]``; ``mode`` is ``latency``
+    (one task over the machine) or ``throughput`` (one task per cluster). Returns the report
+    (``time_s``, ``energy_j``, ``area_mm2``, ``utilization``, ``tasks_per_minute``, ...) as a
+    dict.
 
     >>> r = simulate("ark", "hmult", "test-small")
     >>> r["time_s"] > 0
     True
     """
     return json.loads(
-        simulate_json(arch, workload, params, level, of_limb, min_ks, list(sets or []))
+        simulate_json(arch, workload, params, level, of_limb, min_ks, list(sets or []), mode)
     )
+
+
+def reproduce(paper: Optional[str] = None) -> list:
+    """The papers' figures next to the model's, like ``tessera reproduce --json``.
+
+    ``paper`` is one of ``ark``, ``cofhee``, ``reed``, ``cifher``, ``h3`` (None: all; ``ark``
+    records three N = 2^16 bootstrapping traces and takes about half a minute). Each row has
+    ``paper``, ``item``, ``unit``, ``paper_value``, ``model_value``, ``ratio``, ``hit``.
+
+    >>> rows = reproduce("cofhee")
+    >>> all(r["hit"] for r in rows if r["tolerance"])
+    True
+    """
+    return json.loads(reproduce_json(paper))
 
 
 def encrypt(
