@@ -136,7 +136,11 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
         })
         .collect();
     let (area, peak) = area_power(m);
-    let energy: f64 = components.iter().map(|c| c.energy_j).sum();
+    // Per-bit energies of links and memories, where a config cites them, on top of the
+    // components' peak-power x utilization.
+    let per_bit = 8e-12
+        * (s.noc_bytes * m.memory.noc.pj_per_bit + s.offchip_bytes * m.memory.offchip.pj_per_bit);
+    let energy: f64 = components.iter().map(|c| c.energy_j).sum::<f64>() + per_bit;
     Report {
         arch: m.name.clone(),
         workload: workload.to_string(),

@@ -340,3 +340,19 @@ fn keyswitch_flow_switches_at_the_sram_capacity() {
     // At low levels even 1 MB per tile holds it.
     assert_eq!(h3.keyswitch_flow(2, 3, n), KeySwitchFlow::OnChip);
 }
+
+/// Per-bit link and memory energies add to the components' energy.
+#[test]
+fn per_bit_energies_are_charged() {
+    let t = vec![ins(0, Op::Load, 1, &[], 10), ins(1, Op::Ntt, 1, &[1], 10)];
+    let m = machine();
+    let base = tessera_sim::report::report(&m, "t", &run(&m, &t, false).unwrap());
+    let m2 = m.with_setting("memory.offchip.pj_per_bit", "5.0").unwrap();
+    let more = tessera_sim::report::report(&m2, "t", &run(&m2, &t, false).unwrap());
+    let want = 10.0 * LIMB * 8.0 * 5e-12;
+    assert!(
+        (more.energy_j - base.energy_j - want).abs() < 1e-15,
+        "{}",
+        more.energy_j
+    );
+}
