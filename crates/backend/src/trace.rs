@@ -832,12 +832,20 @@ pub struct TraceCounts {
     pub plaintext_bytes_loaded: u64,
     /// Words produced by PRNG expansion.
     pub prng_words: u64,
+    /// Distinct evaluation-key objects loaded (one per key digit's `b` half; version-2
+    /// traces): how many different keys the program needs, not how often it loads them.
+    pub distinct_key_objects: u64,
+    /// Bytes of the distinct evaluation-key limbs loaded (8 bytes a word): the key footprint
+    /// the program touches (ark.md Fig. 1's aggregate key size).
+    pub distinct_key_bytes: u64,
 }
 
 impl TraceCounts {
     /// Counts the work in `instrs` (buffer limb sets are tracked through the stream).
     pub fn from_instructions(instrs: &[Instr]) -> Self {
         let mut limbs: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+        let mut key_hosts = std::collections::HashSet::new();
+        let mut key_limbs = std::collections::HashSet::new();
         let mut c = TraceCounts::default();
         for i in instrs {
             let n = i.n as u64;
@@ -859,7 +867,15 @@ impl TraceCounts {
                 // srcs holds the (a_i, b_i) pairs: one multiply per pair.
                 Op::Dot => c.elementwise_mults += (i.srcs.len() as u64 / 2) * dst_limbs * n,
                 Op::Load if i.kind.as_deref() == Some("evalkey") => {
-                    c.key_bytes_loaded += 8 * dst_limbs * n
+                    c.key_bytes_loaded += 8 * dst_limbs * n;
+                    if let Some(h) = i.host {
+                        key_hosts.insert(h);
+                        for &l in &i.limbs {
+                            if key_limbs.insert((h, l)) {
+                                c.distinct_key_bytes += 8 * n;
+                            }
+                        }
+                    }
                 }
                 Op::Load if i.kind.as_deref() == Some("plaintext") => {
                     c.plaintext_bytes_loaded += 8 * dst_limbs * n
@@ -871,6 +887,7 @@ impl TraceCounts {
                 limbs.insert(d, i.limbs.len());
             }
         }
+        c.distinct_key_objects = key_hosts.len() as u64;
         c
     }
 }

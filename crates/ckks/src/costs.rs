@@ -61,5 +61,8 @@ pub fn key_switch_cost_plan(
         key_bytes_loaded: 8 * n * beta * (l1 + k),
         plaintext_bytes_loaded: 0,
         prng_words: n * beta * (l1 + k),
+        // One key: each digit's `b` half is a distinct object, loaded once.
+        distinct_key_objects: beta,
+        distinct_key_bytes: 8 * n * beta * (l1 + k),
     }
 }

@@ -461,4 +461,29 @@ fn bootstrapping_traces_report_the_memory_the_options_save() {
     assert_eq!(full.key_bytes_loaded, of.key_bytes_loaded);
     // OF-Limb pays its limb extension in NTTs.
     assert!(of.ntt_limbs > full.ntt_limbs);
+    // Distinct keys (ark.md Fig. 1): minimum key-switching touches fewer key objects and a
+    // smaller key footprint, however often it reloads them.
+    let min_bp = BootstrapParameters {
+        min_ks: true,
+        ..circuit()
+    };
+    let boot_min = Bootstrapper::new(&ctx, min_bp).unwrap();
+    let min_keys = boot_min.keygen(&mut kg, &st.sk).unwrap();
+    let mut tr = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone())).unwrap();
+    let x = tr.load(&ct).unwrap();
+    boot_min.bootstrap(&mut tr, &x, &min_keys).unwrap();
+    let min = TraceCounts::from_instructions(tr.backend().instructions());
+    eprintln!(
+        "distinct key objects: default {} ({} bytes), min-KS {} ({} bytes)",
+        full.distinct_key_objects,
+        full.distinct_key_bytes,
+        min.distinct_key_objects,
+        min.distinct_key_bytes
+    );
+    assert!(min.distinct_key_objects < full.distinct_key_objects);
+    assert!(min.distinct_key_bytes < full.distinct_key_bytes);
+    for c in [&full, &of, &min] {
+        assert!(c.distinct_key_bytes <= c.key_bytes_loaded);
+        assert!(c.distinct_key_objects > 0);
+    }
 }

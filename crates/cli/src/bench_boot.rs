@@ -122,6 +122,8 @@ pub fn run(
             "encapsulation_h": bp.encapsulation, "of_limb": bp.of_limb, "min_ks": bp.min_ks,
             "dft_plaintexts": boot.plaintext_store().0, "dft_plaintext_bytes": boot.plaintext_store().1,
             "trace": {"key_bytes_loaded": counts.key_bytes_loaded,
+                      "distinct_key_objects": counts.distinct_key_objects,
+                      "distinct_key_bytes": counts.distinct_key_bytes,
                       "plaintext_bytes_loaded": counts.plaintext_bytes_loaded,
                       "prng_words": counts.prng_words, "ntt_limbs": counts.ntt_limbs,
                       "intt_limbs": counts.intt_limbs, "bconv_macs": counts.bconv_macs,
@@ -161,8 +163,10 @@ pub fn run(
             bp.cts_levels, bp.stc_levels
         ));
         emit(&format!(
-            "trace of one bootstrapping: {:.0} MB of keys and {:.0} MB of plaintexts loaded, {} limb NTTs",
+            "trace of one bootstrapping: {:.0} MB of keys ({} distinct key digits, {:.0} MB distinct) and {:.0} MB of plaintexts loaded, {} limb NTTs",
             counts.key_bytes_loaded as f64 / 1e6,
+            counts.distinct_key_objects,
+            counts.distinct_key_bytes as f64 / 1e6,
             counts.plaintext_bytes_loaded as f64 / 1e6,
             counts.ntt_limbs + counts.intt_limbs
         ));
