@@ -29,8 +29,6 @@ pub struct PeClock {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pe {
-    pub mult_latency_cycles: u64,
-    pub add_latency_cycles: u64,
     pub ii_dual_port: u64,
     pub ii_single_port: u64,
     pub pipeline_depth_cycles: u64,
