@@ -49,7 +49,7 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// The papers' figures next to the model's (with the ratio), hits and misses alike.
     Reproduce {
-        /// Only this paper's targets (ark).
+        /// Only this paper's targets (ark, cofhee, reed, cifher, h3).
         #[arg(long)]
         paper: Option<String>,
         /// One JSON object per target instead of a table.

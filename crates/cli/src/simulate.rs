@@ -12,11 +12,12 @@ use tessera_sim::{engine, report, SimError};
 /// Arguments of `tessera simulate`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct SimulateArgs {
-    /// Machine: a built-in name (ark, cofhee) or a TOML machine description.
+    /// Machine: a built-in name (ark, reed, reed-512x128, cifher, cifher-8/16/32/64, h3,
+    /// cofhee) or a TOML machine description.
     #[arg(long, default_value = "ark")]
     pub arch: String,
-    /// Workload: bootstrap, hmult, hrot, keyswitch, ntt (CKKS presets); ntt, intt, polymul,
-    /// ctmult (128-bit words: cofhee-n12, cofhee-n13); or a tessera-trace file.
+    /// Workload: bootstrap, hmult, hrot, keyswitch, hadd, pmult, ntt (CKKS presets); ntt, intt,
+    /// polymul, ctmult (128-bit words: cofhee-n12, cofhee-n13); or a tessera-trace file.
     #[arg(long, default_value = "bootstrap")]
     pub workload: String,
     /// Parameter preset of a built-in workload (default: ark on vector machines,

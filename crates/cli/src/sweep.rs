@@ -11,10 +11,12 @@ use tessera_sim::SimError;
 /// Arguments of `tessera sweep`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct SweepArgs {
-    /// Machine: a built-in name (ark, reed, reed-512x128, cofhee) or a TOML file.
+    /// Machine: a built-in name (ark, reed, reed-512x128, cifher, cifher-8/16/32/64, h3,
+    /// cofhee) or a TOML file.
     #[arg(long, default_value = "reed")]
     pub arch: String,
-    /// A swept key and its values, e.g. --set chip.clusters=1,2,4,8 (repeatable: a grid).
+    /// A swept key and its values, e.g. --set chip.clusters=1,2,4,8 (repeatable: a grid);
+    /// `arch=cifher,cifher-16` sweeps over machines.
     #[arg(long = "set", value_name = "KEY=V1,V2,...", required = true)]
     pub set: Vec<String>,
     /// Workload (as for `tessera simulate`).
