@@ -221,6 +221,9 @@ pub enum Activity {
     RegisterFile,
     Noc,
     Offchip,
+    /// No utilization-based energy (area and peak power only; e.g. a memory whose energy is
+    /// charged per bit instead).
+    None,
 }
 
 /// An area / peak-power line of the design.

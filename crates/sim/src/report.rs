@@ -112,6 +112,7 @@ fn activity_key(a: Activity) -> &'static str {
         Activity::RegisterFile => "register_file",
         Activity::Noc => "noc",
         Activity::Offchip => "offchip",
+        Activity::None => "none",
     }
 }
 
