@@ -22,12 +22,14 @@
 //! folds the `N^{-1}` scaling into its last stage.
 //!
 //! Cache blocking: stages whose butterfly span exceeds [`BLOCK`] words sweep the whole limb;
-//! the remaining stages run block by block so the block stays in L1. The forward transform's
-//! final canonical reduction is fused into its last stage. (A radix-4 variant that fuses two
-//! stages per sweep was measured and dropped: on Zen 4 the kernel is bound by butterfly
-//! arithmetic, not by loads and stores, and radix-4 was 0-5% slower. Fusing the three strides
-//! narrower than a vector into one in-register pass was measured too and gave no gain: those
-//! stages cost their permutes and the final reduction, not memory. See docs/benchmarks.md.)
+//! the remaining stages run block by block so the block stays in L1. The stages of stride `L`
+//! and below run as one in-register pass per two vectors ([`narrow_strides`]): the vectors are
+//! split into butterfly order once, moved from one stride's lane order to the next by a single
+//! two-source permute pair ([`Lanes::relayout`]), and merged once, with four chunks interleaved
+//! so the out-of-order core overlaps their serial chains. The forward transform's final
+//! canonical reduction is fused into that pass. (A radix-4 variant that fuses two wide stages
+//! per sweep was measured and dropped: on Zen 4 the kernel is bound by butterfly arithmetic,
+//! not by loads and stores, and radix-4 was 0-5% slower. See docs/benchmarks.md.)
 
 use super::tables::{StageTwiddles, Tables};
 
@@ -64,6 +66,14 @@ pub(crate) trait Lanes {
     unsafe fn load_twiddles(t: usize, p: *const u64) -> Self::V;
     /// Inverse of [`Lanes::split`].
     unsafe fn merge(t: usize, x: Self::V, y: Self::V) -> (Self::V, Self::V);
+    /// From the (x, y) lane order of stride `from` (after its butterflies) straight to that of
+    /// stride `to` (both `< L`): `split(to, merge(from, x, y))` without the round trip through
+    /// natural order.
+    #[inline(always)]
+    unsafe fn relayout(from: usize, to: usize, x: Self::V, y: Self::V) -> (Self::V, Self::V) {
+        let (v0, v1) = Self::merge(from, x, y);
+        Self::split(to, v0, v1)
+    }
 }
 
 /// Broadcast multiples of the modulus.
@@ -177,7 +187,7 @@ unsafe fn bfly<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
     }
 }
 
-/// One stage of stride `t` over `a[base .. base + len)`, `len` a multiple of `max(2t, 2L)`.
+/// One stage of stride `t >= L` over `a[base .. base + len)`, `len` a multiple of `2t`.
 /// With `FINAL` (forward only, last stage) the outputs are reduced to canonical form in the
 /// same pass instead of a separate sweep.
 #[allow(clippy::too_many_arguments)]
@@ -191,40 +201,186 @@ unsafe fn stage<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
     tw: &StageTwiddles,
     k: &Consts<S::V>,
 ) {
+    debug_assert!(
+        t >= S::L,
+        "strides below the vector width run in `narrow_strides`"
+    );
     let m = n / (2 * t);
-    if t >= S::L {
-        let first_block = base / (2 * t);
-        for blk in 0..len / (2 * t) {
-            let idx = m + first_block + blk;
-            let w = S::splat(*tw.w.get_unchecked(idx));
-            let ws = S::splat(*tw.ws.get_unchecked(idx));
-            let p = a.add(base + 2 * blk * t);
-            let mut j = 0;
-            while j < t {
-                let x = S::load(p.add(j));
-                let y = S::load(p.add(j + t));
-                let (x, y) = bfly::<S, FWD, M, FINAL>(x, y, w, ws, k);
-                S::store(p.add(j), x);
-                S::store(p.add(j + t), y);
-                j += S::L;
-            }
-        }
-    } else {
-        // A chunk of 2L words holds L/t blocks; their twiddles are contiguous from block
-        // (base + c) / 2t of this stage, i.e. table entry m + (base + c) / 2t.
-        let mut c = 0;
-        while c < len {
-            let p = a.add(base + c);
-            let first = m + (base + c) / (2 * t);
-            let (x, y) = S::split(t, S::load(p), S::load(p.add(S::L)));
-            let w = S::load_twiddles(t, tw.w.as_ptr().add(first));
-            let ws = S::load_twiddles(t, tw.ws.as_ptr().add(first));
+    let first_block = base / (2 * t);
+    for blk in 0..len / (2 * t) {
+        let idx = m + first_block + blk;
+        let w = S::splat(*tw.w.get_unchecked(idx));
+        let ws = S::splat(*tw.ws.get_unchecked(idx));
+        let p = a.add(base + 2 * blk * t);
+        let mut j = 0;
+        while j < t {
+            let x = S::load(p.add(j));
+            let y = S::load(p.add(j + t));
             let (x, y) = bfly::<S, FWD, M, FINAL>(x, y, w, ws, k);
-            let (v0, v1) = S::merge(t, x, y);
-            S::store(p, v0);
-            S::store(p.add(S::L), v1);
-            c += 2 * S::L;
+            S::store(p.add(j), x);
+            S::store(p.add(j + t), y);
+            j += S::L;
         }
+    }
+}
+
+/// One butterfly of the wide regime `keep` (keep or reduce), or narrow when not `WIDE`.
+#[inline(always)]
+unsafe fn forward_bfly<S: Lanes, const WIDE: bool, const KEEP: bool, const FINAL: bool>(
+    x: S::V,
+    y: S::V,
+    w: S::V,
+    ws: S::V,
+    k: &Consts<S::V>,
+) -> (S::V, S::V) {
+    if !WIDE {
+        bfly::<S, true, NARROW, FINAL>(x, y, w, ws, k)
+    } else if KEEP {
+        bfly::<S, true, WIDE_KEEP, FINAL>(x, y, w, ws, k)
+    } else {
+        bfly::<S, true, WIDE_REDUCE, FINAL>(x, y, w, ws, k)
+    }
+}
+
+/// The twiddles of a narrow (stride `t < L`) stage for the split pair whose chunk starts at
+/// word `at`, in the lane order of [`Lanes::split`].
+#[inline(always)]
+unsafe fn narrow_twiddles<S: Lanes>(
+    t: usize,
+    at: usize,
+    n: usize,
+    tw: &StageTwiddles,
+) -> (S::V, S::V) {
+    let first = n / (2 * t) + at / (2 * t);
+    (
+        S::load_twiddles(t, tw.w.as_ptr().add(first)),
+        S::load_twiddles(t, tw.ws.as_ptr().add(first)),
+    )
+}
+
+/// The stages of stride `L` and below (`L .. 1` forward, `1 .. L` inverse; `L` = 4 or 8) over
+/// `a[base .. base + len)` in one in-register pass per two vectors: split once, go from one
+/// stride's lane order to the next with [`Lanes::relayout`], merge once. Per two vectors that
+/// is `2 log2 L + 2` permutes instead of `4 log2 L` for separate stages, and no intermediate
+/// loads or stores. The forward pass ends with the canonical reduction.
+#[inline(always)]
+unsafe fn narrow_strides<
+    S: Lanes,
+    const FWD: bool,
+    const WIDE: bool,
+    const KEEP: bool,
+    const FLIP: bool,
+>(
+    a: *mut u64,
+    base: usize,
+    len: usize,
+    n: usize,
+    tw: &StageTwiddles,
+    k: &Consts<S::V>,
+) {
+    // Chunks are interleaved C at a time: one chunk is a serial chain of butterflies and
+    // permutes, too long for the out-of-order window to overlap on its own (C = 4 measured
+    // best against 1, 2 and 8).
+    const C: usize = 4;
+    let step = 2 * S::L * C;
+    let whole = len - len % step;
+    let mut c = 0;
+    while c < whole {
+        narrow_chunks::<S, FWD, WIDE, KEEP, FLIP, C>(a, base + c, n, tw, k);
+        c += step;
+    }
+    while c < len {
+        narrow_chunks::<S, FWD, WIDE, KEEP, FLIP, 1>(a, base + c, n, tw, k);
+        c += 2 * S::L;
+    }
+}
+
+/// `C` consecutive two-vector chunks from word `start`, their stages interleaved.
+#[inline(always)]
+unsafe fn narrow_chunks<
+    S: Lanes,
+    const FWD: bool,
+    const WIDE: bool,
+    const KEEP: bool,
+    const FLIP: bool,
+    const C: usize,
+>(
+    a: *mut u64,
+    start: usize,
+    n: usize,
+    tw: &StageTwiddles,
+    k: &Consts<S::V>,
+) {
+    let at: [usize; C] = core::array::from_fn(|i| start + 2 * S::L * i);
+    let mut x = [S::splat(0); C];
+    let mut y = [S::splat(0); C];
+    let (first, last) = if FWD { (S::L / 2, 1) } else { (1, S::L / 2) };
+    // Stride L (forward first, inverse last) pairs the chunk's two vectors as they are; its
+    // twiddle is one per chunk.
+    let wide_twiddles = |i: usize| {
+        let idx = n / (2 * S::L) + at[i] / (2 * S::L);
+        (
+            S::splat(*tw.w.get_unchecked(idx)),
+            S::splat(*tw.ws.get_unchecked(idx)),
+        )
+    };
+    for i in 0..C {
+        let p = a.add(at[i]);
+        let (mut v0, mut v1) = (S::load(p), S::load(p.add(S::L)));
+        if FWD {
+            let (w, ws) = wide_twiddles(i);
+            (v0, v1) = forward_bfly::<S, WIDE, FLIP, false>(v0, v1, w, ws, k);
+        }
+        (x[i], y[i]) = S::split(first, v0, v1);
+    }
+    // One stride for all C chunks: butterflies in forward regime $keep (canonical outputs with
+    // $fin), then the move to stride $next's lane order (none when $next is 0). A macro, not a
+    // closure: every stride stays a compile-time constant and x, y stay in registers (a loop
+    // or a closure over the strides measured 3 to 8 % slower, with spills).
+    macro_rules! pass {
+        ($t:literal, $keep:ident, $fin:literal, $next:literal) => {
+            for i in 0..C {
+                let (w, ws) = narrow_twiddles::<S>($t, at[i], n, tw);
+                (x[i], y[i]) = if FWD {
+                    forward_bfly::<S, WIDE, $keep, $fin>(x[i], y[i], w, ws, k)
+                } else {
+                    gs::<S>(x[i], y[i], w, ws, k)
+                };
+                if $next != 0 {
+                    (x[i], y[i]) = S::relayout($t, $next, x[i], y[i]);
+                }
+            }
+        };
+    }
+    match (FWD, S::L) {
+        (true, 8) => {
+            pass!(4, KEEP, false, 2);
+            pass!(2, FLIP, false, 1);
+            pass!(1, KEEP, true, 0);
+        }
+        (true, _) => {
+            pass!(2, KEEP, false, 1);
+            pass!(1, FLIP, true, 0);
+        }
+        (false, 8) => {
+            pass!(1, KEEP, false, 2);
+            pass!(2, KEEP, false, 4);
+            pass!(4, KEEP, false, 0);
+        }
+        (false, _) => {
+            pass!(1, KEEP, false, 2);
+            pass!(2, KEEP, false, 0);
+        }
+    }
+    for i in 0..C {
+        let (mut v0, mut v1) = S::merge(last, x[i], y[i]);
+        if !FWD {
+            let (w, ws) = wide_twiddles(i);
+            (v0, v1) = gs::<S>(v0, v1, w, ws, k);
+        }
+        let p = a.add(at[i]);
+        S::store(p, v0);
+        S::store(p.add(S::L), v1);
     }
 }
 
@@ -278,11 +434,19 @@ unsafe fn forward_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tab
     let t_block = t;
     for base in (0..n).step_by(block) {
         let mut t = t_block;
-        while t > 1 {
+        // Vector kernels stop above stride L: the narrow pass starts with it.
+        while t > 1 && t > S::L {
             forward_stage::<S, WIDE, false>(ptr, base, block, t, n, tw, &k);
             t /= 2;
         }
-        forward_stage::<S, WIDE, true>(ptr, base, block, 1, n, tw, &k);
+        if S::L == 1 {
+            forward_stage::<S, WIDE, true>(ptr, base, block, 1, n, tw, &k);
+        } else if (n / S::L).trailing_zeros().is_multiple_of(2) {
+            // Stride L/2 is stage log2(n / L): wide stages keep on even indices.
+            narrow_strides::<S, true, WIDE, true, false>(ptr, base, block, n, tw, &k);
+        } else {
+            narrow_strides::<S, true, WIDE, false, true>(ptr, base, block, n, tw, &k);
+        }
     }
 }
 
@@ -298,6 +462,10 @@ pub(crate) unsafe fn inverse<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) 
     let block = BLOCK.min(n / 2);
     for base in (0..n).step_by(block) {
         let mut t = 1;
+        if S::L > 1 {
+            narrow_strides::<S, false, false, false, false>(ptr, base, block, n, tw, &k);
+            t = 2 * S::L;
+        }
         while 2 * t <= block {
             stage::<S, false, NARROW, false>(ptr, base, block, t, n, tw, &k);
             t *= 2;
@@ -409,6 +577,34 @@ pub(crate) const fn merge_indices<const L: usize>(t: usize) -> ([u64; L], [u64; 
         };
         v[p / L][p % L] = src as u64;
         p += 1;
+    }
+    (v[0], v[1])
+}
+
+/// Index tables for [`Lanes::relayout`] from stride `from` to stride `to` (both `< L`): for
+/// each lane of the new (x, y), where its position sits in the old (x, y) (indices `>= L`
+/// select the old y).
+pub(crate) const fn relayout_indices<const L: usize>(
+    from: usize,
+    to: usize,
+) -> ([u64; L], [u64; L]) {
+    let (old_blocks, new_blocks) = (L / from, L / to);
+    let mut v = [[0u64; L]; 2];
+    let mut half = 0;
+    while half < 2 {
+        let mut k = 0;
+        while k < L {
+            // Position (within the 2L-word chunk) of new lane k of x (half 0) or y (half 1).
+            let pos = (k % new_blocks) * 2 * to + k / new_blocks + half * to;
+            let (block, off) = (pos / (2 * from), pos % (2 * from));
+            v[half][k] = if off < from {
+                off * old_blocks + block
+            } else {
+                L + (off - from) * old_blocks + block
+            } as u64;
+            k += 1;
+        }
+        half += 1;
     }
     (v[0], v[1])
 }

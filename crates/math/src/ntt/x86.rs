@@ -5,7 +5,7 @@
 //! Each `#[target_feature]` entry point instantiates the generic driver in [`super::lanes`];
 //! the `#[inline(always)]` lane methods are compiled inside it with the enabled features.
 
-use super::lanes::{self, merge_indices, split_indices, Lanes};
+use super::lanes::{self, merge_indices, relayout_indices, split_indices, Lanes};
 use super::tables::Tables;
 use core::arch::x86_64::*;
 
@@ -156,6 +156,10 @@ const SPLIT1: ([u64; 8], [u64; 8]) = split_indices::<8>(1);
 const MERGE4: ([u64; 8], [u64; 8]) = merge_indices::<8>(4);
 const MERGE2: ([u64; 8], [u64; 8]) = merge_indices::<8>(2);
 const MERGE1: ([u64; 8], [u64; 8]) = merge_indices::<8>(1);
+const RELAYOUT_4_2: ([u64; 8], [u64; 8]) = relayout_indices::<8>(4, 2);
+const RELAYOUT_2_1: ([u64; 8], [u64; 8]) = relayout_indices::<8>(2, 1);
+const RELAYOUT_1_2: ([u64; 8], [u64; 8]) = relayout_indices::<8>(1, 2);
+const RELAYOUT_2_4: ([u64; 8], [u64; 8]) = relayout_indices::<8>(2, 4);
 #[inline(always)]
 unsafe fn idx(i: &[u64; 8]) -> __m512i {
     _mm512_loadu_si512(i.as_ptr() as *const __m512i)
@@ -230,6 +234,24 @@ macro_rules! impl_lanes_512 {
             #[inline(always)]
             unsafe fn merge(t: usize, x: __m512i, y: __m512i) -> (__m512i, __m512i) {
                 merge8(t, x, y)
+            }
+            #[inline(always)]
+            unsafe fn relayout(
+                from: usize,
+                to: usize,
+                x: __m512i,
+                y: __m512i,
+            ) -> (__m512i, __m512i) {
+                match (from, to) {
+                    (4, 2) => permute_pair(&RELAYOUT_4_2, x, y),
+                    (2, 1) => permute_pair(&RELAYOUT_2_1, x, y),
+                    (1, 2) => permute_pair(&RELAYOUT_1_2, x, y),
+                    (2, 4) => permute_pair(&RELAYOUT_2_4, x, y),
+                    _ => {
+                        let (v0, v1) = merge8(from, x, y);
+                        split8(to, v0, v1)
+                    }
+                }
             }
             #[inline(always)]
             unsafe fn load_twiddles(t: usize, p: *const u64) -> __m512i {
