@@ -234,11 +234,24 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         // A result that only streams through the RFs to its one consumer never occupies
         // the scratchpad.
         let mut through_rf = false;
+        // The add or subtract of a multiply-add pair (see the RF chaining below) is the adder
+        // stage of the MADU pass its multiply already made (ark.md V: multiply-add units
+        // compute a * b + c per lane per cycle): it moves data but takes no MADU pass of its
+        // own.
+        let mad_tail = matches!(ins.op, Op::Add | Op::Sub)
+            && ins.srcs.iter().any(|id| {
+                produced_op.get(id) == Some(&Op::Mul)
+                    && uses.temp.get(id).is_some_and(|v| v.len() == 1 && v[0] == pos)
+                    && bufs.get(id).map(|b| b.backing) == Some(Backing::Temp)
+            });
         let shape = match ins.op {
             Op::Ntt | Op::Intt => Some(Shape::Transform),
             Op::Automorphism => Some(Shape::Permute),
             Op::Bconv => Some(Shape::Bconv { l_in: src_limbs(0) }),
-            Op::Add | Op::Sub => Some(Shape::Elementwise { reads: 2, ops: 1 }),
+            Op::Add | Op::Sub => Some(Shape::Elementwise {
+                reads: 2,
+                ops: usize::from(!mad_tail),
+            }),
             Op::Mul => Some(Shape::Elementwise { reads: 2, ops: 1 }),
             Op::Neg | Op::AddScalar | Op::MulScalar => {
                 Some(Shape::Elementwise { reads: 1, ops: 1 })

@@ -134,7 +134,8 @@ pub enum Shape {
     Bconv { l_in: usize },
     /// Automorphism.
     Permute,
-    /// Element-wise: `reads` operand streams, `macs` multiplies (or adds) per coefficient.
+    /// Element-wise: `reads` operand streams, `ops` MADU passes per coefficient (0 for the
+    /// adder stage of a fused multiply-add).
     Elementwise { reads: usize, ops: usize },
     /// Key-switch inner product over `pairs` digit pairs (reads an evaluation key).
     KeyDot { pairs: usize },
@@ -332,9 +333,15 @@ pub fn lower(
             out.phases.push(ph);
         }
         Shape::Elementwise { reads, ops } => {
+            // ops = 0: the adder stage of a fused multiply-add, no MADU pass of its own.
+            let epc = if ops == 0 {
+                f64::INFINITY
+            } else {
+                madu_epc / ops as f64
+            };
             let mut ph = limb_wise(
                 Resource::Madu,
-                madu_epc / ops.max(1) as f64,
+                epc,
                 (reads + 1) as f64,
                 &mut out,
             );

@@ -136,6 +136,29 @@ fn a_result_chained_to_its_only_consumer_takes_no_scratchpad() {
 }
 
 #[test]
+fn a_multiply_add_pair_takes_one_madu_pass() {
+    // P = A * B whose only consumer is S = P + C: one multiply-add on the MADUs (8 cycles for
+    // one limb on two 256-lane MADUs), not a multiply and then an add (16 cycles).
+    let t = vec![
+        ins(0, Op::Load, 1, &[], 1),
+        ins(1, Op::Load, 2, &[], 1),
+        ins(2, Op::Load, 3, &[], 1),
+        ins(3, Op::Mul, 4, &[1, 2], 1),
+        ins(4, Op::Add, 5, &[4, 3], 1),
+    ];
+    let m = machine();
+    let s = run(&m, &t, false).unwrap();
+    use tessera_sim::mapping::{Layout, Resource};
+    let lay = Layout::of(&m);
+    assert!((s.busy[Resource::Madu(0).index(&lay)] - 8.0).abs() < 1e-9);
+    // A product read twice is not fused: two passes.
+    let mut t2 = t.clone();
+    t2.push(ins(5, Op::Add, 6, &[4, 5], 1));
+    let s = run(&m, &t2, false).unwrap();
+    assert!((s.busy[Resource::Madu(0).index(&lay)] - 24.0).abs() < 1e-9);
+}
+
+#[test]
 fn repeated_loads_of_one_object_hit_on_chip() {
     let mut a = ins(0, Op::Load, 1, &[], 4);
     a.kind = Some("evalkey".into());
