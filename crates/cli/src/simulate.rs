@@ -13,7 +13,7 @@ use tessera_sim::{engine, report, SimError};
 #[derive(clap::Args, Debug, Clone)]
 pub struct SimulateArgs {
     /// Machine: a built-in name (ark, reed, reed-512x128, cifher, cifher-8/16/32/64, h3,
-    /// cofhee) or a TOML machine description.
+    /// h3-hbm, h3-ddr4, cofhee) or a TOML machine description.
     #[arg(long, default_value = "ark")]
     pub arch: String,
     /// Workload: bootstrap, hmult, hrot, keyswitch, hadd, pmult, ntt (CKKS presets); ntt, intt,
@@ -21,7 +21,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "bootstrap")]
     pub workload: String,
     /// Parameter preset of a built-in workload (default: ark on vector machines,
-    /// cofhee-n12 on single-PE machines; bootstrap: ark, lattigo, test-boot).
+    /// cofhee-n12 on single-PE machines; bootstrap: ark, lattigo, h3, test-boot).
     #[arg(long)]
     pub params: Option<String>,
     /// Input level of an HE-operation workload (default: the top level).

@@ -12,7 +12,7 @@ use tessera_sim::SimError;
 #[derive(clap::Args, Debug, Clone)]
 pub struct SweepArgs {
     /// Machine: a built-in name (ark, reed, reed-512x128, cifher, cifher-8/16/32/64, h3,
-    /// cofhee) or a TOML file.
+    /// h3-hbm, h3-ddr4, cofhee) or a TOML file.
     #[arg(long, default_value = "reed")]
     pub arch: String,
     /// A swept key and its values, e.g. --set chip.clusters=1,2,4,8 (repeatable: a grid);

@@ -23,6 +23,8 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("cifher-32", include_str!("../../../configs/cifher-32.toml")),
     ("cifher-64", include_str!("../../../configs/cifher-64.toml")),
     ("h3", include_str!("../../../configs/h3.toml")),
+    ("h3-hbm", include_str!("../../../configs/h3-hbm.toml")),
+    ("h3-ddr4", include_str!("../../../configs/h3-ddr4.toml")),
 ];
 
 /// A machine of either kind (loaded a handful of times per run: the size difference

@@ -241,7 +241,10 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         let mad_tail = matches!(ins.op, Op::Add | Op::Sub)
             && ins.srcs.iter().any(|id| {
                 produced_op.get(id) == Some(&Op::Mul)
-                    && uses.temp.get(id).is_some_and(|v| v.len() == 1 && v[0] == pos)
+                    && uses
+                        .temp
+                        .get(id)
+                        .is_some_and(|v| v.len() == 1 && v[0] == pos)
                     && bufs.get(id).map(|b| b.backing) == Some(Backing::Temp)
             });
         let shape = match ins.op {

@@ -339,12 +339,7 @@ pub fn lower(
             } else {
                 madu_epc / ops as f64
             };
-            let mut ph = limb_wise(
-                Resource::Madu,
-                epc,
-                (reads + 1) as f64,
-                &mut out,
-            );
+            let mut ph = limb_wise(Resource::Madu, epc, (reads + 1) as f64, &mut out);
             ph.latency = u.madu.latency_cycles as f64;
             out.phases.push(ph);
         }

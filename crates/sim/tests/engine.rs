@@ -379,3 +379,22 @@ fn per_bit_energies_are_charged() {
         more.energy_j
     );
 }
+
+#[test]
+fn h3_memory_variants_order_by_offchip_bandwidth() {
+    // h3.md 5.3's variants: the same tiles behind two HBM2 stacks (1 TB/s) or four DDR4
+    // channels (102.4 GB/s). A key switch streaming its key from off-chip is slower on DDR4.
+    let w = record(&WorkloadSpec::new("hmult", "test-medium")).unwrap();
+    let time = |arch: &str| {
+        let m = Machine::load(arch).unwrap();
+        tessera_sim::simulate(&m, &w.label, &w.instrs)
+            .unwrap()
+            .time_s
+    };
+    let (hbm, ddr4) = (time("h3-hbm"), time("h3-ddr4"));
+    assert!(ddr4 > 2.0 * hbm, "hbm {hbm}, ddr4 {ddr4}");
+    // Neither variant has the stacked DRAM's area.
+    let (a_h3, _) = area_power(&Machine::load("h3").unwrap());
+    let (a_hbm, _) = area_power(&Machine::load("h3-hbm").unwrap());
+    assert!((a_h3 - a_hbm - 192.0).abs() < 1e-9, "{a_h3} {a_hbm}");
+}
