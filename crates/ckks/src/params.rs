@@ -487,20 +487,24 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
             ..base("ark-boot", 16, "ark.md Table III (N, L, L_boot, dnum, alpha) with Lattigo-style bootstrapping prime sizes (ours)")
         },
         // H3's bootstrapping shape (h3.md Fig. 9: N = 2^16, 30 levels of which 14 bootstrapping
-        // and 16 effective; dnum = 3 as in the `h3` preset): q_0, 15 user levels and 3
-        // SlotToCoeff levels of 35 bits (Delta = 2^35, q_0 / Delta = 2^10), then 9 EvalMod
-        // and 3 CoeffToSlot levels of 50 bits (our circuit takes 15 levels, one more than
-        // H3's), K = 11 special primes of 45 bits; log2(PQ) ~ 1770.
+        // and 16 effective): q_0, 15 user levels and 3 SlotToCoeff levels of 35 bits
+        // (Delta = 2^35, q_0 / Delta = 2^10), then 9 EvalMod and 3 CoeffToSlot levels of 50
+        // bits (our circuit takes 15 levels, one more than H3's), K = 11 special primes of 45
+        // bits; log2(PQ) ~ 1770.
         // NOT H3's prime sizes: H3's Barrett units take primes under 2^36 (4.3), and with
         // single 36-bit primes in EvalMod our bootstrapping keeps only 1 to 4 bits (measured at
         // N = 2^14 and 2^16; h3.md does not say how it keeps precision). The limb structure,
         // which is what the simulator charges (at the H3 machine's 36-bit words), is H3's.
+        // dnum = 4 (digits of 8 limbs), not the `h3` preset's 3: with dnum = 3 the largest
+        // digit (9 x 50 bits) comes within 2^34 of P and the bootstrapping shows rare large
+        // slot errors (worst 2^-1.7 at N = 2^16, mean 10.7 bits); with dnum = 4, or with 55-bit
+        // special primes, they vanish (N = 2^14 runs). The cause is not understood yet.
         "h3-boot" => ParametersLiteral {
             log_q: [vec![45], rep(35, 15), rep(35, 3), rep(50, 9), rep(50, 3)].concat(),
             log_p: rep(45, 11),
-            dnum: 3,
+            dnum: 4,
             log_default_scale: 35,
-            ..base("h3-boot", 16, "h3.md Fig. 9 level structure (N = 2^16, 30 levels, dnum = 3; 15 + 15 where H3 has 14 + 16); prime sizes ours, wider than H3's 36-bit words")
+            ..base("h3-boot", 16, "h3.md Fig. 9 level structure (N = 2^16, 30 levels; 15 + 15 where H3 has 14 + 16); dnum = 4; prime sizes ours, wider than H3's 36-bit words")
         },
         // Lattigo's N = 2^16 bootstrapping shape: 9 user levels of 40 bits (Delta = 2^40), 3
         // SlotToCoeff levels of 40 bits, 9 EvalMod levels of 60 bits, 4 CoeffToSlot levels of
