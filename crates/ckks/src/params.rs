@@ -368,6 +368,7 @@ pub fn preset_names() -> Vec<&'static str> {
         "ark-boot",
         "lattigo-boot",
         "h3-boot",
+        "reed-boot",
     ]
 }
 
@@ -486,6 +487,19 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
             log_default_scale: 50,
             ..base("ark-boot", 16, "ark.md Table III (N, L, L_boot, dnum, alpha) with Lattigo-style bootstrapping prime sizes (ours)")
         },
+        // REED's bootstrapping "1 -> 30 -> 15" (reed.md Table 3): N = 2^16, L = 30, KeySwitch
+        // with dnum = L + 1 and K = 1 (reed.md 2: "for simplicity ... utilized throughout").
+        // REED's words are 54 bits; our circuit needs q_0 / Delta ~ 2^10, so q_0 and the 12
+        // CoeffToSlot and EvalMod levels are 54-bit primes and the 15 user and 3 SlotToCoeff
+        // levels 44-bit ones (Delta = 2^44); the special prime is 54 bits. Sizes ours;
+        // log2(PQ) ~ 1548.
+        "reed-boot" => ParametersLiteral {
+            log_q: [vec![54], rep(44, 15), rep(44, 3), rep(54, 9), rep(54, 3)].concat(),
+            log_p: rep(54, 1),
+            dnum: 31,
+            log_default_scale: 44,
+            ..base("reed-boot", 16, "reed.md Table 3 bootstrapping (N = 2^16, L = 30, L_boot = 15, dnum = L + 1, K = 1); prime sizes ours (44- and 54-bit where REED's words are 54)")
+        },
         // H3's bootstrapping shape (h3.md Fig. 9: N = 2^16, 30 levels of which 14 bootstrapping
         // and 16 effective): q_0, 15 user levels and 3 SlotToCoeff levels of 35 bits
         // (Delta = 2^35, q_0 / Delta = 2^10), then 9 EvalMod and 3 CoeffToSlot levels of 50
@@ -559,6 +573,7 @@ mod tests {
             "ark-boot",
             "lattigo-boot",
             "h3-boot",
+            "reed-boot",
         ] {
             let p = Parameters::preset(name).unwrap();
             let s = p.security();

@@ -487,3 +487,27 @@ fn bootstrapping_traces_report_the_memory_the_options_save() {
         assert!(c.distinct_key_objects > 0);
     }
 }
+
+#[test]
+fn paper_bootstrapping_presets_have_the_papers_level_structure() {
+    // (name, CKKS preset, L, levels the circuit consumes): ark.md Table III (L = 23,
+    // L_boot = 15), reed.md Table 3 ("1 -> 30 -> 15"), h3.md Fig. 9 (30 levels; ours takes 15
+    // for bootstrapping where H3 takes 14).
+    for (name, ckks, l, depth) in [
+        ("ark", "ark-boot", 23, 15),
+        ("reed", "reed-boot", 30, 15),
+        ("h3", "h3-boot", 30, 15),
+    ] {
+        let (got, bp) = BootstrapParameters::preset(name).unwrap();
+        assert_eq!(got, ckks);
+        assert_eq!(bp.depth(), depth, "{name}");
+        let p = Parameters::preset(ckks).unwrap();
+        assert_eq!(p.max_level(), l, "{name}");
+        assert!(p.security().secure_128, "{name}");
+    }
+    assert_eq!(
+        Parameters::preset("reed-boot").unwrap().literal().dnum,
+        31,
+        "reed.md: dnum = L + 1"
+    );
+}

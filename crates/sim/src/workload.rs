@@ -28,7 +28,7 @@ pub const WORKLOADS: &[&str] = &[
 pub struct WorkloadSpec {
     /// `bootstrap`, `hmult`, `hrot`, `keyswitch` or `ntt`.
     pub name: String,
-    /// CKKS preset (for `bootstrap`: a bootstrapping preset, `ark` / `lattigo` / `h3` / `test-boot`).
+    /// CKKS preset (for `bootstrap`: a bootstrapping preset, `ark` / `lattigo` / `h3` / `reed` / `test-boot`).
     pub params: String,
     /// Input level (HE operations; default: the top level).
     pub level: Option<usize>,

@@ -69,7 +69,8 @@ impl BootstrapParameters {
     /// A bootstrapping parameter set: the CKKS preset it runs on and its circuit.
     /// `ark` runs on `ark-boot` (ark.md section III-B: three CoeffToSlot and three
     /// SlotToCoeff levels, the remaining nine of L_boot = 15 for EvalMod), `lattigo` on
-    /// `lattigo-boot` (4 + 9 + 3), `h3` on `h3-boot` (3 + 9 + 3, one level more than h3.md Fig. 9's 14) and `test-boot`
+    /// `lattigo-boot` (4 + 9 + 3), `h3` on `h3-boot` (3 + 9 + 3, one level more than h3.md Fig. 9's 14), `reed` on
+    /// `reed-boot` (3 + 9 + 3, reed.md Table 3) and `test-boot`
     /// on itself (2 + 9 + 2, for CI).
     pub fn preset(name: &str) -> Result<(&'static str, Self)> {
         let base = Self {
@@ -97,6 +98,8 @@ impl BootstrapParameters {
             // variants we measured (degree 31 with two double-angle steps) lose all precision
             // at K = 12.
             "h3" | "h3-boot" => ("h3-boot", base),
+            // reed.md Table 3: "1 -> 30 -> 15", 15 bootstrapping levels (3 + 9 + 3).
+            "reed" | "reed-boot" => ("reed-boot", base),
             "test-boot" => (
                 "test-boot",
                 Self {
@@ -109,7 +112,7 @@ impl BootstrapParameters {
             _ => {
                 return Err(CkksError::UnknownPreset(
                     name.to_string(),
-                    "ark, lattigo, h3, test-boot".into(),
+                    "ark, lattigo, h3, reed, test-boot".into(),
                 ))
             }
         })
