@@ -220,6 +220,26 @@ impl Parameters {
                 source_table: SECURITY_SOURCE,
             });
         }
+        // Hybrid key switching adds noise ~ sqrt(N) sigma Q_j / P for each digit Q_j, so P
+        // must not fall short of the widest digit (half of it costs a bit, which the 54-bit
+        // K = 1 sets of reed.md pay; more is refused). Lower levels use prefixes of these
+        // digits, so the top level has the widest.
+        let log2 = |xs: &[u64]| -> f64 { xs.iter().map(|&x| (x as f64).log2()).sum() };
+        let log_p_bits = log2(&p);
+        for d in crate::decomposition::balanced_digits(q.len(), lit.dnum) {
+            let log_d = log2(&q[d.clone()]);
+            if log_d > log_p_bits + 1.0 {
+                return Err(invalid(
+                    "log_p",
+                    format!("{:?} (log2 P = {log_p_bits:.1})", lit.log_p),
+                    &format!(
+                        "special primes whose product P is at least half the widest key-switching digit, q_{}..q_{} (log2 = {log_d:.1}): add or widen special primes, or raise dnum",
+                        d.start,
+                        d.end - 1
+                    ),
+                ));
+            }
+        }
         let summary = if secure_128 {
             format!(
                 "128-bit secure: log2(PQ) = {log_qp:.1} <= {} for N = 2^{} ({SECURITY_SOURCE})",
@@ -509,10 +529,8 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
         // single 36-bit primes in EvalMod our bootstrapping keeps only 1 to 4 bits (measured at
         // N = 2^14 and 2^16; h3.md does not say how it keeps precision). The limb structure,
         // which is what the simulator charges (at the H3 machine's 36-bit words), is H3's.
-        // dnum = 4 (digits of 8 limbs), not the `h3` preset's 3: with dnum = 3 the largest
-        // digit (9 x 50 bits) comes within 2^34 of P and the bootstrapping shows rare large
-        // slot errors (worst 2^-1.7 at N = 2^16, mean 10.7 bits); with dnum = 4, or with 55-bit
-        // special primes, they vanish (N = 2^14 runs). The cause is not understood yet.
+        // dnum = 4 (digits of 8 limbs), not the `h3` preset's 3: with dnum = 3 the widest
+        // digit (ten 50-bit primes, 500 bits) exceeds P (495 bits), which validation refuses.
         "h3-boot" => ParametersLiteral {
             log_q: [vec![45], rep(35, 15), rep(35, 3), rep(50, 9), rep(50, 3)].concat(),
             log_p: rep(45, 11),
@@ -659,6 +677,19 @@ mod tests {
         ));
         lit.name = "test-sparse-ark".into();
         assert!(!Parameters::new(lit).unwrap().security().secure_128);
+        // A special modulus well short of the widest digit (h3-boot's shape with dnum = 3:
+        // ten 50-bit primes in the top digit, eleven 45-bit special primes).
+        let lit = ParametersLiteral {
+            name: "test-short-p".into(),
+            log_n: 12,
+            log_q: [vec![45], rep(35, 18), rep(50, 12)].concat(),
+            log_p: rep(45, 11),
+            dnum: 3,
+            ..preset_literal("test-medium").unwrap()
+        };
+        let err = Parameters::new(lit.clone()).unwrap_err().to_string();
+        assert!(err.contains("log_p") && err.contains("q_21..q_30"), "{err}");
+        assert!(Parameters::new(ParametersLiteral { dnum: 4, ..lit }).is_ok());
         // Too much modulus for N = 2^16.
         let mut lit = preset_literal("ark").unwrap();
         lit.log_q = rep(60, 30);

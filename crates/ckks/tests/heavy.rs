@@ -102,7 +102,7 @@ fn ark_bootstrapping_meets_its_precision_and_levels() {
 
 /// Bootstrapping at `h3` (h3-boot: H3's 30 levels, wider primes): measured 10.9 bits mean
 /// and 9.1 worst with 15 levels left; the bound leaves a bit of margin and checks that no
-/// slot is far off (docs/bootstrapping.md, the dnum = 3 outliers). About 4 GB.
+/// slot is far off (docs/bootstrapping.md: a too-small P once caused outliers). About 4 GB.
 #[test]
 #[ignore = "N = 2^16 bootstrapping: run with --ignored"]
 fn h3_bootstrapping_is_uniformly_precise() {
