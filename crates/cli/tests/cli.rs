@@ -155,7 +155,7 @@ fn bench_bootstrap_prints_the_documented_json() {
     assert!(v["precision_bits"].as_f64().unwrap() > 20.0, "{v}");
     assert!(v["max_error_bits"].as_f64().unwrap() > 16.0, "{v}");
     assert!(v["levels_left"].as_u64().unwrap() >= 1);
-    let (code, _, err) = tessera(&["bench", "bootstrap", "--params", "reed"]);
+    let (code, _, err) = tessera(&["bench", "bootstrap", "--params", "cifher"]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown parameter preset"), "{err}");
 }
