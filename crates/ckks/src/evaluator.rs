@@ -65,6 +65,11 @@ impl<B: Backend> Evaluator<B> {
         self.dataflow = dataflow;
     }
 
+    /// The CKKS context the evaluator works in.
+    pub fn context(&self) -> &Arc<CkksContext> {
+        &self.ctx
+    }
+
     /// The backend.
     pub fn backend(&self) -> &B {
         &self.backend
@@ -376,10 +381,7 @@ impl<B: Backend> Evaluator<B> {
     /// `q_l q_(l-1)`, done as two rounded divisions (the result differs from one rounded
     /// division by the product by at most 1), and two levels are consumed.
     pub fn rescale(&mut self, a: &Ciphertext<B::Poly>) -> Result<Ciphertext<B::Poly>> {
-        let primes = match self.ctx.params().literal().rescaling {
-            crate::params::Rescaling::SinglePrime => 1,
-            crate::params::Rescaling::DoublePrime => 2,
-        };
+        let primes = self.ctx.params().primes_per_rescale();
         if a.level < primes {
             return Err(CkksError::OutOfLevels {
                 op: "rescale",

@@ -39,6 +39,16 @@ pub enum Rescaling {
     DoublePrime,
 }
 
+impl Rescaling {
+    /// Chain primes one rescale removes.
+    pub fn primes(self) -> usize {
+        match self {
+            Rescaling::SinglePrime => 1,
+            Rescaling::DoublePrime => 2,
+        }
+    }
+}
+
 /// A parameter set described by prime sizes; [`Parameters::new`] generates the primes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParametersLiteral {
@@ -302,6 +312,27 @@ impl Parameters {
         self.q.len() - 1
     }
 
+    /// Chain primes one rescale removes (1, or 2 with double-prime rescaling).
+    pub fn primes_per_rescale(&self) -> usize {
+        self.literal.rescaling.primes()
+    }
+
+    /// What a rescale at chain level `level` divides by: `q_level`, or with double-prime
+    /// rescaling `q_level q_(level-1)`.
+    pub fn rescale_divisor(&self, level: usize) -> f64 {
+        let r = self.primes_per_rescale();
+        self.q[level + 1 - r.min(level + 1)..=level]
+            .iter()
+            .map(|&q| q as f64)
+            .product()
+    }
+
+    /// The lowest level a rescale can reach: the base modulus is `q_0 .. q_(r-1)` for `r`
+    /// primes per rescale (ModRaise starts there).
+    pub fn base_level(&self) -> usize {
+        self.primes_per_rescale() - 1
+    }
+
     /// Chain primes `q_0 .. q_L`.
     pub fn q(&self) -> &[u64] {
         &self.q
@@ -385,10 +416,12 @@ pub fn preset_names() -> Vec<&'static str> {
         "test-medium",
         "test-double",
         "test-boot",
+        "test-boot-double",
         "ark-boot",
         "lattigo-boot",
         "h3-boot",
         "reed-boot",
+        "cifher-boot",
     ]
 }
 
@@ -520,6 +553,22 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
             log_default_scale: 44,
             ..base("reed-boot", 16, "reed.md Table 3 bootstrapping (N = 2^16, L = 30, L_boot = 15, dnum = L + 1, K = 1); prime sizes ours (44- and 54-bit where REED's words are 54)")
         },
+        // CiFHER's bootstrapping (cifher.md VI-B: L = 48, nine rescalings between
+        // bootstrappings; Table I: 32-bit words, double-prime rescaling, K = 12, P = 2^336).
+        // Every level is a pair of primes under 2^32: the base modulus q_0 q_1 (two 32-bit
+        // primes), 9 user levels and 3 SlotToCoeff levels of two 27-bit primes
+        // (Delta = 2^54, in Table I's 2^47..2^55; q_0 q_1 / Delta = 2^10), then 9 EvalMod and
+        // 3 CoeffToSlot levels of two 28-bit primes; twelve 28-bit special primes and dnum = 5
+        // (digits of 10 limbs). 50 chain primes where CiFHER has 48: our circuit takes 15
+        // levels where the paper's takes 14. Sizes ours; log2(PQ) ~ 1720.
+        "cifher-boot" => ParametersLiteral {
+            log_q: [vec![32, 32], rep(27, 18), rep(27, 6), rep(28, 18), rep(28, 6)].concat(),
+            log_p: rep(28, 12),
+            dnum: 5,
+            log_default_scale: 54,
+            rescaling: Rescaling::DoublePrime,
+            ..base("cifher-boot", 16, "cifher.md VI-B bootstrapping (N = 2^16, 9 usable levels) and Table I (32-bit words, double-prime rescaling, K = 12); prime sizes ours, 50 chain primes where CiFHER has 48")
+        },
         // H3's bootstrapping shape (h3.md Fig. 9: N = 2^16, 30 levels of which 14 bootstrapping
         // and 16 effective): q_0, 15 user levels and 3 SlotToCoeff levels of 35 bits
         // (Delta = 2^35, q_0 / Delta = 2^10), then 9 EvalMod and 3 CoeffToSlot levels of 50
@@ -562,6 +611,18 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
             secret: SecretDistribution::Sparse { hamming_weight: 32 },
             ..base("test-boot", 10, "test only: N = 2^10, sparse secret h = 32 (INSECURE)")
         },
+        // test-boot with double-prime rescaling (CiFHER-style bootstrapping in CI): a base
+        // modulus of two 30-bit primes, three user levels of a 23- and a 22-bit prime
+        // (Delta = 2^45, q_0 q_1 / Delta = 2^15), then 14 levels of two 30-bit primes.
+        "test-boot-double" => ParametersLiteral {
+            log_q: [vec![30, 30], [23, 22].repeat(3), rep(30, 28)].concat(),
+            log_p: rep(61, 4),
+            dnum: 6,
+            log_default_scale: 45,
+            rescaling: Rescaling::DoublePrime,
+            secret: SecretDistribution::Sparse { hamming_weight: 32 },
+            ..base("test-boot-double", 10, "test only: N = 2^10, double-prime rescaling, sparse secret h = 32 (INSECURE)")
+        },
         // Double-prime rescaling on 28-bit primes, CiFHER-style (Delta = 2^56).
         "test-double" => ParametersLiteral {
             log_q: [vec![40], rep(28, 6)].concat(),
@@ -592,6 +653,7 @@ mod tests {
             "lattigo-boot",
             "h3-boot",
             "reed-boot",
+            "cifher-boot",
         ] {
             let p = Parameters::preset(name).unwrap();
             let s = p.security();

@@ -25,8 +25,12 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let ctx = CkksContext::new(Parameters::preset("test-boot").unwrap()).unwrap();
-    let boot = Bootstrapper::new(&ctx, circuit()).unwrap();
+    setup_for("test-boot")
+}
+
+fn setup_for(name: &str) -> Setup {
+    let ctx = CkksContext::new(Parameters::preset(name).unwrap()).unwrap();
+    let boot = Bootstrapper::new(&ctx, BootstrapParameters::preset(name).unwrap().1).unwrap();
     let mut kg = KeyGenerator::from_seed(&ctx, &Seed([9; 32])).unwrap();
     let sk = kg.secret_key().unwrap();
     let bkeys = boot.keygen(&mut kg, &sk).unwrap();
@@ -132,14 +136,30 @@ fn eval_mod_matches_the_scaled_sine() {
 
 #[test]
 fn bootstrapping_restores_the_message_with_levels_to_spare() {
-    let mut st = setup();
+    restores_the_message(setup(), 22.0, 18.0);
+}
+
+/// CiFHER's double-prime rescaling (cifher.md III-C): ModRaise from the two base primes (the
+/// exact centered BConv), levels of two primes each.
+#[test]
+fn double_prime_bootstrapping_restores_the_message() {
+    let st = setup_for("test-boot-double");
+    let p = st.ctx.params();
+    assert_eq!(p.primes_per_rescale(), 2);
+    // 36 primes: the base pair, 13 levels of the circuit, 3 left (indices 7, 5, 3 -> base 1).
+    assert_eq!(st.boot.output_level(), 35 - 2 * 13);
+    assert_eq!(st.boot.levels_left(), 4);
+    restores_the_message(st, 22.0, 18.0);
+}
+
+fn restores_the_message(mut st: Setup, mean_bits: f64, worst_bits: f64) {
     let ctx = st.ctx.clone();
     let slots = ctx.params().max_slots();
     let z = values(11, slots);
     let ct = st
         .kg
         .encrypt_sk(
-            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
+            &ctx.encode(&z, slots, ctx.params().base_level(), ctx.params().default_scale())
                 .unwrap(),
             &st.sk,
         )
@@ -156,14 +176,14 @@ fn bootstrapping_restores_the_message_with_levels_to_spare() {
         p.mean_precision_bits(),
         p.max_error_bits()
     );
-    // Measured 24.6 / 21.0 bits; the bounds leave room for other seeds.
+    // Measured 24.6 / 21.0 bits (test-boot); the bounds leave room for other seeds.
     assert!(
-        p.mean_precision_bits() > 22.0,
+        p.mean_precision_bits() > mean_bits,
         "mean precision {} bits",
         p.mean_precision_bits()
     );
     assert!(
-        p.max_error_bits() > 18.0,
+        p.max_error_bits() > worst_bits,
         "worst slot {} bits",
         p.max_error_bits()
     );
@@ -382,14 +402,25 @@ fn minimum_key_switching_agrees_with_fewer_keys() {
 /// `t = m + q_0 I` for the level-0 decryption `m`, an integer polynomial `I`, `|I| <= K`.
 #[test]
 fn mod_raise_adds_a_small_multiple_of_q0() {
-    let st = setup();
+    mod_raise_adds_a_small_multiple_of_the_base_modulus("test-boot");
+}
+
+/// With double-prime rescaling the base modulus is `q_0 q_1`, extended by the exact BConv.
+#[test]
+fn double_prime_mod_raise_adds_a_small_multiple_of_q0_q1() {
+    mod_raise_adds_a_small_multiple_of_the_base_modulus("test-boot-double");
+}
+
+fn mod_raise_adds_a_small_multiple_of_the_base_modulus(name: &str) {
+    let st = setup_for(name);
     let ctx = st.ctx.clone();
     let slots = ctx.params().max_slots();
     let z = values(51, slots);
     let mut kg = st.kg;
+    let base = ctx.params().base_level();
     let ct = kg
         .encrypt_sk(
-            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
+            &ctx.encode(&z, slots, base, ctx.params().default_scale())
                 .unwrap(),
             &st.sk,
         )
@@ -404,14 +435,17 @@ fn mod_raise_adds_a_small_multiple_of_q0() {
         p.to_centered_bigints().unwrap()
     };
     let (m, t) = (coeffs(&ct), coeffs(&ev.store(&raised).unwrap()));
-    let q0 = num_bigint::BigInt::from(ctx.params().q()[0]);
+    let q0: num_bigint::BigInt = ctx.params().q()[..=base]
+        .iter()
+        .map(|&q| num_bigint::BigInt::from(q))
+        .product();
     let mut worst = 0i64;
     for (mk, tk) in m.iter().zip(&t) {
         let d = tk - mk;
         assert_eq!(
             &d % &q0,
             num_bigint::BigInt::from(0),
-            "t - m is a multiple of q_0"
+            "t - m is a multiple of the base modulus"
         );
         let i: i64 = (d / &q0).try_into().unwrap();
         worst = worst.max(i.abs());
@@ -497,6 +531,7 @@ fn paper_bootstrapping_presets_have_the_papers_level_structure() {
         ("ark", "ark-boot", 23, 15),
         ("reed", "reed-boot", 30, 15),
         ("h3", "h3-boot", 30, 15),
+        ("cifher", "cifher-boot", 49, 15),
     ] {
         let (got, bp) = BootstrapParameters::preset(name).unwrap();
         assert_eq!(got, ckks);
@@ -505,6 +540,12 @@ fn paper_bootstrapping_presets_have_the_papers_level_structure() {
         assert_eq!(p.max_level(), l, "{name}");
         assert!(p.security().secure_128, "{name}");
     }
+    // cifher.md VI-B: nine rescalings between bootstrappings, each of two primes.
+    let ctx = CkksContext::new(Parameters::preset("cifher-boot").unwrap()).unwrap();
+    let boot = Bootstrapper::new(&ctx, BootstrapParameters::preset("cifher").unwrap().1).unwrap();
+    assert_eq!(ctx.params().primes_per_rescale(), 2);
+    assert_eq!(boot.levels_left(), 9);
+    assert!(boot.parameters().min_ks && !boot.parameters().of_limb);
     assert_eq!(
         Parameters::preset("reed-boot").unwrap().literal().dnum,
         31,

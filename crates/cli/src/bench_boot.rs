@@ -61,7 +61,7 @@ pub fn run(
     let slots = ctx.params().max_slots();
     let z = message(slots);
     let ct = kg.encrypt_sk(
-        &ctx.encode(&z, slots, 0, ctx.params().default_scale())?,
+        &ctx.encode(&z, slots, ctx.params().base_level(), ctx.params().default_scale())?,
         &sk,
     )?;
     let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
@@ -85,6 +85,9 @@ pub fn run(
     times.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];
     let out = last.expect("at least one run");
+    // Rescales left before the base modulus (levels of two primes with double-prime rescaling).
+    let levels_left =
+        (out.level - ctx.params().base_level()) / ctx.params().primes_per_rescale();
     // The same circuit on the trace backend (no arithmetic): its memory traffic.
     let mut tr = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone()))?;
     let tx = tr.load(&ct)?;
@@ -114,7 +117,7 @@ pub fn run(
             "op": "bootstrap", "params": params, "ckks_params": ckks_preset, "threads": threads, "median_s": median,
             "min_s": times[0], "reps": reps,
             "precision_bits": st.mean_precision_bits(), "max_error_bits": st.max_error_bits(),
-            "levels_left": out.level, "failure_log2": boot.failure_log2(),
+            "levels_left": levels_left, "failure_log2": boot.failure_log2(),
             "key_bytes_stored": key_bytes, "rotation_keys": boot.rotations().len(),
             "cts": {"levels": bp.cts_levels, "hrot": cts_rot, "pmult": cts_pm},
             "stc": {"levels": bp.stc_levels, "hrot": stc_rot, "pmult": stc_pm},
@@ -152,7 +155,7 @@ pub fn run(
                 format!("{:.2}", times[0]),
                 format!("{:.1}", st.mean_precision_bits()),
                 format!("{:.1}", st.max_error_bits()),
-                out.level.to_string(),
+                levels_left.to_string(),
                 format!("{:.1}", boot.failure_log2()),
                 format!("{:.0}", key_bytes as f64 / 1e6),
                 format!("{:.0}", boot.plaintext_store().1 as f64 / 1e6),

@@ -28,7 +28,7 @@ pub const WORKLOADS: &[&str] = &[
 pub struct WorkloadSpec {
     /// `bootstrap`, `hmult`, `hrot`, `keyswitch` or `ntt`.
     pub name: String,
-    /// CKKS preset (for `bootstrap`: a bootstrapping preset, `ark` / `lattigo` / `h3` / `reed` / `test-boot`).
+    /// CKKS preset (for `bootstrap`: a bootstrapping preset, `ark` / `lattigo` / `h3` / `reed` / `cifher` / `test-boot`).
     pub params: String,
     /// Input level (HE operations; default: the top level).
     pub level: Option<usize>,
@@ -239,7 +239,12 @@ fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, SimError> {
     let sk = kg.secret_key()?;
     let keys = boot.keygen(&mut kg, &sk)?;
     let slots = ctx.params().max_slots();
-    let pt = ctx.encode_real(&[0.5], slots, 0, ctx.params().default_scale())?;
+    let pt = ctx.encode_real(
+        &[0.5],
+        slots,
+        ctx.params().base_level(),
+        ctx.params().default_scale(),
+    )?;
     let ct = kg.encrypt_sk(&pt, &sk)?;
     let mut ev = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone()))?;
     ev.set_key_switch_dataflow(spec.dataflow);
@@ -257,6 +262,7 @@ fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, SimError> {
         label,
         instrs: ev.backend().instructions().to_vec(),
         slots,
-        level: out.level,
+        // Rescales left (with double-prime rescaling a level is two chain primes).
+        level: boot.levels_left(),
     })
 }

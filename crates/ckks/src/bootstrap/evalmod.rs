@@ -117,15 +117,12 @@ impl<P: Clone> Ladder<P> {
         ev: &mut Evaluator<B>,
         level: usize,
     ) -> Result<Ciphertext<P>> {
-        let (&from, start) = self
+        let (_, start) = self
             .levels
             .range(level..)
             .next()
             .expect("a level at or above the request");
-        let mut x = start.clone();
-        for _ in level..from {
-            x = down(ev, &x)?;
-        }
+        let x = to_level(ev, start, level)?;
         // Keep only the requested level (intermediate copies would hold memory for nothing).
         self.levels.insert(x.level, x.clone());
         Ok(x)
@@ -226,7 +223,8 @@ pub fn chebyshev<B: Backend>(
             ev.add_const(&z, k)?
         }
     };
-    to_level(ev, &out, u.level.saturating_sub(chebyshev_depth(d)))
+    let r = ev.context().params().primes_per_rescale();
+    to_level(ev, &out, u.level.saturating_sub(r * chebyshev_depth(d)))
 }
 
 fn eval_bsgs<B: Backend>(

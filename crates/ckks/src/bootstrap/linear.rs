@@ -235,7 +235,7 @@ pub fn apply<B: Backend>(
 ) -> Result<Ciphertext<B::Poly>> {
     let plan = BsgsPlan::new_for(m, enc.min_ks);
     let level = x.level;
-    let q_l = ctx.params().q()[level] as f64 * out_scale.map_or(1.0, |t| t / x.scale);
+    let q_l = ctx.params().rescale_divisor(level) * out_scale.map_or(1.0, |t| t / x.scale);
     let steps: Vec<i64> = plan
         .baby
         .iter()

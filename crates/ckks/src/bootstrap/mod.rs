@@ -26,13 +26,12 @@ use crate::encoder::{special_fft_stages, DiagonalMatrix};
 use crate::error::{CkksError, Result};
 use crate::evaluator::Evaluator;
 use crate::keys::{Ciphertext, EvaluationKeys, KeyGenerator, SecretKey, SwitchingKey};
-use crate::params::Rescaling;
 use crate::{CkksContext, Plaintext};
 use num_complex::Complex64;
 use std::f64::consts::PI;
 use std::sync::Arc;
 use tessera_backend::Backend;
-use tessera_math::RnsPoly;
+use tessera_math::{ConversionMode, RnsPoly};
 
 /// The real and imaginary halves CoeffToSlot produces.
 pub type Halves<P> = (Ciphertext<P>, Ciphertext<P>);
@@ -70,8 +69,9 @@ impl BootstrapParameters {
     /// `ark` runs on `ark-boot` (ark.md section III-B: three CoeffToSlot and three
     /// SlotToCoeff levels, the remaining nine of L_boot = 15 for EvalMod), `lattigo` on
     /// `lattigo-boot` (4 + 9 + 3), `h3` on `h3-boot` (3 + 9 + 3, one level more than h3.md Fig. 9's 14), `reed` on
-    /// `reed-boot` (3 + 9 + 3, reed.md Table 3) and `test-boot`
-    /// on itself (2 + 9 + 2, for CI).
+    /// `reed-boot` (3 + 9 + 3, reed.md Table 3), `cifher` on `cifher-boot` (3 + 9 + 3 levels
+    /// of two primes each, with minimum key-switching), and `test-boot` and `test-boot-double`
+    /// on themselves (2 + 9 + 2, for CI).
     pub fn preset(name: &str) -> Result<(&'static str, Self)> {
         let base = Self {
             cts_levels: 3,
@@ -100,8 +100,22 @@ impl BootstrapParameters {
             "h3" | "h3-boot" => ("h3-boot", base),
             // reed.md Table 3: "1 -> 30 -> 15", 15 bootstrapping levels (3 + 9 + 3).
             "reed" | "reed-boot" => ("reed-boot", base),
-            "test-boot" => (
-                "test-boot",
+            // cifher.md V-B: minimum key-switching yes, on-the-fly limb extension no (its
+            // NTTs cost more die-to-die traffic than the plaintext loads they save);
+            // sparse-secret encapsulation ([12]) is part of its bootstrapping.
+            "cifher" | "cifher-boot" => (
+                "cifher-boot",
+                Self {
+                    min_ks: true,
+                    ..base
+                },
+            ),
+            "test-boot" | "test-boot-double" => (
+                if name == "test-boot" {
+                    "test-boot"
+                } else {
+                    "test-boot-double"
+                },
                 Self {
                     cts_levels: 2,
                     stc_levels: 2,
@@ -112,7 +126,7 @@ impl BootstrapParameters {
             _ => {
                 return Err(CkksError::UnknownPreset(
                     name.to_string(),
-                    "ark, lattigo, h3, reed, test-boot".into(),
+                    "ark, lattigo, h3, reed, cifher, test-boot, test-boot-double".into(),
                 ))
             }
         })
@@ -198,11 +212,6 @@ impl Bootstrapper {
     /// Prepares the circuit; checks that the chain is deep enough.
     pub fn new(ctx: &Arc<CkksContext>, bp: BootstrapParameters) -> Result<Self> {
         let params = ctx.params();
-        if params.literal().rescaling != Rescaling::SinglePrime {
-            return Err(CkksError::Unsupported(
-                "bootstrapping with double-prime rescaling".into(),
-            ));
-        }
         let bad = |name: &'static str, v: usize, allowed: String| CkksError::InvalidParameter {
             name,
             value: v.to_string(),
@@ -232,12 +241,16 @@ impl Bootstrapper {
                 allowed: "1 to 1e6".into(),
             });
         }
-        if bp.depth() >= params.max_level() {
+        // With double-prime rescaling every level is two primes, and the base modulus that
+        // ModRaise starts from is the product of the bottom two.
+        let r = params.primes_per_rescale();
+        let usable = (params.max_level() - params.base_level()) / r;
+        if bp.depth() >= usable {
             return Err(bad(
                 "bootstrapping depth",
                 bp.depth(),
                 format!(
-                    "below L = {} (at least one level must remain)",
+                    "below the {usable} levels of the chain (L = {}, {r} prime(s) per level; at least one must remain)",
                     params.max_level()
                 ),
             ));
@@ -315,9 +328,23 @@ impl Bootstrapper {
         self.bp.failure_log2(n, h)
     }
 
-    /// Level of the output.
+    /// Level of the output (a chain index: `r` primes go per level).
     pub fn output_level(&self) -> usize {
-        self.ctx.params().max_level() - self.bp.depth()
+        let params = self.ctx.params();
+        params.max_level() - params.primes_per_rescale() * self.bp.depth()
+    }
+
+    /// Levels left for the user after bootstrapping (rescales before the base modulus).
+    pub fn levels_left(&self) -> usize {
+        let params = self.ctx.params();
+        (self.output_level() - params.base_level()) / params.primes_per_rescale()
+    }
+
+    /// The base modulus ModRaise reads the ciphertext modulo: `q_0`, or `q_0 q_1` with
+    /// double-prime rescaling.
+    fn base_modulus(&self) -> f64 {
+        let params = self.ctx.params();
+        params.rescale_divisor(params.base_level())
     }
 
     /// Slots the circuit bootstraps.
@@ -358,25 +385,42 @@ impl Bootstrapper {
         (cts, self.stc.clone())
     }
 
-    /// ModRaise: a level-0 ciphertext read modulo `q_0` and extended to the whole chain.
+    /// ModRaise: a ciphertext dropped to the base level, read modulo the base modulus (`q_0`,
+    /// or `q_0 q_1` with double-prime rescaling) as centered integers and extended to the
+    /// whole chain (one limb: a limb extension; two: the exact centered BConv).
     pub fn mod_raise<B: Backend>(
         &self,
         ev: &mut Evaluator<B>,
         ct: &Ciphertext<B::Poly>,
     ) -> Result<Ciphertext<B::Poly>> {
-        let ct = if ct.level > 0 {
-            ev.drop_levels(ct, ct.level)?
+        let base = self.ctx.params().base_level();
+        if ct.level < base {
+            return Err(CkksError::OutOfLevels {
+                op: "ModRaise",
+                needed: base,
+                level: ct.level,
+            });
+        }
+        let ct = if ct.level > base {
+            ev.drop_levels(ct, ct.level - base)?
         } else {
             ct.clone()
         };
         let top = self.ctx.params().max_level();
         let chain = self.ctx.chain_limbs(top);
+        let base_limbs = self.ctx.chain_limbs(base);
+        let rest = &chain[base_limbs.len()..];
         let b = ev.backend_mut();
         let mut parts = Vec::with_capacity(2);
         for p in [&ct.c0, &ct.c1] {
             let mut c = p.clone();
             b.intt(&mut c)?;
-            let mut up = b.extend_limb(&c, &chain)?;
+            let mut up = if base == 0 {
+                b.extend_limb(&c, &chain)?
+            } else {
+                let ext = b.bconv(&c, rest, ConversionMode::ExactCentered)?;
+                b.concat(&[&c, &ext], &chain)?
+            };
             b.ntt(&mut up)?;
             parts.push(up);
         }
@@ -417,7 +461,7 @@ impl Bootstrapper {
         keys: &EvaluationKeys,
     ) -> Result<Halves<B::Poly>> {
         let params = self.ctx.params();
-        let q0 = params.q()[0] as f64;
+        let q0 = self.base_modulus();
         let s = self.slots() as f64;
         let (cts, _) = self.matrices();
         // Sparse packing: SubSum multiplies the message coefficients by N / (2 s) and clears
@@ -437,7 +481,7 @@ impl Bootstrapper {
         // stay put): each CoeffToSlot level takes an equal share of the way from the large
         // bookkeeping scale down to that prime, its diagonals encoded at q_l times the share
         // (about 2^40 for ark; they need about 2^-34 relative precision).
-        let target = params.q()[x.level - cts.len()] as f64;
+        let target = params.rescale_divisor(x.level - params.primes_per_rescale() * cts.len());
         let share = (target / y.scale).powf(1.0 / cts.len() as f64);
         for (i, m) in cts.iter().enumerate() {
             let out = y.scale * share;
@@ -460,7 +504,7 @@ impl Bootstrapper {
         delta: f64,
         keys: &EvaluationKeys,
     ) -> Result<Ciphertext<B::Poly>> {
-        let q0 = self.ctx.params().q()[0] as f64;
+        let q0 = self.base_modulus();
         let (_, stc) = self.matrices();
         let plus_i = self.times_i(im.level, 1)?;
         let im_i = ev.mul_plain(im, &plus_i)?;
@@ -504,8 +548,16 @@ impl Bootstrapper {
             ));
         }
         let delta = ct.scale;
-        let low = if ct.level > 0 {
-            ev.drop_levels(ct, ct.level)?
+        let base = self.ctx.params().base_level();
+        if ct.level < base {
+            return Err(CkksError::OutOfLevels {
+                op: "bootstrap",
+                needed: base,
+                level: ct.level,
+            });
+        }
+        let low = if ct.level > base {
+            ev.drop_levels(ct, ct.level - base)?
         } else {
             ct.clone()
         };
