@@ -159,8 +159,13 @@ fn restores_the_message(mut st: Setup, mean_bits: f64, worst_bits: f64) {
     let ct = st
         .kg
         .encrypt_sk(
-            &ctx.encode(&z, slots, ctx.params().base_level(), ctx.params().default_scale())
-                .unwrap(),
+            &ctx.encode(
+                &z,
+                slots,
+                ctx.params().base_level(),
+                ctx.params().default_scale(),
+            )
+            .unwrap(),
             &st.sk,
         )
         .unwrap();

@@ -61,7 +61,12 @@ pub fn run(
     let slots = ctx.params().max_slots();
     let z = message(slots);
     let ct = kg.encrypt_sk(
-        &ctx.encode(&z, slots, ctx.params().base_level(), ctx.params().default_scale())?,
+        &ctx.encode(
+            &z,
+            slots,
+            ctx.params().base_level(),
+            ctx.params().default_scale(),
+        )?,
         &sk,
     )?;
     let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
@@ -86,8 +91,7 @@ pub fn run(
     let median = times[times.len() / 2];
     let out = last.expect("at least one run");
     // Rescales left before the base modulus (levels of two primes with double-prime rescaling).
-    let levels_left =
-        (out.level - ctx.params().base_level()) / ctx.params().primes_per_rescale();
+    let levels_left = (out.level - ctx.params().base_level()) / ctx.params().primes_per_rescale();
     // The same circuit on the trace backend (no arithmetic): its memory traffic.
     let mut tr = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone()))?;
     let tx = tr.load(&ct)?;

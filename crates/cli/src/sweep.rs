@@ -31,6 +31,12 @@ pub struct SweepArgs {
     /// Key switching one digit at a time (reed.md Algorithm 3).
     #[arg(long)]
     pub streamed_keyswitch: bool,
+    /// Bootstrapping with OF-Limb plaintexts (ark.md IV-B).
+    #[arg(long)]
+    pub of_limb: bool,
+    /// Bootstrapping with minimum key-switching / multi-hop rotations (ark.md IV-A).
+    #[arg(long)]
+    pub min_ks: bool,
     /// Output prefix: writes PREFIX.csv and PREFIX.svg.
     #[arg(long, default_value = "sweep")]
     pub out: String,
@@ -49,8 +55,8 @@ pub fn run(a: &SweepArgs) -> Result<(), SimError> {
             workload: a.workload.clone(),
             params: a.params.clone(),
             level: a.level,
-            of_limb: false,
-            min_ks: false,
+            of_limb: a.of_limb,
+            min_ks: a.min_ks,
             streamed_keyswitch: a.streamed_keyswitch,
             set: Vec::new(),
             mode: "latency".into(),

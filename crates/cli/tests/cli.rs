@@ -155,7 +155,23 @@ fn bench_bootstrap_prints_the_documented_json() {
     assert!(v["precision_bits"].as_f64().unwrap() > 20.0, "{v}");
     assert!(v["max_error_bits"].as_f64().unwrap() > 16.0, "{v}");
     assert!(v["levels_left"].as_u64().unwrap() >= 1);
-    let (code, _, err) = tessera(&["bench", "bootstrap", "--params", "cifher"]);
+    // Double-prime rescaling: levels_left counts rescales (pairs of primes), not primes.
+    let (code, out, err) = tessera(&[
+        "bench",
+        "bootstrap",
+        "--params",
+        "test-boot-double",
+        "--threads",
+        "1",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["levels_left"], 4, "{v}");
+    assert!(v["precision_bits"].as_f64().unwrap() > 20.0, "{v}");
+    let (code, _, err) = tessera(&["bench", "bootstrap", "--params", "test-small"]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown parameter preset"), "{err}");
 }
