@@ -17,7 +17,7 @@
 
 use crate::error::{CkksError, Result};
 use std::sync::Arc;
-use tessera_math::primes::generate_ntt_primes;
+use tessera_math::primes::{generate_ntt_primes, nearest_ntt_prime};
 use tessera_math::RingContext;
 
 /// Secret-key distribution.
@@ -192,24 +192,68 @@ impl Parameters {
         }
         // Primes: group equal sizes so each size is generated once, distinct across the set.
         let mut used: Vec<u64> = Vec::new();
-        let mut take = |bits: u32| -> Result<u64> {
-            let p = generate_ntt_primes(bits, n, 1, &used)?[0];
+        let take = |used: &mut Vec<u64>, bits: u32| -> Result<u64> {
+            let p = generate_ntt_primes(bits, n, 1, used)?[0];
             used.push(p);
             Ok(p)
         };
-        let q = lit
-            .log_q
-            .iter()
-            .map(|&b| take(b))
-            .collect::<Result<Vec<_>>>()?;
+        let q = if lit.rescaling == Rescaling::DoublePrime {
+            // Rescaling divides by q_l q_(l-1): each such pair, from the top, is a prime just
+            // under 2^b_l and the partner whose product is closest to 2^(b_l + b_(l-1)). Primes
+            // taken one size at a time drift down as the sizes run out (at N = 2^16 the 24th
+            // 27-bit prime is 2^26.7), and bootstrapping's EvalMod doubles any gap between
+            // its scale and the divisor at every level.
+            let mut q = vec![0u64; lit.log_q.len()];
+            let mut l = q.len();
+            while l >= 2 {
+                let (hi, lo) = (lit.log_q[l - 1], lit.log_q[l - 2]);
+                // The best of the few largest free primes under 2^hi, each with its nearest
+                // partner: products within 0.01 bit of 2^(hi + lo) instead of 0.04 (cifher presets).
+                let want = (hi + lo) as f64;
+                let mut best: Option<(u64, u64, f64)> = None;
+                let free = generate_ntt_primes(hi, n, PAIR_CANDIDATES, &used)
+                    .or_else(|_| generate_ntt_primes(hi, n, 1, &used))?;
+                for a in free {
+                    let target = ((1u128 << (hi + lo)) / a as u128).min(u64::MAX as u128) as u64;
+                    let mut taken = used.clone();
+                    taken.push(a);
+                    if let Some(b) = nearest_ntt_prime(target, n, &taken) {
+                        let dev = ((a as f64).log2() + (b as f64).log2() - want).abs();
+                        if best.is_none_or(|(_, _, d)| dev < d) {
+                            best = Some((a, b, dev));
+                        }
+                    }
+                }
+                let (a, b, _) = best.ok_or_else(|| {
+                    invalid(
+                        "log_q",
+                        format!("{hi} + {lo} bits at position {}", l - 1),
+                        "pairs whose product has an NTT-friendly partner prime near 2^(sum)",
+                    )
+                })?;
+                used.extend([a, b]);
+                q[l - 1] = a;
+                q[l - 2] = b;
+                l -= 2;
+            }
+            if l == 1 {
+                q[0] = take(&mut used, lit.log_q[0])?;
+            }
+            q
+        } else {
+            lit.log_q
+                .iter()
+                .map(|&b| take(&mut used, b))
+                .collect::<Result<Vec<_>>>()?
+        };
         let p = lit
             .log_p
             .iter()
-            .map(|&b| take(b))
+            .map(|&b| take(&mut used, b))
             .collect::<Result<Vec<_>>>()?;
         let extra_bits = lit.log_p.iter().copied().max().unwrap_or(0);
         let p_extra = (0..lit.dynamic_special)
-            .map(|_| take(extra_bits))
+            .map(|_| take(&mut used, extra_bits))
             .collect::<Result<Vec<_>>>()?;
         let log_qp: f64 = q.iter().chain(&p).map(|&x| (x as f64).log2()).sum();
         let bound = max_log_qp_128(n);
@@ -402,6 +446,10 @@ impl Parameters {
         Ok(RingContext::new(self.n(), &all)?)
     }
 }
+
+/// Free primes tried as the larger of a double-prime pair (the one whose partner brings the
+/// product closest to the level's scale wins).
+const PAIR_CANDIDATES: usize = 8;
 
 /// Names of the built-in presets.
 pub fn preset_names() -> Vec<&'static str> {
@@ -665,12 +713,24 @@ mod tests {
             sorted.sort_unstable();
             sorted.dedup();
             assert_eq!(sorted.len(), all.len(), "{name}");
+            let double = p.primes_per_rescale() == 2;
             for (&x, &bits) in all
                 .iter()
                 .zip(p.literal().log_q.iter().chain(&p.literal().log_p))
             {
-                assert_eq!(64 - x.leading_zeros(), bits, "{name}");
+                // A double-prime partner may sit just over its size (see the pairing).
+                let got = 64 - x.leading_zeros();
+                assert!(got == bits || (double && got == bits + 1), "{name}");
                 assert_eq!(x % (2 * p.n() as u64), 1, "{name}");
+            }
+            if double {
+                // Every rescale divides by a product within 1/64 bit of 2^(b + b') (measured: 0.009).
+                let lq = &p.literal().log_q;
+                for l in (p.base_level() + 2..=p.max_level()).rev().step_by(2) {
+                    let want = (lq[l] + lq[l - 1]) as f64;
+                    let got = p.rescale_divisor(l).log2();
+                    assert!((got - want).abs() < 1.0 / 64.0, "{name} level {l}: {got}");
+                }
             }
         }
     }

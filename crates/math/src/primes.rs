@@ -100,6 +100,40 @@ pub fn generate_ntt_primes(bits: u32, n: usize, count: usize, exclude: &[u64]) -
     Ok(out)
 }
 
+/// The prime `q = 1 mod 2N` closest to `target` (either side), skipping any in `exclude`,
+/// searched within `target / 2 .. 2 target` and below 2^62: double-prime rescaling pairs a
+/// prime with the partner whose product is closest to the level's scale. `None` if there is
+/// none in that range.
+pub fn nearest_ntt_prime(target: u64, n: usize, exclude: &[u64]) -> Option<u64> {
+    let two_n = 2 * n as u64;
+    let (lo, hi) = (
+        target / 2,
+        target.saturating_mul(2).min(1 << MAX_MODULUS_BITS),
+    );
+    let ok = |c: u64| c > 2 && c >= lo && c <= hi && is_prime(c) && !exclude.contains(&c);
+    // Candidates k 2N + 1 below and above the target, stepping outward until no closer one
+    // can remain.
+    let k = target.saturating_sub(1) / two_n;
+    let mut best: Option<(u64, u64)> = None;
+    for step in 0..=(target / two_n + 1) {
+        let below = k.checked_sub(step).map(|k| k * two_n + 1);
+        let above = (k + 1 + step).checked_mul(two_n).map(|c| c + 1);
+        if below.is_none_or(|c| c < lo) && above.is_none_or(|c| c > hi) {
+            break;
+        }
+        if best.is_some_and(|(_, d)| step.saturating_sub(1) * two_n > d) {
+            break;
+        }
+        for c in [below, above].into_iter().flatten().filter(|&c| ok(c)) {
+            let d = c.abs_diff(target);
+            if best.is_none_or(|(_, bd)| d < bd) {
+                best = Some((c, d));
+            }
+        }
+    }
+    best.map(|(c, _)| c)
+}
+
 /// The smallest primitive 2N-th root of unity modulo an NTT-friendly prime `q`.
 ///
 /// For a candidate `x`, `psi = x^((q-1)/2N)` has order dividing 2N; it has order exactly 2N iff
@@ -132,6 +166,28 @@ pub fn primitive_root_2n(q: u64, n: usize) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_ntt_prime_is_the_closest_candidate() {
+        let n = 1 << 10;
+        for target in [1u64 << 27, 3 << 25, (1 << 40) + 12345, 1 << 61] {
+            let got = nearest_ntt_prime(target, n, &[]).unwrap();
+            assert!(is_prime(got) && got % (2 * n as u64) == 1);
+            // Brute force: no NTT prime is strictly closer.
+            let d = got.abs_diff(target);
+            let two_n = 2 * n as u64;
+            let mut c = (target.saturating_sub(d) / two_n) * two_n + 1;
+            while c <= target + d {
+                if c.abs_diff(target) < d {
+                    assert!(!is_prime(c), "{c} is closer to {target} than {got}");
+                }
+                c += two_n;
+            }
+            // Excluding it gives another one.
+            assert_ne!(nearest_ntt_prime(target, n, &[got]), Some(got));
+        }
+        assert_eq!(nearest_ntt_prime(10, 1 << 10, &[]), None);
+    }
 
     fn slow_is_prime(n: u64) -> bool {
         n >= 2
