@@ -85,7 +85,6 @@ fn kind_of(i: &Instr) -> &'static str {
 /// Simulates `instrs` (one stream, ring degree from the instructions) on `m`. With
 /// `keep_slots`, every instruction's placement is kept for a timeline.
 pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, SimError> {
-    let k = m.chip.clusters;
     let w = m.word_bytes();
     let cap = m.scratchpad_mb() * 1048576.0;
     let off_bpc = m.memory.offchip.bandwidth_gbs / m.clock.ghz;
@@ -409,7 +408,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         // earlier than one limb's work after their last source limb. A BConv needs every
         // input limb (it reads all of them per coefficient), and a reload needs the data.
         let chain = !matches!(ins.op, Op::Bconv) && reload_bytes == 0.0;
-        let parts = ins.limbs.len().div_ceil(k).max(1) as f64;
+        let parts = ins.limbs.len().div_ceil(net.blocks).max(1) as f64;
         let mut t = if chain { first } else { ready };
         let start_first = {
             let mut st = t;

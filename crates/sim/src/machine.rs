@@ -54,7 +54,24 @@ pub struct Chip {
     /// chiplets), otherwise that many.
     #[serde(default = "one")]
     pub dies: usize,
+    /// CiFHER's block clustering (cifher.md IV-C), `dx x dy-BK-block_rows x block_cols` on
+    /// a mesh: each block of cores is a limb cluster (its cores split every limb it holds by
+    /// coefficients, so (i)NTTs and automorphisms exchange data inside the block), and the
+    /// cores at the same place in every block form a coefficient cluster (BConv exchanges
+    /// data there). 1 x 1 is limb scattering, the whole mesh coefficient scattering, one
+    /// column `dy x 1` dimension-wise clustering.
+    #[serde(default = "one")]
+    pub block_rows: usize,
+    #[serde(default = "one")]
+    pub block_cols: usize,
     pub cite: Cite,
+}
+
+impl Chip {
+    /// Cores per block (limb cluster).
+    pub fn block_size(&self) -> usize {
+        self.block_rows * self.block_cols
+    }
 }
 
 /// One functional-unit class, per cluster.
@@ -353,6 +370,34 @@ impl Machine {
                 });
             }
         }
+        if self.chip.block_size() != 1 {
+            let dx = self.memory.noc.mesh_dx.max(1);
+            let dy = self.chip.clusters / dx;
+            let mesh = self.memory.noc.topology == Topology::Mesh;
+            let tiles = self.chip.block_cols >= 1
+                && self.chip.block_rows >= 1
+                && dx.is_multiple_of(self.chip.block_cols)
+                && dy.is_multiple_of(self.chip.block_rows);
+            if !mesh || !tiles {
+                return Err(SimError::Invalid {
+                    name: "chip.block_rows x chip.block_cols",
+                    value: format!("{} x {}", self.chip.block_rows, self.chip.block_cols),
+                    allowed: format!(
+                        "blocks that tile the mesh (rows dividing {dy}, columns dividing {dx}); block clustering needs memory.noc.topology = mesh"
+                    ),
+                });
+            }
+            if !matches!(
+                self.chip.policy,
+                Policy::Alternating | Policy::LimbDuplication
+            ) {
+                return Err(SimError::Invalid {
+                    name: "chip.policy",
+                    value: format!("{:?}", self.chip.policy),
+                    allowed: "alternating or limb-duplication with block clustering".into(),
+                });
+            }
+        }
         for c in &self.components {
             if !(c.area_mm2 >= 0.0 && c.peak_w >= 0.0 && c.count >= 0.0) {
                 return Err(SimError::Invalid {
@@ -385,6 +430,8 @@ impl Machine {
         let mut m = self.clone();
         m.chip.clusters = 1;
         m.chip.dies = 1;
+        m.chip.block_rows = 1;
+        m.chip.block_cols = 1;
         for mem in [
             &mut m.memory.scratchpad,
             &mut m.memory.register_file,

@@ -145,59 +145,103 @@ pub enum Shape {
     Expand,
 }
 
-/// Splits `limbs` (ring indices) over `k` clusters by home cluster.
-pub fn per_cluster(limbs: &[usize], k: usize) -> Vec<usize> {
-    let mut c = vec![0usize; k];
-    for &l in limbs {
-        c[l % k] += 1;
-    }
-    c
-}
-
 /// Collective patterns on the interconnect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pattern {
-    /// Every cluster sends 1/k of its share to each other cluster (re-distribution).
+    /// Every cluster sends 1/k of its share to each other cluster (re-distribution), inside
+    /// each coefficient cluster under block clustering.
     AllToAll,
-    /// Every cluster's share reaches every other cluster (REED's ring of INTT results).
+    /// Every cluster's share reaches every other cluster (REED's ring of INTT results), inside
+    /// each coefficient cluster under block clustering.
     AllGather,
-    /// One cluster's data reaches every other cluster.
+    /// One cluster's data reaches every other cluster (one per coefficient cluster under
+    /// block clustering).
     Broadcast,
+    /// An all-to-all inside every block (limb cluster): the coefficient exchange of an
+    /// (i)NTT or automorphism when a block splits its limbs by coefficients.
+    InBlock,
 }
 
-/// The interconnect of a run: its links and each collective's load per link for one byte,
-/// computed once.
+/// The interconnect of a run: its links, the block clustering, and each collective's load
+/// per link for one byte (all groups together), computed once.
 #[derive(Clone, Debug)]
 pub struct Net {
     pub links: Links,
+    /// Block (limb cluster) of each cluster; with 1 x 1 blocks, the cluster itself.
+    pub block_of: Vec<usize>,
+    /// Clusters per block.
+    pub block_size: usize,
+    /// Number of blocks.
+    pub blocks: usize,
     all_to_all: Vec<f64>,
     all_gather: Vec<f64>,
     broadcast: Vec<f64>,
+    in_block: Vec<f64>,
 }
 
 impl Net {
     /// The interconnect of `m`.
     pub fn of(m: &Machine) -> Self {
         let links = m.net();
-        let k = links.clusters as f64;
-        let all_gather = if m.memory.noc.scheduled_broadcast {
+        let k = links.clusters;
+        let b = m.chip.block_size().clamp(1, k);
+        let blocks: Vec<Vec<usize>> = if b > 1 {
+            links.blocks(m.chip.block_rows, m.chip.block_cols)
+        } else {
+            (0..k).map(|c| vec![c]).collect()
+        };
+        let g = blocks.len().max(1);
+        let mut block_of = vec![0; k];
+        for (j, members) in blocks.iter().enumerate() {
+            for &c in members {
+                block_of[c] = j;
+            }
+        }
+        let coeff = Links::coefficient_clusters(&blocks);
+        // Per byte of data held by the whole machine: each of the b coefficient clusters
+        // (g members) holds 1/b of it, each of the g blocks (b members) 1/g.
+        let all_gather = if m.memory.noc.scheduled_broadcast && b == 1 {
             // Each block (1/k of the data) crosses a link once per hop it is scheduled on.
             let mut load = vec![0.0; links.len()];
             for hop in links.all_gather_schedule() {
                 for (l, _) in hop {
-                    load[l] += 1.0 / k;
+                    load[l] += 1.0 / k as f64;
                 }
             }
             load
         } else {
-            links.all_gather(1.0 / k)
+            links.all_gather_in(&coeff, 1.0 / k as f64)
         };
+        let mut broadcast = vec![0.0; links.len()];
+        for group in &coeff {
+            for (l, x) in links
+                .multicast(group[0], group, 1.0 / b as f64)
+                .into_iter()
+                .enumerate()
+            {
+                broadcast[l] += x;
+            }
+        }
         Self {
-            all_to_all: links.all_to_all(1.0 / (k * k)),
+            all_to_all: links.all_to_all_in(&coeff, 1.0 / (b * g * g) as f64),
             all_gather,
-            broadcast: links.broadcast(0, 1.0),
+            broadcast,
+            in_block: links.all_to_all_in(&blocks, 1.0 / (g * b * b) as f64),
+            block_of,
+            block_size: b,
+            blocks: g,
             links,
         }
+    }
+
+    /// Limbs of `limbs` (ring indices) whose home is each cluster's block: limb `l` lives in
+    /// block `l mod blocks`, split by coefficients over the block's clusters.
+    pub fn home_limbs(&self, limbs: &[usize]) -> Vec<usize> {
+        let mut per_block = vec![0usize; self.blocks];
+        for &l in limbs {
+            per_block[l % self.blocks] += 1;
+        }
+        self.block_of.iter().map(|&j| per_block[j]).collect()
     }
 }
 
@@ -239,6 +283,7 @@ pub fn transfer(
         Pattern::AllToAll => &net.all_to_all,
         Pattern::AllGather => &net.all_gather,
         Pattern::Broadcast => &net.broadcast,
+        Pattern::InBlock => &net.in_block,
     };
     let mut tasks = Vec::new();
     let mut moved = 0.0;
@@ -268,7 +313,10 @@ pub fn lower(
     let w = m.word_bytes();
     let nf = n as f64;
     let spm_bpc = m.total_gbs(&m.memory.scratchpad) / m.clock.ghz / k as f64 / spm_scale.max(1e-9);
-    let share = per_cluster(limbs, k);
+    // Limbs homed at each cluster's block, and the fraction of each limb's coefficients a
+    // cluster holds (1 / cores per block).
+    let home = net.home_limbs(limbs);
+    let frac = 1.0 / net.block_size as f64;
     let u = &m.units;
     let mut out = Lowered::default();
     let comm = |pattern: Pattern, bytes: f64, out: &mut Lowered| -> Vec<(Resource, f64)> {
@@ -279,11 +327,11 @@ pub fn lower(
     let limb_wise =
         |unit: fn(usize) -> Resource, epc: f64, words_per_coeff: f64, out: &mut Lowered| {
             let mut ph = Phase::default();
-            for (c, &lc) in share.iter().enumerate() {
+            for (c, &lc) in home.iter().enumerate() {
                 if lc == 0 {
                     continue;
                 }
-                let elems = lc as f64 * nf;
+                let elems = lc as f64 * nf * frac;
                 ph.tasks.push((unit(c), elems / epc));
                 let bytes = elems * words_per_coeff * w;
                 ph.tasks.push((Resource::Scratchpad(c), bytes / spm_bpc));
@@ -291,6 +339,18 @@ pub fn lower(
             }
             ph
         };
+    let in_block = |bytes: f64, out: &mut Lowered| {
+        if net.block_size > 1 {
+            let (tasks, moved) = transfer(m, net, Pattern::InBlock, bytes);
+            out.noc_bytes += moved;
+            if !tasks.is_empty() {
+                out.phases.push(Phase {
+                    tasks,
+                    latency: 0.0,
+                });
+            }
+        }
+    };
     let madu_epc = (u.madu.count * u.madu.elements_per_cycle) as f64;
     // BConv work on cluster c: `l_in` input limbs into `l_out` output limbs over `cols`
     // coefficients, on the BConvU (output rows in blocks of macs_per_lane) or, on designs
@@ -314,6 +374,9 @@ pub fn lower(
     };
     match shape {
         Shape::Transform => {
+            // A block that splits limbs by coefficients exchanges them once per (i)NTT (the
+            // transpose of the four-step form; cifher.md IV-B).
+            in_block(limbs.len() as f64 * nf * w, &mut out);
             let words = if m.options.of_twist { 2.0 } else { 3.0 };
             let epc = (u.ntt.count * u.ntt.elements_per_cycle) as f64;
             let mut ph = limb_wise(Resource::Ntt, epc, words, &mut out);
@@ -321,6 +384,8 @@ pub fn lower(
             out.phases.push(ph);
         }
         Shape::Permute => {
+            // An automorphism moves coefficients between the block's clusters.
+            in_block(limbs.len() as f64 * nf * w, &mut out);
             let epc = (u.auto.count * u.auto.elements_per_cycle) as f64;
             let mut ph = limb_wise(Resource::Auto, epc, 2.0, &mut out);
             ph.latency = u.auto.latency_cycles as f64;
@@ -394,10 +459,10 @@ pub fn lower(
                         tasks: Vec::new(),
                         latency,
                     };
-                    for (c, &lc) in share.iter().enumerate() {
+                    for (c, &lc) in home.iter().enumerate() {
                         if lc > 0 {
-                            ph.tasks.extend(bconv_tasks(c, l_in, lc, nf));
-                            out.rf_bytes += (l_in + lc) as f64 * nf * w;
+                            ph.tasks.extend(bconv_tasks(c, l_in, lc, nf * frac));
+                            out.rf_bytes += (l_in + lc) as f64 * nf * frac * w;
                         }
                     }
                     out.phases.push(ph);

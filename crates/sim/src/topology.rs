@@ -112,22 +112,76 @@ impl Links {
     /// Bytes on each link when every cluster sends `per_pair` bytes to every other (an
     /// all-to-all re-distribution).
     pub fn all_to_all(&self, per_pair: f64) -> Vec<f64> {
+        self.all_to_all_in(&[(0..self.clusters).collect()], per_pair)
+    }
+
+    /// Bytes on each link when cluster `src` multicasts `bytes` to every other cluster along
+    /// its routes (a link shared by several routes carries the data once).
+    pub fn broadcast(&self, src: usize, bytes: f64) -> Vec<f64> {
+        let all: Vec<usize> = (0..self.clusters).collect();
+        self.multicast(src, &all, bytes)
+    }
+
+    /// Bytes on each link when every cluster multicasts its `per_cluster` bytes to every
+    /// other (an all-gather).
+    pub fn all_gather(&self, per_cluster: f64) -> Vec<f64> {
+        self.all_gather_in(&[(0..self.clusters).collect()], per_cluster)
+    }
+}
+
+/// Collectives inside groups of clusters (CiFHER's limb and coefficient clusters), all
+/// groups at once.
+impl Links {
+    /// The blocks of a `rows x cols` block clustering of the mesh (cifher.md IV-C), each
+    /// listed in row-major order inside the block, so that the i-th members of all blocks
+    /// form coefficient cluster i ([`Links::coefficient_clusters`]).
+    pub fn blocks(&self, rows: usize, cols: usize) -> Vec<Vec<usize>> {
+        let dx = self.dx.max(1);
+        let dy = self.clusters / dx;
+        let (rows, cols) = (rows.clamp(1, dy.max(1)), cols.clamp(1, dx));
+        let mut out = Vec::new();
+        for by in 0..dy / rows {
+            for bx in 0..dx / cols {
+                out.push(
+                    (0..rows)
+                        .flat_map(|r| (0..cols).map(move |c| (by * rows + r) * dx + bx * cols + c))
+                        .collect(),
+                );
+            }
+        }
+        out
+    }
+
+    /// The coefficient clusters of a block clustering: the cores at the same place in every
+    /// block.
+    pub fn coefficient_clusters(blocks: &[Vec<usize>]) -> Vec<Vec<usize>> {
+        let size = blocks.first().map_or(0, |b| b.len());
+        (0..size)
+            .map(|i| blocks.iter().map(|b| b[i]).collect())
+            .collect()
+    }
+
+    /// Bytes on each link when, in every group, every member sends `per_pair` bytes to every
+    /// other member.
+    pub fn all_to_all_in(&self, groups: &[Vec<usize>], per_pair: f64) -> Vec<f64> {
         let mut load = vec![0.0; self.len()];
-        for s in 0..self.clusters {
-            for d in 0..self.clusters {
-                for l in self.route(s, d) {
-                    load[l] += per_pair;
+        for g in groups {
+            for &s in g {
+                for &d in g {
+                    for l in self.route(s, d) {
+                        load[l] += per_pair;
+                    }
                 }
             }
         }
         load
     }
 
-    /// Bytes on each link when cluster `src` multicasts `bytes` to every other cluster along
-    /// its routes (a link shared by several routes carries the data once).
-    pub fn broadcast(&self, src: usize, bytes: f64) -> Vec<f64> {
+    /// Bytes on each link when `src` multicasts `bytes` to the other members of `group`
+    /// (a link shared by several routes carries the data once).
+    pub fn multicast(&self, src: usize, group: &[usize], bytes: f64) -> Vec<f64> {
         let mut used = vec![false; self.len()];
-        for d in 0..self.clusters {
+        for &d in group {
             for l in self.route(src, d) {
                 used[l] = true;
             }
@@ -135,13 +189,15 @@ impl Links {
         used.iter().map(|&u| if u { bytes } else { 0.0 }).collect()
     }
 
-    /// Bytes on each link when every cluster multicasts its `per_cluster` bytes to every
-    /// other (an all-gather).
-    pub fn all_gather(&self, per_cluster: f64) -> Vec<f64> {
+    /// Bytes on each link when, in every group, every member multicasts `per_member` bytes
+    /// to the others (all-gathers inside the groups).
+    pub fn all_gather_in(&self, groups: &[Vec<usize>], per_member: f64) -> Vec<f64> {
         let mut load = vec![0.0; self.len()];
-        for s in 0..self.clusters {
-            for (l, b) in self.broadcast(s, per_cluster).into_iter().enumerate() {
-                load[l] += b;
+        for g in groups {
+            for &s in g {
+                for (l, b) in self.multicast(s, g, per_member).into_iter().enumerate() {
+                    load[l] += b;
+                }
             }
         }
         load
@@ -241,6 +297,54 @@ mod tests {
         let b = m2.broadcast(0, 5.0);
         assert_eq!(b.iter().filter(|&&x| x > 0.0).count(), 3);
         assert_eq!(b.iter().sum::<f64>(), 15.0);
+    }
+
+    /// cifher.md IV-C, 4x4-BK-2x2: four 2 x 2 blocks; the coefficient clusters take one core
+    /// from each. An all-to-all inside the blocks never leaves a block; one inside the
+    /// coefficient clusters crosses blocks.
+    #[test]
+    fn block_clustering_groups_and_their_collectives() {
+        let m = Links::new(Topology::Mesh, 16, 4);
+        let blocks = m.blocks(2, 2);
+        assert_eq!(
+            blocks,
+            vec![
+                vec![0, 1, 4, 5],
+                vec![2, 3, 6, 7],
+                vec![8, 9, 12, 13],
+                vec![10, 11, 14, 15]
+            ]
+        );
+        let coeff = Links::coefficient_clusters(&blocks);
+        assert_eq!(coeff[0], vec![0, 2, 8, 10]);
+        assert_eq!(coeff[3], vec![5, 7, 13, 15]);
+        let block_of = |c: usize| blocks.iter().position(|b| b.contains(&c)).unwrap();
+        let inside = m.all_to_all_in(&blocks, 1.0);
+        for (l, &x) in inside.iter().enumerate() {
+            let (a, b) = m.edges[l];
+            if block_of(a) != block_of(b) {
+                assert_eq!(x, 0.0, "link {a}->{b} crosses blocks");
+            }
+        }
+        // Each 2 x 2 block: 8 directed links carrying 2 pair-hops each (as a 2 x 2 mesh).
+        assert_eq!(inside.iter().sum::<f64>(), 4.0 * 8.0 * 2.0);
+        let across = m.all_to_all_in(&coeff, 1.0);
+        assert!(across
+            .iter()
+            .enumerate()
+            .any(|(l, &x)| x > 0.0 && block_of(m.edges[l].0) != block_of(m.edges[l].1)));
+        // The whole machine as one group is the plain all-to-all and all-gather.
+        let all: Vec<usize> = (0..16).collect();
+        assert_eq!(
+            m.all_to_all_in(std::slice::from_ref(&all), 1.0),
+            m.all_to_all(1.0)
+        );
+        assert_eq!(m.all_gather_in(&[all], 1.0), m.all_gather(1.0));
+        // Dimension-wise clustering on 8 x 8 is 8x8-BK-8x1: columns.
+        let m8 = Links::new(Topology::Mesh, 64, 8);
+        let cols = m8.blocks(8, 1);
+        assert_eq!(cols.len(), 8);
+        assert_eq!(cols[1], (0..8).map(|y| y * 8 + 1).collect::<Vec<_>>());
     }
 
     /// h3.md 4.2: on 4 x 4 tiles the broadcast of every tile's block to every tile finishes

@@ -313,6 +313,49 @@ fn limb_duplication_follows_eq_3() {
     assert_eq!(dup, ark);
 }
 
+/// cifher.md IV-C on 16 cores (`cifher-16`, a 4 x 4 mesh): limb scattering (1 x 1 blocks)
+/// moves nothing for an NTT and everything a BConv redistributes; coefficient scattering
+/// (one 4 x 4 block) the reverse; 2 x 2 blocks move some of both. The work per core is the
+/// same limbs x coefficients either way.
+#[test]
+fn block_clustering_moves_ntt_or_bconv_data() {
+    let m = Machine::load("cifher-16")
+        .unwrap()
+        .with_setting("chip.policy", "alternating")
+        .unwrap();
+    let with_blocks = |r: &str, c: &str| {
+        m.with_setting("chip.block_rows", r)
+            .unwrap()
+            .with_setting("chip.block_cols", c)
+            .unwrap()
+    };
+    let ntt = vec![ins(0, Op::Load, 1, &[], 16), ins(1, Op::Ntt, 1, &[1], 16)];
+    let mut bconv = vec![ins(0, Op::Load, 1, &[], 16)];
+    let mut b = ins(1, Op::Bconv, 2, &[1], 0);
+    b.limbs = (16..32).collect();
+    bconv.push(b);
+    let noc = |m: &Machine, t: &[Instr]| run(m, t, false).unwrap().noc_bytes;
+    let (limb, block, coeff) = (m.clone(), with_blocks("2", "2"), with_blocks("4", "4"));
+    assert_eq!(noc(&limb, &ntt), 0.0);
+    assert_eq!(noc(&coeff, &bconv), 0.0);
+    let (n_block, n_coeff) = (noc(&block, &ntt), noc(&coeff, &ntt));
+    assert!(n_block > 0.0 && n_block < n_coeff, "{n_block} {n_coeff}");
+    let (b_limb, b_block) = (noc(&limb, &bconv), noc(&block, &bconv));
+    assert!(b_block > 0.0 && b_block < b_limb, "{b_block} {b_limb}");
+    // Blocks must tile the mesh, and need a mesh.
+    let e = m
+        .with_setting("chip.block_rows", "3")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("chip.block_rows"), "{e}");
+    let e = Machine::load("reed")
+        .unwrap()
+        .with_setting("chip.block_cols", "2")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("mesh"), "{e}");
+}
+
 /// Throughput mode: every cluster runs its own task on its slice of the machine (shared
 /// bandwidth divided by the clusters), so throughput is clusters tasks per slice time.
 #[test]
