@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::{Arc, Mutex};
 use tessera_backend::CpuBackend;
+use tessera_ckks::bootstrap::{BootstrapKeys, BootstrapParameters, Bootstrapper};
 use tessera_ckks::params::ParametersLiteral;
 use tessera_ckks::serialize::{ciphertext_from_bytes, ciphertext_to_bytes};
 use tessera_ckks::{
@@ -30,7 +31,10 @@ fn err(e: CkksError) -> PyErr {
 struct Keys {
     sk: SecretKey,
     pk: PublicKey,
-    evk: EvaluationKeys,
+    /// The evaluation keys (`keys.eval`), with the sparse-secret encapsulation keys when a
+    /// bootstrapping circuit was set up.
+    keys: BootstrapKeys,
+    boot: Option<Bootstrapper>,
 }
 
 struct Inner {
@@ -55,7 +59,7 @@ impl Inner {
     ) -> PyResult<T> {
         self.with_keys(|k| {
             let mut ev = self.evaluator.lock().unwrap_or_else(|e| e.into_inner());
-            f(&mut ev, &k.evk)
+            f(&mut ev, &k.keys.eval)
         })
     }
 }
@@ -172,12 +176,20 @@ impl Context {
     /// Generates the secret, public, relinearisation and rotation keys (`rotations`: slot
     /// steps; `conjugation`: also the conjugation key). `seed` (32 bytes) makes it
     /// deterministic for tests; otherwise the OS CSPRNG is used.
-    #[pyo3(signature = (rotations=Vec::new(), conjugation=false, seed=None))]
+    ///
+    /// `bootstrapping=True` also prepares the parameter set's bootstrapping circuit (sets
+    /// with one: `ark-boot`, `lattigo-boot`, `h3-boot`, `reed-boot`, `cifher-boot`,
+    /// `test-boot`, `test-boot-double`) for `bootstrap_slots` slots (default N/2) and its keys,
+    /// so that `Ciphertext.bootstrap()` works. At N = 2^16 that takes seconds to minutes and
+    /// gigabytes of keys (docs/bootstrapping.md).
+    #[pyo3(signature = (rotations=Vec::new(), conjugation=false, seed=None, bootstrapping=false, bootstrap_slots=None))]
     fn keygen(
         &self,
         rotations: Vec<i64>,
         conjugation: bool,
         seed: Option<Vec<u8>>,
+        bootstrapping: bool,
+        bootstrap_slots: Option<usize>,
     ) -> PyResult<()> {
         let mut kg = self.inner.keygen.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(s) = seed {
@@ -188,11 +200,47 @@ impl Context {
         }
         let sk = kg.secret_key().map_err(err)?;
         let pk = kg.public_key(&sk).map_err(err)?;
-        let evk = kg
-            .evaluation_keys(&sk, &rotations, conjugation)
-            .map_err(err)?;
-        *self.inner.keys.lock().unwrap_or_else(|e| e.into_inner()) = Some(Keys { sk, pk, evk });
+        let (keys, boot) = if bootstrapping {
+            let name = &self.inner.ctx.params().literal().name;
+            let (ckks, bp) = BootstrapParameters::preset(name).map_err(|_| {
+                TesseraError::new_err(format!(
+                    "parameters '{name}' have no bootstrapping circuit: use ark-boot, lattigo-boot, h3-boot, reed-boot, cifher-boot, test-boot or test-boot-double"
+                ))
+            })?;
+            if ckks != name.as_str() {
+                return Err(TesseraError::new_err(format!(
+                    "parameters '{name}' have no bootstrapping circuit: its bootstrapping set is '{ckks}'"
+                )));
+            }
+            let bp = BootstrapParameters {
+                slots: bootstrap_slots,
+                ..bp
+            };
+            let boot = Bootstrapper::new(&self.inner.ctx, bp).map_err(err)?;
+            let keys = boot.keygen_with(&mut kg, &sk, &rotations).map_err(err)?;
+            (keys, Some(boot))
+        } else {
+            let eval = kg
+                .evaluation_keys(&sk, &rotations, conjugation)
+                .map_err(err)?;
+            (
+                BootstrapKeys {
+                    eval,
+                    encapsulation: None,
+                },
+                None,
+            )
+        };
+        *self.inner.keys.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(Keys { sk, pk, keys, boot });
         Ok(())
+    }
+
+    /// Levels a bootstrapped ciphertext has left (rescales before the base modulus), or
+    /// None without a bootstrapping circuit.
+    fn bootstrap_levels_left(&self) -> PyResult<Option<usize>> {
+        self.inner
+            .with_keys(|k| Ok(k.boot.as_ref().map(|b| b.levels_left())))
     }
 
     /// Encrypts complex values (a list of complex numbers) with the public key, into the
@@ -361,6 +409,28 @@ impl Ciphertext {
         let ct = self.inner.eval(|ev, _| {
             let a = ev.load(&self.ct)?;
             let r = ev.rescale(&a)?;
+            ev.store(&r)
+        })?;
+        Ok(self.wrap(ct))
+    }
+
+    /// Refreshes the ciphertext (any level, the circuit's slot count) to one with levels to
+    /// spare: ModRaise, CoeffToSlot, EvalMod, SlotToCoeff. Needs
+    /// `Context.keygen(bootstrapping=True)`.
+    fn bootstrap(&self) -> PyResult<Ciphertext> {
+        let ct = self.inner.with_keys(|k| {
+            let boot = k.boot.as_ref().ok_or_else(|| {
+                CkksError::MissingKey(
+                    "bootstrapping keys: call Context.keygen(bootstrapping=True)".into(),
+                )
+            })?;
+            let mut ev = self
+                .inner
+                .evaluator
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let a = ev.load(&self.ct)?;
+            let r = boot.bootstrap(&mut ev, &a, &k.keys)?;
             ev.store(&r)
         })?;
         Ok(self.wrap(ct))

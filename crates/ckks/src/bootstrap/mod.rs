@@ -292,7 +292,22 @@ impl Bootstrapper {
 
     /// Generates every key the circuit needs for the user secret `sk`.
     pub fn keygen(&self, kg: &mut KeyGenerator, sk: &SecretKey) -> Result<BootstrapKeys> {
-        let eval = kg.evaluation_keys(sk, &self.rotations(), true)?;
+        self.keygen_with(kg, sk, &[])
+    }
+
+    /// [`Bootstrapper::keygen`] plus rotation keys for the application's own `rotations`
+    /// (one set of evaluation keys serves both).
+    pub fn keygen_with(
+        &self,
+        kg: &mut KeyGenerator,
+        sk: &SecretKey,
+        rotations: &[i64],
+    ) -> Result<BootstrapKeys> {
+        let mut all = self.rotations();
+        all.extend_from_slice(rotations);
+        all.sort_unstable();
+        all.dedup();
+        let eval = kg.evaluation_keys(sk, &all, true)?;
         let encapsulation = match self.bp.encapsulation {
             None => None,
             Some(h) => {

@@ -15,6 +15,15 @@ Example::
 
 Operands of ``+`` and ``-`` must be at the same level and scale (``drop_levels`` lowers one).
 
+Bootstrapping runs on the parameter sets that have a circuit (``ark-boot``, ``lattigo-boot``,
+``h3-boot``, ``reed-boot``, ``cifher-boot``; ``test-boot`` for quick trials)::
+
+    ctx = tessera.Context("test-boot")      # N = 2^10, insecure; "ark-boot" for real use
+    ctx.keygen(bootstrapping=True, bootstrap_slots=8)
+    a = tessera.encrypt(ctx, np.linspace(-1, 1, 8), level=0)
+    b = a.bootstrap()                       # b.level == 4: levels to spare again
+    assert np.allclose(tessera.decrypt_real(ctx, b), np.linspace(-1, 1, 8), atol=1e-4)
+
 Every error raised by the Rust layers is a ``tessera.TesseraError`` (a ``ValueError``).
 """
 
