@@ -481,11 +481,15 @@ impl<B: Backend> Evaluator<B> {
     ) -> Result<(B::Poly, B::Poly)> {
         let plan = key.plan();
         let qp = plan.qp_limbs(level);
-        let mut dc = d.clone();
-        self.backend.intt(&mut dc)?;
         let mut acc: Option<(B::Poly, B::Poly)> = None;
         for (i, range) in plan.digits_at(level).into_iter().enumerate() {
-            let up = self.mod_up_digit(d, &dc, range.collect(), &qp)?;
+            // Each digit is brought to coefficient form just before its extension (reed.md
+            // Algorithm 3: a chiplet INTTs its limb, then extends it), so no coefficient-form
+            // copy of the whole input stays live across the digits.
+            let digit: Vec<usize> = range.collect();
+            let mut sub = self.backend.select_limbs(d, &digit)?;
+            self.backend.intt(&mut sub)?;
+            let up = self.mod_up_digit(d, &sub, digit, &qp)?;
             let b = self
                 .backend
                 .load(&key.b[i].select_limbs(&qp)?, Kind::EvalKey)?;
@@ -509,18 +513,19 @@ impl<B: Backend> Evaluator<B> {
 
     /// One digit of ModUp: its own limbs from `d`, the others by BConv of `dc` (`d` in
     /// coefficient form) and NTT, assembled over `qp`.
+    /// One digit of ModUp: `sub` holds the digit's limbs of `d` in coefficient form; they are
+    /// extended to the rest of `qp` and joined with the digit's own limbs of `d`.
     fn mod_up_digit(
         &mut self,
         d: &B::Poly,
-        dc: &B::Poly,
+        sub: &B::Poly,
         digit: Vec<usize>,
         qp: &[usize],
     ) -> Result<B::Poly> {
         let others: Vec<usize> = qp.iter().copied().filter(|j| !digit.contains(j)).collect();
-        let sub = self.backend.select_limbs(dc, &digit)?;
         let mut ext = self
             .backend
-            .bconv(&sub, &others, ConversionMode::Approximate)?;
+            .bconv(sub, &others, ConversionMode::Approximate)?;
         self.backend.ntt(&mut ext)?;
         let own = self.backend.select_limbs(d, &digit)?;
         Ok(self.backend.concat(&[&own, &ext], qp)?)
@@ -551,7 +556,9 @@ impl<B: Backend> Evaluator<B> {
         self.backend.intt(&mut dc)?;
         let mut ups = Vec::new();
         for range in plan.digits_at(level) {
-            ups.push(self.mod_up_digit(d, &dc, range.collect(), &qp)?);
+            let digit: Vec<usize> = range.collect();
+            let sub = self.backend.select_limbs(&dc, &digit)?;
+            ups.push(self.mod_up_digit(d, &sub, digit, &qp)?);
         }
         Ok(ups)
     }
