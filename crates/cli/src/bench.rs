@@ -61,6 +61,11 @@ pub enum BenchCommand {
         /// ARK's minimum key-switching in the DFTs (two rotation keys per matrix).
         #[arg(long)]
         min_ks: bool,
+        /// META-BTS: a second bootstrapping of the first one's error scaled by 2^K (K from
+        /// 1 to 40, a little below the one-bootstrapping worst-slot precision; one more
+        /// level).
+        #[arg(long, value_name = "K")]
+        meta_bts: Option<u32>,
         /// One JSON object instead of a table.
         #[arg(long)]
         json: bool,
@@ -125,9 +130,10 @@ pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
             reps,
             of_limb,
             min_ks,
+            meta_bts,
             json,
         } => Ok(crate::bench_boot::run(
-            &params, threads, reps, of_limb, min_ks, json,
+            &params, threads, reps, of_limb, min_ks, meta_bts, json,
         )?),
         BenchCommand::Ntt {
             logn,

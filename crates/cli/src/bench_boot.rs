@@ -33,6 +33,7 @@ pub fn run(
     reps: usize,
     of_limb: bool,
     min_ks: bool,
+    meta_bts: Option<u32>,
     json: bool,
 ) -> Result<(), CkksError> {
     parallel::set_num_threads(threads)?;
@@ -47,6 +48,7 @@ pub fn run(
     let (ckks_preset, mut bp) = BootstrapParameters::preset(params)?;
     bp.of_limb = of_limb;
     bp.min_ks = min_ks;
+    bp.meta_log_scale = meta_bts;
     let ctx = CkksContext::new(Parameters::preset(ckks_preset)?)?;
     let boot = Bootstrapper::new(&ctx, bp.clone())?;
     bar.inc(1);
@@ -126,7 +128,7 @@ pub fn run(
             "cts": {"levels": bp.cts_levels, "hrot": cts_rot, "pmult": cts_pm},
             "stc": {"levels": bp.stc_levels, "hrot": stc_rot, "pmult": stc_pm},
             "evalmod": {"k": bp.k_bound, "degree": bp.cheb_degree, "double_angle": bp.double_angle},
-            "encapsulation_h": bp.encapsulation, "of_limb": bp.of_limb, "min_ks": bp.min_ks,
+            "encapsulation_h": bp.encapsulation, "of_limb": bp.of_limb, "min_ks": bp.min_ks, "meta_bts": bp.meta_log_scale,
             "dft_plaintexts": boot.plaintext_store().0, "dft_plaintext_bytes": boot.plaintext_store().1,
             "trace": {"key_bytes_loaded": counts.key_bytes_loaded,
                       "distinct_key_objects": counts.distinct_key_objects,
@@ -170,7 +172,12 @@ pub fn run(
             bp.cts_levels, bp.stc_levels
         ));
         emit(&format!(
-            "trace of one bootstrapping: {:.0} MB of keys ({} distinct key digits, {:.0} MB distinct) and {:.0} MB of plaintexts loaded, {} limb NTTs",
+            "trace of the circuit ({}): {:.0} MB of keys ({} distinct key digits, {:.0} MB distinct) and {:.0} MB of plaintexts loaded, {} limb NTTs",
+            if bp.meta_log_scale.is_some() {
+                "two bootstrappings, META-BTS"
+            } else {
+                "one bootstrapping"
+            },
             counts.key_bytes_loaded as f64 / 1e6,
             counts.distinct_key_objects,
             counts.distinct_key_bytes as f64 / 1e6,

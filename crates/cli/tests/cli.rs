@@ -155,6 +155,25 @@ fn bench_bootstrap_prints_the_documented_json() {
     assert!(v["precision_bits"].as_f64().unwrap() > 20.0, "{v}");
     assert!(v["max_error_bits"].as_f64().unwrap() > 16.0, "{v}");
     assert!(v["levels_left"].as_u64().unwrap() >= 1);
+    // META-BTS: a second bootstrapping of the error, one level more, many bits more.
+    let (code, out, err) = tessera(&[
+        "bench",
+        "bootstrap",
+        "--params",
+        "test-boot",
+        "--threads",
+        "1",
+        "--reps",
+        "1",
+        "--meta-bts",
+        "18",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["levels_left"], 3, "{v}");
+    assert_eq!(v["meta_bts"], 18, "{v}");
+    assert!(v["precision_bits"].as_f64().unwrap() > 34.0, "{v}");
     // Double-prime rescaling: levels_left counts rescales (pairs of primes), not primes.
     let (code, out, err) = tessera(&[
         "bench",

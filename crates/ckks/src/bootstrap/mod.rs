@@ -58,6 +58,11 @@ pub struct BootstrapParameters {
     /// ARK's minimum key-switching in the DFTs (two rotation keys per matrix; the baby steps
     /// lose their hoisting).
     pub min_ks: bool,
+    /// META-BTS (Bae, Cheon, Kim, Stehle, CCS 2022): a second bootstrapping of the first
+    /// one's error, scaled up by `2^k` with this `k`, then scaled back down and subtracted.
+    /// Costs a second bootstrapping and one more level; pick `k` a little below the first
+    /// bootstrapping's worst-slot precision (`None`: one bootstrapping).
+    pub meta_log_scale: Option<u32>,
     /// Slots of the ciphertexts bootstrapped (a power of two up to N/2; `None`: N/2). Sparse
     /// packing first sums the `N / (2 s)` conjugates that fix the subring `Z[X^(N/(2s))]`
     /// (SubSum), which clears the coefficients ModRaise put between the message's.
@@ -82,6 +87,7 @@ impl BootstrapParameters {
             encapsulation: Some(32),
             of_limb: false,
             min_ks: false,
+            meta_log_scale: None,
             slots: None,
         };
         Ok(match name {
@@ -143,12 +149,13 @@ impl BootstrapParameters {
         (n as f64).log2() + erfc(z).log2()
     }
 
-    /// Levels the circuit consumes.
+    /// Levels the circuit consumes (META-BTS: one more, for scaling the correction down).
     pub fn depth(&self) -> usize {
         self.cts_levels
             + evalmod::chebyshev_depth(self.cheb_degree)
             + self.double_angle
             + self.stc_levels
+            + usize::from(self.meta_log_scale.is_some())
     }
 }
 
@@ -233,6 +240,11 @@ impl Bootstrapper {
         }
         if bp.cheb_degree < 2 || bp.cheb_degree > 255 {
             return Err(bad("cheb_degree", bp.cheb_degree, "2 to 255".into()));
+        }
+        if let Some(k) = bp.meta_log_scale {
+            if !(1..=40).contains(&k) {
+                return Err(bad("meta_log_scale", k as usize, "1 to 40".into()));
+            }
         }
         if !(bp.k_bound >= 1.0 && bp.k_bound <= 1e6) {
             return Err(CkksError::InvalidParameter {
@@ -539,9 +551,50 @@ impl Bootstrapper {
         Ok(y)
     }
 
-    /// Bootstraps a ciphertext of the circuit's slot count (any level; it is dropped to level
-    /// 0 first).
+    /// Bootstraps a ciphertext of the circuit's slot count (any level; it is dropped to the
+    /// base level first). With `meta_log_scale = Some(k)`, META-BTS: `y = BTS(x)`, then
+    /// `x - y` at the base level holds the error `-e` exactly; `BTS(2^k (x - y))` brings it
+    /// back with a fresh error `e'`, and `y + 2^-k BTS(...)` leaves `e' / 2^k`.
     pub fn bootstrap<B: Backend>(
+        &self,
+        ev: &mut Evaluator<B>,
+        ct: &Ciphertext<B::Poly>,
+        keys: &BootstrapKeys,
+    ) -> Result<Ciphertext<B::Poly>> {
+        let Some(k) = self.bp.meta_log_scale else {
+            return self.bootstrap_once(ev, ct, keys);
+        };
+        let params = self.ctx.params();
+        let base = params.base_level();
+        let x = if ct.level > base {
+            ev.drop_levels(ct, ct.level.saturating_sub(base))?
+        } else {
+            ct.clone()
+        };
+        let y = self.bootstrap_once(ev, &x, keys)?;
+        // The first result back at the base level, at exactly the input's scale (the
+        // bootstrapping returns it up to floating-point rounding of its bookkeeping).
+        let y_low = Ciphertext {
+            scale: x.scale,
+            ..ev.drop_levels(&y, y.level - base)?
+        };
+        let minus_e = ev.sub(&x, &y_low)?;
+        let scaled = ev.mul_int(&minus_e, 1i64 << k)?;
+        let z = self.bootstrap_once(ev, &scaled, keys)?;
+        // 2^-k as a constant encoded at the divisor of the next rescale: the scale stays.
+        let divisor = params.rescale_divisor(z.level);
+        let corr = ev.mul_const(&z, 2f64.powi(-(k as i32)), divisor)?;
+        let corr = ev.rescale(&corr)?;
+        let y = ev.drop_levels(&y, y.level - corr.level)?;
+        let corr = Ciphertext {
+            scale: y.scale,
+            ..corr
+        };
+        ev.add(&y, &corr)
+    }
+
+    /// One bootstrapping (the circuit without META-BTS).
+    fn bootstrap_once<B: Backend>(
         &self,
         ev: &mut Evaluator<B>,
         ct: &Ciphertext<B::Poly>,
