@@ -61,6 +61,8 @@ pub struct Schedule {
 enum Backing {
     Host(u64),
     Temp,
+    /// Streamed from off-chip straight to its limb-wise consumers (`limb_streaming`).
+    Stream,
 }
 
 struct Buf {
@@ -115,6 +117,11 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         }
     }
     let uses = Uses::new(m, instrs);
+    let streamed = if m.options.limb_streaming {
+        streamable(instrs)
+    } else {
+        HashSet::new()
+    };
     let compute_pos: Vec<usize> = instrs
         .iter()
         .enumerate()
@@ -198,6 +205,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                         }
                     }
                 }
+                Backing::Stream => {}
                 Backing::Host(h) => {
                     for &l in &b.limbs {
                         let e = Entry::Host(h, l);
@@ -318,7 +326,23 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         match ins.op {
             Op::Load | Op::ExpandSeed => {
                 let cacheable = kind != "ciphertext";
+                let stream = ins.dst.is_some_and(|d| streamed.contains(&d));
                 match (ins.host, cacheable) {
+                    (Some(h), true) if stream && (ins.op == Op::Load || !m.options.seeded_keys) => {
+                        // Streamed to its consumers: limbs still on chip are hits, the
+                        // rest come from off-chip and are not kept.
+                        backing = Backing::Stream;
+                        for &l in &ins.limbs {
+                            let e = Entry::Host(h, l);
+                            if res.resident(e) {
+                                // Its readers do not touch it again (they read the stream):
+                                // nothing later needs this copy, so it goes first.
+                                res.touch(e, usize::MAX);
+                            } else {
+                                per_chan[chan(l)] += limb_bytes;
+                            }
+                        }
+                    }
                     (Some(h), true) => {
                         backing = Backing::Host(h);
                         if ins.op == Op::Load || !m.options.seeded_keys {
@@ -375,9 +399,15 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         if let Some(d) = dst {
             if !in_place && backing == Backing::Temp && ins.op != Op::Store && !through_rf {
                 keep.insert(Entry::Temp(d));
+                // A streamed value holds a ping-pong pair of limbs at a time.
+                let limbs = if streamed.contains(&d) {
+                    ins.limbs.len().min(2)
+                } else {
+                    ins.limbs.len()
+                };
                 res.insert(
                     Entry::Temp(d),
-                    ins.limbs.len() as f64 * limb_bytes,
+                    limbs as f64 * limb_bytes,
                     uses.next_temp(d, pos),
                     &keep,
                     &mut spills,
@@ -551,6 +581,75 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
 }
 
 /// Whether `op` runs on a functional unit (and so takes part in RF chaining).
+/// The buffers that can stream limb by limb (`limb_streaming`): written by a new-buffer
+/// instruction, read only by limb-wise instructions (directly or through limb selections and
+/// concatenations), with no BConv or limb extension (which read every limb of a coefficient)
+/// from the write to the last read; for a key or plaintext, only its last load (an object
+/// loaded again later stays cached). Whole-polynomial values that cross such a barrier, such
+/// as key-switch accumulators and BSGS baby steps, keep their full footprint.
+fn streamable(instrs: &[Instr]) -> HashSet<u64> {
+    let barrier = |op: Op| matches!(op, Op::Bconv | Op::ExtendLimb);
+    let mut prefix = vec![0usize; instrs.len() + 1];
+    for (i, ins) in instrs.iter().enumerate() {
+        prefix[i + 1] = prefix[i] + usize::from(barrier(ins.op));
+    }
+    let mut readers: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (pos, ins) in instrs.iter().enumerate() {
+        for &id in &ins.srcs {
+            readers.entry(id).or_default().push(pos);
+        }
+    }
+    let view = |op: Op| matches!(op, Op::SelectLimbs | Op::Concat);
+    // The last load of every host object: an object loaded again later stays cached.
+    let mut last_load: HashMap<u64, usize> = HashMap::new();
+    for (pos, ins) in instrs.iter().enumerate() {
+        if let (Op::Load | Op::ExpandSeed, Some(h)) = (ins.op, ins.host) {
+            last_load.insert(h, pos);
+        }
+    }
+    let mut out = HashSet::new();
+    for (pos, ins) in instrs.iter().enumerate() {
+        let Some(d) = ins.dst else { continue };
+        if ins.srcs.contains(&d) {
+            continue;
+        }
+        if ins.host.is_some_and(|h| last_load.get(&h) != Some(&pos)) {
+            continue;
+        }
+        // Readers, following views to their own readers.
+        let mut stack = vec![d];
+        let mut last = pos;
+        let mut ok = true;
+        let mut any = false;
+        while let Some(id) = stack.pop() {
+            for &r in readers.get(&id).map(Vec::as_slice).unwrap_or(&[]) {
+                if r <= pos {
+                    continue;
+                }
+                any = true;
+                last = last.max(r);
+                if barrier(instrs[r].op) {
+                    ok = false;
+                }
+                if view(instrs[r].op) {
+                    if let Some(v) = instrs[r].dst {
+                        if v != id {
+                            stack.push(v);
+                        }
+                    }
+                }
+            }
+            if !ok {
+                break;
+            }
+        }
+        if ok && any && prefix[last + 1] == prefix[pos + 1] {
+            out.insert(d);
+        }
+    }
+    out
+}
+
 fn is_compute(m: &Machine, op: Op) -> bool {
     match op {
         Op::Load | Op::Store | Op::SelectLimbs | Op::Concat | Op::Begin | Op::End => false,

@@ -206,6 +206,13 @@ pub struct Options {
     /// automorphisms alike (H3's FHEU, h3.md 4.3): their work shares the `ntt` resource.
     #[serde(default)]
     pub unified_mau: bool,
+    /// Limb-granular execution (the micro-instructions of CiFHER's simulator, cifher.md
+    /// VI-A; REED's limb-by-limb Algorithm 3 through ping-pong buffers, reed.md 4.5): a
+    /// value produced and consumed by limb-wise work with no BConv in between streams
+    /// through the scratchpad two limbs at a time instead of occupying it whole; a key or
+    /// plaintext load used that way streams from off-chip without being cached.
+    #[serde(default)]
+    pub limb_streaming: bool,
     pub cite: Cite,
 }
 

@@ -321,6 +321,36 @@ fn limb_duplication_follows_eq_3() {
     assert!((dw.broadcast_overhead() - 2.0).abs() < 1e-12);
 }
 
+/// Limb streaming: a chain of limb-wise instructions holds two limbs of each value on chip;
+/// a value a BConv reads (it needs every limb of a coefficient) keeps its whole footprint.
+#[test]
+fn limb_streaming_holds_two_limbs_of_limb_wise_chains() {
+    let peak = |streaming: bool, t: &[Instr]| {
+        let m = machine()
+            .with_setting("options.limb_streaming", &streaming.to_string())
+            .unwrap();
+        run(&m, t, false).unwrap().peak_onchip_bytes / LIMB
+    };
+    let mut chain = vec![
+        ins(0, Op::Load, 1, &[], 8),
+        ins(1, Op::Mul, 2, &[1, 1], 8),
+        ins(2, Op::Mul, 3, &[2, 2], 8),
+        ins(3, Op::Add, 4, &[3, 2], 8),
+    ];
+    let mut st = ins(4, Op::Store, 5, &[4], 8);
+    st.dst = None;
+    chain.push(st);
+    let (off, on) = (peak(false, &chain), peak(true, &chain));
+    assert!(off >= 16.0, "{off} limbs");
+    assert!(on <= 8.0, "{on} limbs");
+    // The same chain with a BConv reading value 2: it stays whole.
+    let mut b = ins(5, Op::Bconv, 6, &[2], 0);
+    b.limbs = (8..12).collect();
+    let mut barrier = chain.clone();
+    barrier.insert(3, b);
+    assert!(peak(true, &barrier) >= 8.0 + 2.0);
+}
+
 /// cifher.md IV-C on 16 cores (`cifher-16`, a 4 x 4 mesh): limb scattering (1 x 1 blocks)
 /// moves nothing for an NTT and everything a BConv redistributes; coefficient scattering
 /// (one 4 x 4 block) the reverse; 2 x 2 blocks move some of both. The work per core is the
