@@ -389,9 +389,14 @@ impl Machine {
                 return Err(SimError::Invalid {
                     name: "chip.block_rows x chip.block_cols",
                     value: format!("{} x {}", self.chip.block_rows, self.chip.block_cols),
-                    allowed: format!(
-                        "blocks that tile the mesh (rows dividing {dy}, columns dividing {dx}); block clustering needs memory.noc.topology = mesh"
-                    ),
+                    allowed: if mesh {
+                        format!("blocks that tile the {dx} x {dy} mesh (rows dividing {dy}, columns dividing {dx})")
+                    } else {
+                        format!(
+                            "1 x 1 on a {:?} interconnect (block clustering needs memory.noc.topology = mesh)",
+                            self.memory.noc.topology
+                        )
+                    },
                 });
             }
             if !matches!(

@@ -654,8 +654,8 @@ pub fn cifher(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
     Ok(v)
 }
 
-/// H3: Table 3 tile and die totals, Table 4's power, the key-memory figures of 5.3, and the
-/// targets not modelled yet.
+/// H3: Table 3 tile and die totals, Table 4's power, the key-memory figures of 5.3, the
+/// flow choice, and bootstrapping on H3 and its HBM and DDR4 variants (5.3, Fig. 10).
 pub fn h3(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
     use tessera_ckks::{KeySwitchPlan, Parameters};
     let m = Machine::load("h3")?;
