@@ -182,7 +182,11 @@ impl Context {
     /// `test-boot`, `test-boot-double`) for `bootstrap_slots` slots (default N/2) and its keys,
     /// so that `Ciphertext.bootstrap()` works. At N = 2^16 that takes seconds to minutes and
     /// gigabytes of keys (docs/bootstrapping.md).
-    #[pyo3(signature = (rotations=Vec::new(), conjugation=false, seed=None, bootstrapping=false, bootstrap_slots=None))]
+    /// `bootstrap_meta=k` makes the circuit META-BTS: a second bootstrapping of the first
+    /// one's error scaled by 2^k, for about k more bits at one more level (k a little below
+    /// the one-bootstrapping worst-slot precision, 1 to 40).
+    #[pyo3(signature = (rotations=Vec::new(), conjugation=false, seed=None, bootstrapping=false, bootstrap_slots=None, bootstrap_meta=None))]
+    #[allow(clippy::too_many_arguments)]
     fn keygen(
         &self,
         rotations: Vec<i64>,
@@ -190,6 +194,7 @@ impl Context {
         seed: Option<Vec<u8>>,
         bootstrapping: bool,
         bootstrap_slots: Option<usize>,
+        bootstrap_meta: Option<u32>,
     ) -> PyResult<()> {
         let mut kg = self.inner.keygen.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(s) = seed {
@@ -214,6 +219,7 @@ impl Context {
             }
             let bp = BootstrapParameters {
                 slots: bootstrap_slots,
+                meta_log_scale: bootstrap_meta,
                 ..bp
             };
             let boot = Bootstrapper::new(&self.inner.ctx, bp).map_err(err)?;

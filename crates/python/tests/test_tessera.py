@@ -168,3 +168,15 @@ def test_double_prime_bootstrapping():
     b = tessera.encrypt(c, x, level=1).bootstrap()
     assert c.bootstrap_levels_left() == 4
     assert np.max(np.abs(tessera.decrypt_real(c, b) - x)) < 2**-14
+
+
+def test_meta_bts_from_python():
+    """META-BTS (bootstrap_meta=k): more precision for one more level."""
+    c = tessera.Context("test-boot")
+    c.keygen(seed=SEED, bootstrapping=True, bootstrap_slots=8, bootstrap_meta=18)
+    assert c.bootstrap_levels_left() == 3
+    x = rand(8, 4)
+    b = tessera.encrypt(c, x, level=0).bootstrap()
+    assert np.max(np.abs(tessera.decrypt_real(c, b) - x)) < 2**-30
+    with pytest.raises(tessera.TesseraError, match="meta_log_scale"):
+        c.keygen(seed=SEED, bootstrapping=True, bootstrap_meta=0)

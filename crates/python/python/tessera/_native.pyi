@@ -40,6 +40,7 @@ class Context:
         seed: Optional[bytes] = ...,
         bootstrapping: bool = ...,
         bootstrap_slots: Optional[int] = ...,
+        bootstrap_meta: Optional[int] = ...,
     ) -> None: ...
     def bootstrap_levels_left(self) -> Optional[int]: ...
     def encrypt(
