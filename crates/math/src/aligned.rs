@@ -86,6 +86,15 @@ impl AlignedVec {
         }
     }
 
+    /// The first `len` words (no-op if longer) as a handle that shares this buffer: no copy
+    /// until one of the two is written (copy-on-write).
+    pub fn prefix(&self, len: usize) -> Self {
+        Self {
+            lines: self.lines.clone(),
+            len: len.min(self.len),
+        }
+    }
+
     /// Whether this handle shares its buffer with another (a write would copy it).
     pub fn is_shared(&self) -> bool {
         Arc::strong_count(&self.lines) > 1
@@ -98,7 +107,7 @@ impl AlignedVec {
         if !self.is_shared() {
             return None;
         }
-        let count = self.lines.len();
+        let count = self.len.div_ceil(8);
         let fresh = pool::take(count).unwrap_or_else(|| vec![Line::default(); count]);
         let len = self.len;
         Some(std::mem::replace(
@@ -113,10 +122,11 @@ impl AlignedVec {
     /// Makes the buffer unique, copying it into a pooled buffer if it is shared.
     fn unique(&mut self) -> &mut Vec<Line> {
         if Arc::get_mut(&mut self.lines).is_none() {
-            let count = self.lines.len();
+            // Only the lines this handle covers (a prefix view shares a longer buffer).
+            let count = self.len.div_ceil(8);
             let mut copy = pool::take(count).unwrap_or_else(|| Vec::with_capacity(count));
             copy.clear();
-            copy.extend_from_slice(&self.lines);
+            copy.extend_from_slice(&self.lines[..count]);
             self.lines = Arc::new(copy);
         }
         Arc::get_mut(&mut self.lines).expect("unique after copy")
@@ -280,5 +290,27 @@ mod tests {
             assert_eq!(v.len(), len / 2);
             assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
         }
+    }
+
+    /// A prefix shares the buffer until one side writes; the writer copies only its own
+    /// words, and the other side is unchanged.
+    #[test]
+    fn prefix_views_copy_on_write() {
+        let v = AlignedVec::from_slice(&(0..100).collect::<Vec<u64>>());
+        let mut p = v.prefix(40);
+        assert_eq!(p.len(), 40);
+        assert!(p.is_shared() && v.is_shared());
+        assert_eq!(&p[..], &v[..40]);
+        p[3] = 7;
+        assert!(!p.is_shared());
+        assert_eq!(p.lines.len(), 5, "only the prefix's lines were copied");
+        assert_eq!(v[3], 3);
+        assert_eq!(p[3], 7);
+        assert_eq!(&p[4..], &v[4..40]);
+        assert_eq!(v.prefix(1000).len(), 100);
+        let mut q = v.prefix(16);
+        let old = q.detach_if_shared().expect("shared");
+        assert_eq!(q.len(), 16);
+        assert_eq!(&old[..16], &v[..16]);
     }
 }

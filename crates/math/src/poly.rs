@@ -644,6 +644,14 @@ impl RnsPoly {
             // All limbs in order: share the buffer (copy-on-write).
             return Ok(self.clone());
         }
+        if self.limbs.starts_with(keep) {
+            // A leading run of limbs (dropping the last ones, as rescaling and ModDown do):
+            // share the buffer's prefix.
+            let mut out = self.clone();
+            out.data = self.data.prefix(keep.len() * self.ctx.n);
+            out.limbs = keep.to_vec();
+            return Ok(out);
+        }
         let mut out = Self::for_overwrite(&self.ctx, keep, self.repr)?;
         let n = self.ctx.n;
         for (k, i) in keep.iter().enumerate() {
