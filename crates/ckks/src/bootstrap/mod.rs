@@ -605,7 +605,7 @@ impl Bootstrapper {
                 name: "ciphertext slots",
                 value: ct.slots.to_string(),
                 allowed: format!(
-                    "{} (this circuit's slot count; build one with BootstrapParameters::slots)",
+                    "{} (this circuit's slot count; build a circuit for the other count with BootstrapParameters::slots, or keygen(bootstrap_slots=...) in Python)",
                     self.slots()
                 ),
             });
