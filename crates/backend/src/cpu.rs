@@ -48,6 +48,26 @@ impl Backend for CpuBackend {
     ) -> Result<RnsPoly, MathError> {
         RnsPoly::expand_seed(&self.ring, limbs, seed)
     }
+    /// One fused pass ([`RnsPoly::dot_pair_seeded`]): the key's `a` halves are generated a few
+    /// kilobytes at a time and consumed from cache instead of being written out and read back.
+    fn dot_pair_seeded_key(
+        &mut self,
+        ups: &[&RnsPoly],
+        key_b: &[RnsPoly],
+        seeds: &[Seed],
+        limbs: &[usize],
+    ) -> Result<(RnsPoly, RnsPoly), MathError> {
+        let bs = key_b
+            .iter()
+            .map(|b| self.load(b, Kind::EvalKey))
+            .collect::<Result<Vec<_>, _>>()?;
+        if ups.first().is_some_and(|u| u.limb_indices() != limbs) {
+            return Err(MathError::Unsupported(
+                "a seeded key's limbs must be those of the digits it multiplies".into(),
+            ));
+        }
+        RnsPoly::dot_pair_seeded(ups, &bs.iter().collect::<Vec<_>>(), seeds)
+    }
     fn ntt(&mut self, p: &mut RnsPoly) -> Result<(), MathError> {
         p.ntt()
     }

@@ -57,6 +57,32 @@ pub trait Backend {
         kind: Kind,
     ) -> Result<Self::Poly, MathError>;
 
+    /// The inner product of extended digits `ups` with a seeded evaluation key: returns
+    /// `(sum_i ups_i * b_i, sum_i ups_i * a_i)`, where `b_i` is `key_b[i]` loaded off-chip and
+    /// `a_i` is the PRNG expansion of `seeds[i]` over `limbs`.
+    ///
+    /// The primaries are exactly those of the default body, in its order (`load` and
+    /// `expand_seed` per digit, then two `dot`s), and a tracing backend records them as such.
+    /// A computing backend may fuse them into one pass over memory (the CPU backend does) but
+    /// must return the same values.
+    fn dot_pair_seeded_key(
+        &mut self,
+        ups: &[&Self::Poly],
+        key_b: &[RnsPoly],
+        seeds: &[Seed],
+        limbs: &[usize],
+    ) -> Result<(Self::Poly, Self::Poly), MathError> {
+        let mut bs = Vec::with_capacity(key_b.len());
+        let mut us = Vec::with_capacity(seeds.len());
+        for (b, seed) in key_b.iter().zip(seeds) {
+            bs.push(self.load(b, Kind::EvalKey)?);
+            us.push(self.expand_seed(seed, limbs, Kind::EvalKey)?);
+        }
+        let u0 = self.dot(ups, &bs.iter().collect::<Vec<_>>())?;
+        let u1 = self.dot(ups, &us.iter().collect::<Vec<_>>())?;
+        Ok((u0, u1))
+    }
+
     /// Forward NTT of every limb.
     fn ntt(&mut self, p: &mut Self::Poly) -> Result<(), MathError>;
     /// Inverse NTT of every limb.

@@ -52,10 +52,14 @@ impl<B: Backend> Profiled<B> {
     }
 
     fn timed<T>(&mut self, op: Op, f: impl FnOnce(&mut B) -> T) -> T {
+        self.timed_as(op.name(), f)
+    }
+
+    fn timed_as<T>(&mut self, name: &str, f: impl FnOnce(&mut B) -> T) -> T {
         let t0 = Instant::now();
         let r = f(&mut self.inner);
         let dt = t0.elapsed();
-        let e = self.times.entry(op.name().to_string()).or_default();
+        let e = self.times.entry(name.to_string()).or_default();
         e.calls += 1;
         e.total += dt;
         r
@@ -84,6 +88,19 @@ impl<B: Backend> Backend for Profiled<B> {
     }
     fn expand_seed(&mut self, seed: &Seed, limbs: &[usize], kind: Kind) -> R<B::Poly> {
         self.timed(Op::ExpandSeed, |b| b.expand_seed(seed, limbs, kind))
+    }
+    /// Forwarded whole, so a fusing backend is timed as it runs: under one name for the
+    /// `load`, `expand_seed` and `dot` calls it stands for.
+    fn dot_pair_seeded_key(
+        &mut self,
+        ups: &[&Self::Poly],
+        key_b: &[RnsPoly],
+        seeds: &[Seed],
+        limbs: &[usize],
+    ) -> R<(B::Poly, B::Poly)> {
+        self.timed_as("expand_seed+dot", |b| {
+            b.dot_pair_seeded_key(ups, key_b, seeds, limbs)
+        })
     }
     fn ntt(&mut self, p: &mut Self::Poly) -> R<()> {
         self.timed(Op::Ntt, |b| b.ntt(p))

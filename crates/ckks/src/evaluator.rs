@@ -583,23 +583,14 @@ impl<B: Backend> Evaluator<B> {
             )));
         }
         let qp = plan.qp_limbs(level);
-        let mut bs = Vec::with_capacity(ups.len());
-        let mut as_ = Vec::with_capacity(ups.len());
-        for i in 0..ups.len() {
-            bs.push(
-                self.backend
-                    .load(&key.b[i].select_limbs(&qp)?, Kind::EvalKey)?,
-            );
-            as_.push(
-                self.backend
-                    .expand_seed(&key.seeds[i], &qp, Kind::EvalKey)?,
-            );
-        }
+        let key_b = key.b[..ups.len()]
+            .iter()
+            .map(|b| b.select_limbs(&qp))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
         let up_refs: Vec<&B::Poly> = ups.iter().collect();
-        let u0 = self.backend.dot(&up_refs, &bs.iter().collect::<Vec<_>>())?;
-        let u1 = self
-            .backend
-            .dot(&up_refs, &as_.iter().collect::<Vec<_>>())?;
+        let (u0, u1) =
+            self.backend
+                .dot_pair_seeded_key(&up_refs, &key_b, &key.seeds[..ups.len()], &qp)?;
         self.mod_down_pair(&u0, &u1, level, key)
     }
 

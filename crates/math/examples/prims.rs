@@ -78,8 +78,24 @@ fn main() {
         time("dot 4 x 30 limbs", 9, || {
             drop(RnsPoly::dot(&ar, &ar).unwrap())
         });
+        let seeds: Vec<Seed> = (0..4).map(|i| Seed([i as u8; 32])).collect();
+        let b: Vec<RnsPoly> = seeds
+            .iter()
+            .map(|s| RnsPoly::expand_seed(&ring, &all, s).unwrap())
+            .collect();
+        let br: Vec<&RnsPoly> = b.iter().collect();
+        time("dot 4 x 30 limbs, distinct", 9, || {
+            drop(RnsPoly::dot(&br, &ar).unwrap())
+        });
+        time("dot_pair_seeded 4 x 30 limbs", 9, || {
+            drop(RnsPoly::dot_pair_seeded(&br, &ar, &seeds).unwrap())
+        });
         let mut z = y.clone();
-        time("ntt 24 limbs", 9, || z.ntt().unwrap());
+        // `y` is in evaluation form: each rep is one inverse and one forward transform.
+        time("intt+ntt 24 limbs", 9, || {
+            z.intt().unwrap();
+            z.ntt().unwrap()
+        });
     });
 }
 

@@ -53,6 +53,7 @@ pub use modular::{Modulus, Montgomery};
 pub use ntt::{Kernel, NttPlan};
 pub mod automorphism;
 pub mod parallel;
+pub mod pointwise;
 pub mod poly;
 pub mod rns;
 pub mod sampling;

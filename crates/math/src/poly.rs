@@ -13,8 +13,9 @@ use crate::error::{MathError, Result};
 use crate::modular::Modulus;
 use crate::ntt::{check_degree, NttPlan};
 use crate::parallel::install;
+use crate::pointwise;
 use crate::rns::{BaseConverter, ConversionMode, RnsBasis};
-use crate::sampling::{expand_uniform_into, Seed};
+use crate::sampling::{expand_uniform_into, limb_stream, Seed};
 use num_bigint::BigInt;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -454,15 +455,12 @@ impl RnsPoly {
 
     /// `self *= other` (pointwise; both in evaluation representation).
     pub fn mul_assign(&mut self, other: &RnsPoly) -> Result<()> {
+        let kernel = pointwise::best_kernel();
         self.zip_limbs(
             other,
             "multiply",
             Some(Representation::Evaluation),
-            |m, a, b| {
-                for (x, &y) in a.iter_mut().zip(b) {
-                    *x = m.mul(*x, y);
-                }
-            },
+            |m, a, b| pointwise::mul_row(kernel, m, a, b).expect("limbs of one ring have N words"),
         )
     }
 
@@ -471,20 +469,17 @@ impl RnsPoly {
         a.check_compatible(b, "multiply-accumulate", Some(Representation::Evaluation))?;
         self.check_compatible(a, "multiply-accumulate", Some(Representation::Evaluation))?;
         let (ctx, limbs, n) = (self.ctx.clone(), self.limbs.clone(), self.ctx.n);
+        let kernel = pointwise::best_kernel();
         self.par_limbs_mut(|k, acc| {
             let m = &ctx.moduli[limbs[k]];
             let (x, y) = (&a.data[k * n..(k + 1) * n], &b.data[k * n..(k + 1) * n]);
-            for ((o, &u), &v) in acc.iter_mut().zip(x).zip(y) {
-                *o = m.mul_add(u, v, *o);
-            }
+            pointwise::mul_acc_row(kernel, m, acc, x, y).expect("limbs of one ring have N words");
         });
         Ok(())
     }
 
-    /// `sum_i a_i * b_i` (pointwise, evaluation representation), accumulated lazily in 128
-    /// bits in registers and reduced once per coefficient (every 15 terms for the widest
-    /// moduli): the multiply-accumulate of a key-switching inner product.
-    pub fn dot(a: &[&RnsPoly], b: &[&RnsPoly]) -> Result<RnsPoly> {
+    /// Checks the operands of a dot product: equally many, all compatible, in evaluation form.
+    fn check_dot(a: &[&RnsPoly], b: &[&RnsPoly]) -> Result<()> {
         if a.is_empty() || a.len() != b.len() {
             return Err(MathError::LengthMismatch {
                 what: "dot product operands",
@@ -496,9 +491,18 @@ impl RnsPoly {
             x.check_compatible(y, "dot product", Some(Representation::Evaluation))?;
             a[0].check_compatible(x, "dot product", Some(Representation::Evaluation))?;
         }
+        Ok(())
+    }
+
+    /// `sum_i a_i * b_i` (pointwise, evaluation representation), accumulated lazily in 128
+    /// bits and reduced once per coefficient ([`pointwise`]): the multiply-accumulate of a
+    /// key-switching inner product.
+    pub fn dot(a: &[&RnsPoly], b: &[&RnsPoly]) -> Result<RnsPoly> {
+        Self::check_dot(a, b)?;
         let first = a[0];
         let mut out = Self::for_overwrite(&first.ctx, &first.limbs, Representation::Evaluation)?;
         let (ctx, limbs, n) = (&first.ctx, &first.limbs, first.ctx.n);
+        let kernel = pointwise::best_kernel();
         install(|| {
             out.data
                 .par_chunks_mut(n)
@@ -507,19 +511,68 @@ impl RnsPoly {
                 .for_each(|(k, (o, &i))| {
                     let xs: Vec<&[u64]> = a.iter().map(|x| &x.data[k * n..(k + 1) * n]).collect();
                     let ys: Vec<&[u64]> = b.iter().map(|y| &y.data[k * n..(k + 1) * n]).collect();
-                    let m = &ctx.moduli[i];
-                    macro_rules! fixed {
-                        ($($t:literal)*) => {
-                            match xs.len() {
-                                $($t => dot_limb::<$t>(&xs, &ys, m, o),)*
-                                _ => dot_limb_any(&xs, &ys, m, o),
-                            }
-                        };
-                    }
-                    fixed!(1 2 3 4 5 6 7 8);
+                    pointwise::dot_row(kernel, &ctx.moduli[i], &xs, &ys, o)
+                        .expect("checked operands");
                 });
         });
         Ok(out)
+    }
+
+    /// The two inner products of a seeded key switch, `(sum_i a_i * b_i, sum_i a_i * u_i)`
+    /// with `u_i = RnsPoly::expand_seed(seeds[i])` over the limbs of `a`: the same values as
+    /// [`RnsPoly::expand_seed`] followed by two [`RnsPoly::dot`]s, computed in one pass.
+    ///
+    /// Why fused: the expanded `u_i` are used once. Generating them a few kilobytes at a time
+    /// (the XOF of each limb is read in order) and consuming them from the L1 cache, with the
+    /// `a_i` loaded once for both sums, removes three of the passes over memory that the
+    /// separate calls make (writing and re-reading `u_i`, re-reading `a_i`).
+    pub fn dot_pair_seeded(
+        a: &[&RnsPoly],
+        b: &[&RnsPoly],
+        seeds: &[Seed],
+    ) -> Result<(RnsPoly, RnsPoly)> {
+        Self::check_dot(a, b)?;
+        if seeds.len() != a.len() {
+            return Err(MathError::LengthMismatch {
+                what: "seeds of a seeded dot product",
+                expected: a.len(),
+                found: seeds.len(),
+            });
+        }
+        /// Words of each expanded operand generated per step (8 KiB).
+        const CHUNK: usize = 1024;
+        let first = a[0];
+        let (ctx, limbs, n) = (&first.ctx, &first.limbs, first.ctx.n);
+        let mut out0 = Self::for_overwrite(ctx, limbs, Representation::Evaluation)?;
+        let mut out1 = Self::for_overwrite(ctx, limbs, Representation::Evaluation)?;
+        let kernel = pointwise::best_kernel();
+        install(|| {
+            out0.data
+                .par_chunks_mut(n)
+                .zip(out1.data.par_chunks_mut(n))
+                .zip(limbs.par_iter())
+                .enumerate()
+                .for_each(|(k, ((o0, o1), &i))| {
+                    let m = &ctx.moduli[i];
+                    let mut xofs: Vec<_> =
+                        seeds.iter().map(|s| limb_stream(s, m.value())).collect();
+                    let mut u = vec![0u64; seeds.len() * CHUNK];
+                    for start in (0..n).step_by(CHUNK) {
+                        let len = CHUNK.min(n - start);
+                        let range = k * n + start..k * n + start + len;
+                        for (xof, ut) in xofs.iter_mut().zip(u.chunks_mut(CHUNK)) {
+                            xof.fill_below(m.value(), &mut ut[..len]);
+                        }
+                        let xs: Vec<&[u64]> = a.iter().map(|x| &x.data[range.clone()]).collect();
+                        let ys: Vec<&[u64]> = b.iter().map(|y| &y.data[range.clone()]).collect();
+                        let us: Vec<&[u64]> = u.chunks(CHUNK).map(|c| &c[..len]).collect();
+                        let (c0, c1) = (&mut o0[start..start + len], &mut o1[start..start + len]);
+                        pointwise::dot2_row(kernel, m, &xs, &ys, &us, c0, c1)
+                            .expect("checked operands");
+                    }
+                });
+        });
+        Ok((out0, out1))
     }
 
     /// `self *= c` for a signed integer constant (any representation).
@@ -798,38 +851,6 @@ impl RnsPoly {
     }
 }
 
-/// Products of two residues below 2^62 are below 2^124: 15 of them fit a 128-bit sum.
-const DOT_TERMS: usize = 15;
-
-/// One limb of [`RnsPoly::dot`] with `T <= DOT_TERMS` terms: the sum stays in registers.
-fn dot_limb<const T: usize>(xs: &[&[u64]], ys: &[&[u64]], m: &Modulus, out: &mut [u64]) {
-    let xs: [&[u64]; T] = std::array::from_fn(|t| &xs[t][..out.len()]);
-    let ys: [&[u64]; T] = std::array::from_fn(|t| &ys[t][..out.len()]);
-    for (k, o) in out.iter_mut().enumerate() {
-        let mut acc = 0u128;
-        for t in 0..T {
-            acc += xs[t][k] as u128 * ys[t][k] as u128;
-        }
-        *o = m.reduce_u128(acc);
-    }
-}
-
-/// One limb of [`RnsPoly::dot`] for any number of terms, reduced every [`DOT_TERMS`].
-fn dot_limb_any(xs: &[&[u64]], ys: &[&[u64]], m: &Modulus, out: &mut [u64]) {
-    for (k, o) in out.iter_mut().enumerate() {
-        let mut r = 0u64;
-        for (xc, yc) in xs.chunks(DOT_TERMS).zip(ys.chunks(DOT_TERMS)) {
-            let acc: u128 = xc
-                .iter()
-                .zip(yc)
-                .map(|(x, y)| x[k] as u128 * y[k] as u128)
-                .sum();
-            r = m.add(r, m.reduce_u128(acc));
-        }
-        *o = r;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -953,6 +974,40 @@ mod tests {
             let mut eval = fa.automorphism(g).unwrap();
             eval.intt().unwrap();
             prop_assert_eq!(coeff, eval);
+        }
+    }
+
+    #[test]
+    fn seeded_dot_pair_equals_expansion_then_two_dots() {
+        // N = 4096 spans several generation chunks; N = 64 is shorter than one.
+        for (n, terms) in [(4096usize, 4usize), (64, 3), (64, 17)] {
+            let ctx = ring(n, 3);
+            let limbs = [0, 2];
+            let mut xs: Vec<RnsPoly> = (0..terms)
+                .map(|t| random_poly(&ctx, &limbs, 300 + t as u64))
+                .collect();
+            let mut ys: Vec<RnsPoly> = (0..terms)
+                .map(|t| random_poly(&ctx, &limbs, 700 + t as u64))
+                .collect();
+            for p in xs.iter_mut().chain(ys.iter_mut()) {
+                p.ntt().unwrap();
+            }
+            let seeds: Vec<Seed> = (0..terms).map(|t| Seed([t as u8 + 1; 32])).collect();
+            let us: Vec<RnsPoly> = seeds
+                .iter()
+                .map(|s| RnsPoly::expand_seed(&ctx, &limbs, s).unwrap())
+                .collect();
+            let xr: Vec<&RnsPoly> = xs.iter().collect();
+            let want0 = RnsPoly::dot(&xr, &ys.iter().collect::<Vec<_>>()).unwrap();
+            let want1 = RnsPoly::dot(&xr, &us.iter().collect::<Vec<_>>()).unwrap();
+            let (got0, got1) =
+                RnsPoly::dot_pair_seeded(&xr, &ys.iter().collect::<Vec<_>>(), &seeds).unwrap();
+            assert_eq!(got0, want0, "N = {n}, {terms} terms");
+            assert_eq!(got1, want1, "N = {n}, {terms} terms");
+            assert!(
+                RnsPoly::dot_pair_seeded(&xr, &ys.iter().collect::<Vec<_>>(), &seeds[1..]).is_err(),
+                "one seed per term"
+            );
         }
     }
 

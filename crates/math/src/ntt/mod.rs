@@ -12,6 +12,8 @@ mod lanes;
 mod tables;
 #[cfg(target_arch = "x86_64")]
 mod x86;
+#[cfg(target_arch = "x86_64")]
+pub(crate) use x86::shoup64_512;
 
 pub use tables::bit_reverse;
 

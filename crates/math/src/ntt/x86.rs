@@ -271,8 +271,10 @@ macro_rules! impl_lanes_512 {
 
 pub(crate) struct Avx512;
 
+/// The 64-bit Shoup product `y * w - q * floor(y * ws / 2^64)` (approximate quotient) in
+/// `[0, 4q)`, for any `y < 2^64` and `w < q`; also used by the element-wise products.
 #[inline(always)]
-unsafe fn shoup64_512(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
+pub(crate) unsafe fn shoup64_512(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
     shoup_lazy_approx!(
         _mm512_mul_epu32,
         _mm512_shuffle_epi32,

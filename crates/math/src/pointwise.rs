@@ -1,0 +1,544 @@
+//! Element-wise modular products of two variable operands:
+//! `out[k] = (acc[k] + sum_t x_t[k] * y_t[k]) mod q`.
+//!
+//! These are the multiply, multiply-accumulate and inner-product primaries of the evaluator:
+//! the tensor product of HMult and the key-switching inner product with the evaluation key
+//! (ark.md Algorithm 1, the `MAC` step). Both operands vary, so Shoup's precomputed quotients
+//! (the NTT's and BConv's trick) do not apply. Instead the full 128-bit products are summed
+//! lazily and reduced once per coefficient:
+//!
+//! * scalar: `u128` products summed in a `u128` and reduced by [`Modulus::reduce_u128`]; this is
+//!   the obviously correct reference the vector path is tested against;
+//! * AVX-512F/DQ: each 64x64-bit product comes from four 32x32-bit multiplies and is summed in
+//!   three 64-bit columns of weights 1, 2^32 and 2^64 whose overflows are counted with mask
+//!   compares. The column sum `h * 2^64 + t` is then reduced as `h * (2^64 mod q) + t` with two
+//!   Shoup products, which accept any 64-bit input. Eight coefficients per instruction against
+//!   one `mulx` chain per coefficient on the scalar path.
+//!
+//! Up to [`MAX_TERMS`] products are summed before a reduction; longer sums are split and
+//! chained through the accumulator. Operands must be below `q` and `q < 2^62` (every
+//! [`Modulus`]), which bounds the sums: `15 * 2^124 + 2^62 < 2^128` for the scalar path, and
+//! for the vector path the top column stays below `15 * 2^60 + 2^37 < 2^64`.
+
+use crate::error::{MathError, Result};
+use crate::modular::Modulus;
+use crate::ntt::Kernel;
+
+/// Products summed before one reduction (both paths).
+pub const MAX_TERMS: usize = 15;
+
+/// The constants of one modulus for the vector reduction.
+#[derive(Clone, Copy, Debug)]
+struct ReduceConsts {
+    q: u64,
+    /// `2^64 mod q` and its Shoup quotient `floor(r64 * 2^64 / q)`.
+    r64: u64,
+    r64_shoup: u64,
+    /// `floor(2^64 / q)`: the Shoup quotient of 1, to reduce any 64-bit word.
+    one_shoup: u64,
+}
+
+impl ReduceConsts {
+    fn new(m: &Modulus) -> Self {
+        let r64 = ((1u128 << 64) % m.value() as u128) as u64;
+        Self {
+            q: m.value(),
+            r64,
+            r64_shoup: m.shoup(r64),
+            one_shoup: m.shoup(1),
+        }
+    }
+}
+
+/// Whether `kernel` runs the vector path here (IFMA implies AVX-512F/DQ; AVX2 has no unsigned
+/// 64-bit compare and runs the scalar path).
+fn vector(kernel: Kernel) -> bool {
+    matches!(kernel, Kernel::Avx512 | Kernel::Avx512Ifma) && Kernel::Avx512.cpu_supports()
+}
+
+/// The kernel the evaluator's element-wise products use on this CPU.
+pub fn best_kernel() -> Kernel {
+    if Kernel::Avx512.cpu_supports() {
+        Kernel::Avx512
+    } else {
+        Kernel::Scalar
+    }
+}
+
+fn check_len(what: &'static str, expected: usize, found: usize) -> Result<()> {
+    if expected != found {
+        return Err(MathError::LengthMismatch {
+            what,
+            expected,
+            found,
+        });
+    }
+    Ok(())
+}
+
+fn check_rows(xs: &[&[u64]], ys: &[&[u64]], n: usize) -> Result<()> {
+    check_len("element-wise product operands", xs.len(), ys.len())?;
+    for row in xs.iter().chain(ys) {
+        check_len("element-wise product row", n, row.len())?;
+    }
+    Ok(())
+}
+
+/// `out[k] = out[k] * y[k] mod q`.
+pub fn mul_row(kernel: Kernel, m: &Modulus, out: &mut [u64], y: &[u64]) -> Result<()> {
+    check_len("element-wise product row", out.len(), y.len())?;
+    let x = out.as_ptr();
+    // SAFETY: every row has `out.len()` words; each coefficient is read before it is written.
+    unsafe {
+        sum_products(
+            kernel,
+            m,
+            &[x],
+            &[y.as_ptr()],
+            false,
+            out.as_mut_ptr(),
+            out.len(),
+        )
+    };
+    Ok(())
+}
+
+/// `out[k] = out[k] + x[k] * y[k] mod q`.
+pub fn mul_acc_row(
+    kernel: Kernel,
+    m: &Modulus,
+    out: &mut [u64],
+    x: &[u64],
+    y: &[u64],
+) -> Result<()> {
+    check_rows(&[x], &[y], out.len())?;
+    // SAFETY: as in `mul_row`.
+    unsafe {
+        sum_products(
+            kernel,
+            m,
+            &[x.as_ptr()],
+            &[y.as_ptr()],
+            true,
+            out.as_mut_ptr(),
+            out.len(),
+        )
+    };
+    Ok(())
+}
+
+/// `out[k] = sum_t xs[t][k] * ys[t][k] mod q` (at least one term).
+pub fn dot_row(
+    kernel: Kernel,
+    m: &Modulus,
+    xs: &[&[u64]],
+    ys: &[&[u64]],
+    out: &mut [u64],
+) -> Result<()> {
+    check_rows(xs, ys, out.len())?;
+    if xs.is_empty() {
+        return Err(MathError::LengthMismatch {
+            what: "dot product operands",
+            expected: 1,
+            found: 0,
+        });
+    }
+    let (xp, yp) = (pointers(xs), pointers(ys));
+    for (t, (xc, yc)) in xp.chunks(MAX_TERMS).zip(yp.chunks(MAX_TERMS)).enumerate() {
+        // SAFETY: lengths checked above; later chunks add to the sum of the earlier ones.
+        unsafe { sum_products(kernel, m, xc, yc, t > 0, out.as_mut_ptr(), out.len()) };
+    }
+    Ok(())
+}
+
+/// Two inner products over shared left operands, `out0 = sum_t xs[t] * ys0[t]` and
+/// `out1 = sum_t xs[t] * ys1[t]` (the two halves of a key-switching inner product): each `x`
+/// is loaded and split once for both.
+pub fn dot2_row(
+    kernel: Kernel,
+    m: &Modulus,
+    xs: &[&[u64]],
+    ys0: &[&[u64]],
+    ys1: &[&[u64]],
+    out0: &mut [u64],
+    out1: &mut [u64],
+) -> Result<()> {
+    check_rows(xs, ys0, out0.len())?;
+    check_rows(xs, ys1, out1.len())?;
+    check_len("dot product outputs", out0.len(), out1.len())?;
+    if xs.is_empty() {
+        return Err(MathError::LengthMismatch {
+            what: "dot product operands",
+            expected: 1,
+            found: 0,
+        });
+    }
+    let n = out0.len();
+    let (xp, y0, y1) = (pointers(xs), pointers(ys0), pointers(ys1));
+    let chunks = xp
+        .chunks(MAX_TERMS)
+        .zip(y0.chunks(MAX_TERMS))
+        .zip(y1.chunks(MAX_TERMS));
+    for (t, ((xc, c0), c1)) in chunks.enumerate() {
+        let outs = [out0.as_mut_ptr(), out1.as_mut_ptr()];
+        // SAFETY: lengths checked above.
+        unsafe { sum_products2(kernel, m, xc, [c0, c1], t > 0, outs, n) };
+    }
+    Ok(())
+}
+
+fn pointers(rows: &[&[u64]]) -> Vec<*const u64> {
+    rows.iter().map(|r| r.as_ptr()).collect()
+}
+
+/// `out[k] = (acc + sum_t xs[t][k] * ys[t][k]) mod q` for `k < n`, with `acc = out[k]` when
+/// `accumulate`, else 0.
+///
+/// # Safety
+/// Every pointer is valid for `n` words, `xs.len() == ys.len() <= MAX_TERMS`, every operand
+/// is below `q`; `out` may alias an input (each coefficient is read before it is written).
+unsafe fn sum_products(
+    kernel: Kernel,
+    m: &Modulus,
+    xs: &[*const u64],
+    ys: &[*const u64],
+    accumulate: bool,
+    out: *mut u64,
+    n: usize,
+) {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if vector(kernel) {
+        done = avx512::sum_products(xs, ys, accumulate, out, n, &ReduceConsts::new(m));
+    }
+    let _ = kernel;
+    for k in done..n {
+        let mut acc = if accumulate { *out.add(k) as u128 } else { 0 };
+        for (x, y) in xs.iter().zip(ys) {
+            acc += *x.add(k) as u128 * *y.add(k) as u128;
+        }
+        *out.add(k) = m.reduce_u128(acc);
+    }
+}
+
+/// [`sum_products`] for two outputs sharing `xs`.
+///
+/// # Safety
+/// As [`sum_products`], for both `(ys[i], outs[i])`.
+unsafe fn sum_products2(
+    kernel: Kernel,
+    m: &Modulus,
+    xs: &[*const u64],
+    ys: [&[*const u64]; 2],
+    accumulate: bool,
+    outs: [*mut u64; 2],
+    n: usize,
+) {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if vector(kernel) {
+        done = avx512::sum_products2(xs, ys, accumulate, outs, n, &ReduceConsts::new(m));
+    }
+    let _ = kernel;
+    for (y, out) in ys.into_iter().zip(outs) {
+        for k in done..n {
+            let mut acc = if accumulate { *out.add(k) as u128 } else { 0 };
+            for (x, y) in xs.iter().zip(y) {
+                acc += *x.add(k) as u128 * *y.add(k) as u128;
+            }
+            *out.add(k) = m.reduce_u128(acc);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::ReduceConsts;
+    use crate::ntt::shoup64_512;
+    use core::arch::x86_64::*;
+
+    const L: usize = 8;
+
+    /// The broadcast constants of one modulus.
+    struct Consts {
+        q: __m512i,
+        q2: __m512i,
+        r64: __m512i,
+        r64_shoup: __m512i,
+        one: __m512i,
+        one_shoup: __m512i,
+    }
+
+    impl Consts {
+        #[inline(always)]
+        unsafe fn new(k: &ReduceConsts) -> Self {
+            let s = |x: u64| _mm512_set1_epi64(x as i64);
+            Self {
+                q: s(k.q),
+                q2: s(2 * k.q),
+                r64: s(k.r64),
+                r64_shoup: s(k.r64_shoup),
+                one: s(1),
+                one_shoup: s(k.one_shoup),
+            }
+        }
+    }
+
+    /// `x mod m` for `x < 2m`.
+    #[inline(always)]
+    unsafe fn small_mod(x: __m512i, m: __m512i) -> __m512i {
+        _mm512_min_epu64(x, _mm512_sub_epi64(x, m))
+    }
+
+    /// `a += 1` in the lanes where `a + b` (already in `sum`) wrapped.
+    #[inline(always)]
+    unsafe fn count_carry(count: __m512i, sum: __m512i, b: __m512i, one: __m512i) -> __m512i {
+        let wrapped = _mm512_cmplt_epu64_mask(sum, b);
+        _mm512_mask_add_epi64(count, wrapped, count, one)
+    }
+
+    /// A lane-wise 128-bit sum of products, kept as
+    /// `lo + mid * 2^32 + (hi + carry_lo) * 2^64 + carry_mid * 2^96`.
+    #[derive(Clone, Copy)]
+    struct Columns {
+        lo: __m512i,
+        mid: __m512i,
+        hi: __m512i,
+        carry_lo: __m512i,
+        carry_mid: __m512i,
+    }
+
+    impl Columns {
+        #[inline(always)]
+        unsafe fn new(init: __m512i) -> Self {
+            let z = _mm512_setzero_si512();
+            Self {
+                lo: init,
+                mid: z,
+                hi: z,
+                carry_lo: z,
+                carry_mid: z,
+            }
+        }
+
+        /// Adds `x * y`, with `xh = x >> 32` split by the caller (it is shared by the
+        /// products of one `x`). With `x, y < 2^62`, the middle partial sum is below 2^63.
+        #[inline(always)]
+        unsafe fn add(&mut self, x: __m512i, xh: __m512i, y: __m512i, k: &Consts) {
+            let yh = _mm512_srli_epi64::<32>(y);
+            let ll = _mm512_mul_epu32(x, y);
+            let mid = _mm512_add_epi64(_mm512_mul_epu32(x, yh), _mm512_mul_epu32(xh, y));
+            let hh = _mm512_mul_epu32(xh, yh);
+            self.lo = _mm512_add_epi64(self.lo, ll);
+            self.carry_lo = count_carry(self.carry_lo, self.lo, ll, k.one);
+            self.mid = _mm512_add_epi64(self.mid, mid);
+            self.carry_mid = count_carry(self.carry_mid, self.mid, mid, k.one);
+            self.hi = _mm512_add_epi64(self.hi, hh);
+        }
+
+        /// The sum modulo `q`, in `[0, q)`.
+        #[inline(always)]
+        unsafe fn reduce(&self, k: &Consts) -> __m512i {
+            // Fold into h * 2^64 + t with t, h < 2^64.
+            let mid_lo = _mm512_slli_epi64::<32>(self.mid);
+            let t = _mm512_add_epi64(self.lo, mid_lo);
+            let h = _mm512_add_epi64(
+                _mm512_add_epi64(self.hi, self.carry_lo),
+                _mm512_add_epi64(
+                    _mm512_srli_epi64::<32>(self.mid),
+                    _mm512_slli_epi64::<32>(self.carry_mid),
+                ),
+            );
+            let h = count_carry(h, t, mid_lo, k.one);
+            // h * (2^64 mod q) + t * 1, each Shoup product in [0, 4q) brought to [0, 2q).
+            let a = small_mod(shoup64_512(h, k.r64, k.r64_shoup, k.q), k.q2);
+            let b = small_mod(shoup64_512(t, k.one, k.one_shoup, k.q), k.q2);
+            small_mod(small_mod(_mm512_add_epi64(a, b), k.q2), k.q)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn load(p: *const u64, j: usize) -> __m512i {
+        _mm512_loadu_si512(p.add(j) as *const __m512i)
+    }
+
+    #[inline(always)]
+    unsafe fn init(accumulate: bool, out: *mut u64, j: usize) -> __m512i {
+        if accumulate {
+            load(out, j)
+        } else {
+            _mm512_setzero_si512()
+        }
+    }
+
+    /// The vector part of [`super::sum_products`]; returns how many words it did (a multiple
+    /// of 8), leaving the tail to the scalar loop.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) unsafe fn sum_products(
+        xs: &[*const u64],
+        ys: &[*const u64],
+        accumulate: bool,
+        out: *mut u64,
+        n: usize,
+        rc: &ReduceConsts,
+    ) -> usize {
+        let k = Consts::new(rc);
+        let full = n - n % L;
+        let mut j = 0;
+        while j < full {
+            let mut c = Columns::new(init(accumulate, out, j));
+            for (&x, &y) in xs.iter().zip(ys) {
+                let x = load(x, j);
+                c.add(x, _mm512_srli_epi64::<32>(x), load(y, j), &k);
+            }
+            _mm512_storeu_si512(out.add(j) as *mut __m512i, c.reduce(&k));
+            j += L;
+        }
+        full
+    }
+
+    /// The vector part of [`super::sum_products2`].
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) unsafe fn sum_products2(
+        xs: &[*const u64],
+        ys: [&[*const u64]; 2],
+        accumulate: bool,
+        outs: [*mut u64; 2],
+        n: usize,
+        rc: &ReduceConsts,
+    ) -> usize {
+        let k = Consts::new(rc);
+        let full = n - n % L;
+        let mut j = 0;
+        while j < full {
+            let mut c0 = Columns::new(init(accumulate, outs[0], j));
+            let mut c1 = Columns::new(init(accumulate, outs[1], j));
+            for (t, &x) in xs.iter().enumerate() {
+                let x = load(x, j);
+                let xh = _mm512_srli_epi64::<32>(x);
+                c0.add(x, xh, load(ys[0][t], j), &k);
+                c1.add(x, xh, load(ys[1][t], j), &k);
+            }
+            _mm512_storeu_si512(outs[0].add(j) as *mut __m512i, c0.reduce(&k));
+            _mm512_storeu_si512(outs[1].add(j) as *mut __m512i, c1.reduce(&k));
+            j += L;
+        }
+        full
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition, one coefficient at a time with big-enough integers.
+    fn reference(q: u64, acc: Option<&[u64]>, xs: &[Vec<u64>], ys: &[Vec<u64>], k: usize) -> u64 {
+        let mut s = acc.map_or(0u128, |a| a[k] as u128) % q as u128;
+        for (x, y) in xs.iter().zip(ys) {
+            s = (s + x[k] as u128 * y[k] as u128 % q as u128) % q as u128;
+        }
+        s as u64
+    }
+
+    fn rows(q: u64, terms: usize, n: usize, seed: u64) -> Vec<Vec<u64>> {
+        (0..terms)
+            .map(|t| {
+                let mut v = crate::testutil::random_residues(n, q, seed ^ (t as u64) << 40);
+                // The extremes exercise every carry.
+                v[0] = q - 1;
+                v[n - 1] = q - 1;
+                v[1] = 0;
+                v
+            })
+            .collect()
+    }
+
+    fn kernels() -> Vec<Kernel> {
+        [Kernel::Scalar, Kernel::Avx512]
+            .into_iter()
+            .filter(|k| k.cpu_supports())
+            .collect()
+    }
+
+    const MODULI: [u64; 6] = [
+        (1 << 62) - 57,      // the largest modulus a Modulus accepts (62 bits)
+        (1 << 61) - 1,       // 61 bits
+        1152921504606584833, // a 60-bit NTT prime
+        (1 << 50) - 27,      // 50 bits
+        (1 << 32) - 5,       // just above 32 bits
+        (1 << 27) - 39,      // CiFHER-size words
+    ];
+
+    #[test]
+    fn every_kernel_matches_the_definition() {
+        // 37 words: four vectors and a scalar tail of five.
+        let n = 37;
+        for &q in &MODULI {
+            let m = Modulus::new(q).unwrap();
+            for terms in [1usize, 2, 4, 15, 16, 33] {
+                let xs = rows(q, terms, n, 1);
+                let ys = rows(q, terms, n, 2);
+                let zs = rows(q, terms, n, 3);
+                let acc = rows(q, 1, n, 4).pop().unwrap();
+                let xr: Vec<&[u64]> = xs.iter().map(|v| v.as_slice()).collect();
+                let yr: Vec<&[u64]> = ys.iter().map(|v| v.as_slice()).collect();
+                let zr: Vec<&[u64]> = zs.iter().map(|v| v.as_slice()).collect();
+                for kernel in kernels() {
+                    let mut out = vec![0u64; n];
+                    dot_row(kernel, &m, &xr, &yr, &mut out).unwrap();
+                    let mut o0 = vec![0u64; n];
+                    let mut o1 = vec![0u64; n];
+                    dot2_row(kernel, &m, &xr, &yr, &zr, &mut o0, &mut o1).unwrap();
+                    for k in 0..n {
+                        let want = reference(q, None, &xs, &ys, k);
+                        assert_eq!(out[k], want, "dot q={q} terms={terms} {kernel:?} k={k}");
+                        assert_eq!(o0[k], want, "dot2 first q={q} {kernel:?}");
+                        assert_eq!(o1[k], reference(q, None, &xs, &zs, k), "dot2 second");
+                    }
+                    let mut prod = xs[0].clone();
+                    mul_row(kernel, &m, &mut prod, &ys[0]).unwrap();
+                    let mut mac = acc.clone();
+                    mul_acc_row(kernel, &m, &mut mac, &xs[0], &ys[0]).unwrap();
+                    for k in 0..n {
+                        assert_eq!(prod[k], reference(q, None, &xs[..1], &ys[..1], k));
+                        assert_eq!(mac[k], reference(q, Some(&acc), &xs[..1], &ys[..1], k));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn mismatched_rows_are_errors() {
+        let m = Modulus::new(97).unwrap();
+        let mut out = vec![0u64; 4];
+        assert!(mul_row(Kernel::Scalar, &m, &mut out, &[1, 2, 3]).is_err());
+        assert!(dot_row(Kernel::Scalar, &m, &[], &[], &mut out).is_err());
+        assert!(dot_row(Kernel::Scalar, &m, &[&[1, 2, 3, 4]], &[], &mut out).is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// The vector path equals the scalar path on random moduli, operands and lengths.
+        #[test]
+        fn vector_equals_scalar(
+            q in 2u64..(1 << 62),
+            n in 1usize..70,
+            terms in 1usize..20,
+            seed in any::<u64>(),
+        ) {
+            prop_assume!(Kernel::Avx512.cpu_supports());
+            let m = Modulus::new(q).unwrap();
+            let xs = (0..terms).map(|t| crate::testutil::random_residues(n, q, seed ^ t as u64)).collect::<Vec<_>>();
+            let ys = (0..terms).map(|t| crate::testutil::random_residues(n, q, !seed ^ t as u64)).collect::<Vec<_>>();
+            let xr: Vec<&[u64]> = xs.iter().map(|v| v.as_slice()).collect();
+            let yr: Vec<&[u64]> = ys.iter().map(|v| v.as_slice()).collect();
+            let mut a = vec![0u64; n];
+            let mut b = vec![0u64; n];
+            dot_row(Kernel::Scalar, &m, &xr, &yr, &mut a).unwrap();
+            dot_row(Kernel::Avx512, &m, &xr, &yr, &mut b).unwrap();
+            prop_assert_eq!(a, b);
+        }
+    }
+}
