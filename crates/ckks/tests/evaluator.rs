@@ -303,3 +303,52 @@ fn seeded_keys_halve_storage() {
     assert_eq!(full, 2 * 3 * 12 * 4096 * 8);
     assert_eq!(stored, full / 2 + 3 * 32);
 }
+
+/// HMult with ModDown fused into the rescale equals HMult then rescale: same level and scale,
+/// decryptions within the two-step result's own error, on single- and double-prime chains and
+/// with both key-switch dataflows.
+#[test]
+fn fused_mul_rescale_equals_mul_then_rescale() {
+    for preset in ["test-small", "test-medium", "test-double"] {
+        let ctx = CkksContext::new(Parameters::preset(preset).unwrap()).unwrap();
+        let mut kg = KeyGenerator::from_seed(&ctx, &Seed([12; 32])).unwrap();
+        let sk = kg.secret_key().unwrap();
+        let keys = kg.evaluation_keys(&sk, &[], false).unwrap();
+        let slots = ctx.params().max_slots();
+        let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+        let (a, b) = (values(31, slots), values(32, slots));
+        let ca = kg
+            .encrypt_sk(&ctx.encode(&a, slots, l, scale).unwrap(), &sk)
+            .unwrap();
+        let cb = kg
+            .encrypt_sk(&ctx.encode(&b, slots, l, scale).unwrap(), &sk)
+            .unwrap();
+        let want: Vec<Complex64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+        for dataflow in [KeySwitchDataflow::default(), KeySwitchDataflow::Streamed] {
+            let mut ev = evaluator(&ctx);
+            ev.set_key_switch_dataflow(dataflow);
+            let (xa, xb) = (ev.load(&ca).unwrap(), ev.load(&cb).unwrap());
+            let two_step = ev.mul_relin(&xa, &xb, &keys).unwrap();
+            let two_step = ev.rescale(&two_step).unwrap();
+            let fused = ev.mul_relin_rescale(&xa, &xb, &keys).unwrap();
+            assert_eq!(fused.level, two_step.level, "{preset}");
+            assert!(
+                (fused.scale / two_step.scale - 1.0).abs() < 1e-12,
+                "{preset}"
+            );
+            let (hf, h2) = (ev.store(&fused).unwrap(), ev.store(&two_step).unwrap());
+            check(&ctx, &sk, &hf, &want, -12, preset);
+            let z2 = ctx.decode(&decrypt(&h2, &sk).unwrap()).unwrap();
+            let zf = ctx.decode(&decrypt(&hf, &sk).unwrap()).unwrap();
+            let err2 = PrecisionStats::new(&want, &z2).max_error;
+            let diff = PrecisionStats::new(&z2, &zf).max_error;
+            assert!(
+                diff <= 2.0 * err2,
+                "{preset} {dataflow:?}: {diff} vs {err2}"
+            );
+            // The level check of the fused op.
+            let bottom = ev.drop_levels(&xa, l).unwrap();
+            assert!(ev.mul_relin_rescale(&bottom, &bottom, &keys).is_err());
+        }
+    }
+}

@@ -130,8 +130,7 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
         let out = parallel::install(|| -> Result<_, CkksError> {
             Ok(match op {
                 CkksOp::HMult => {
-                    let m = ev.mul_relin(&x, &x, &keys)?;
-                    vec![ev.rescale(&m)?]
+                    vec![ev.mul_relin_rescale(&x, &x, &keys)?]
                 }
                 CkksOp::HRot => vec![ev.rotate(&x, 1, &keys)?],
                 CkksOp::Hoisted16 => ev.rotate_hoisted(&x, &steps, &keys)?,

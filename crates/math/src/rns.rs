@@ -222,11 +222,10 @@ impl BaseConverter {
         y.par_chunks_mut(n)
             .zip(input.par_chunks(n))
             .zip(self.from.moduli.par_iter().zip(&self.from.qhat_inv))
-            .for_each(|((yl, xl), (m, &(inv, inv_s)))| {
-                for (o, &x) in yl.iter_mut().zip(xl) {
-                    *o = m.mul_shoup(x, inv, inv_s);
-                }
-            });
+            .try_for_each(|((yl, xl), (m, &(inv, inv_s)))| {
+                // A one-term multiply-accumulate row is the vector Shoup product.
+                crate::ntt::mac_shoup_row(None, &[xl], &[inv], &[inv_s], m.value(), yl)
+            })?;
         Ok(y)
     }
 
@@ -257,29 +256,50 @@ impl BaseConverter {
         let v: Option<Vec<u32>> =
             (mode == ConversionMode::ExactCentered).then(|| self.overflow_counts(&y, n));
         let l_in = self.from.len();
-        let ys: Vec<&[u64]> = y.chunks(n).collect();
-        output
-            .par_chunks_mut(n)
-            .enumerate()
-            .try_for_each(|(j, out)| {
-                let (row, row_shoup) = (&self.qhat_mod_p[j], &self.qhat_mod_p_shoup[j]);
-                crate::ntt::mac_shoup_row(None, &ys, row, row_shoup, self.to.moduli[j].value(), out)
-            })?;
-        output.par_chunks_mut(n).enumerate().for_each(|(j, out)| {
-            let p = &self.to.moduli[j];
-            if let Some(v) = &v {
-                let q = self.q_mod_p[j];
-                let table: Vec<u64> = (0..=l_in as u64).map(|u| p.mul(u, q)).collect();
-                let pv = p.value();
-                for (o, &u) in out.iter_mut().zip(v) {
-                    let t = table[u as usize];
-                    // Branch-free `o - t mod p` (both below p).
-                    *o = o
-                        .wrapping_sub(t)
-                        .wrapping_add(pv & 0u64.wrapping_sub((*o < t) as u64));
-                }
+        // `[v * Q]_(p_j)` for every possible v, per output limb.
+        let tables: Vec<Vec<u64>> = self
+            .to
+            .moduli
+            .iter()
+            .zip(&self.q_mod_p)
+            .map(|(p, &q)| (0..=l_in as u64).map(|u| p.mul(u, q)).collect())
+            .collect();
+        // Blocked over coefficients, all output limbs per block: the block's inputs (l_in x
+        // 8 KiB) stay in the L1/L2 cache while every output limb reads them, and the exact
+        // correction runs on each output block while it is still in cache.
+        const BLOCK: usize = 1024;
+        let mut blocks: Vec<Vec<&mut [u64]>> = (0..n.div_ceil(BLOCK))
+            .map(|_| Vec::with_capacity(self.to.len()))
+            .collect();
+        for limb in output.chunks_mut(n) {
+            for (b, chunk) in limb.chunks_mut(BLOCK).enumerate() {
+                blocks[b].push(chunk);
             }
-        });
+        }
+        blocks
+            .into_par_iter()
+            .enumerate()
+            .try_for_each(|(b, outs)| -> Result<()> {
+                let start = b * BLOCK;
+                let len = outs.first().map_or(0, |o| o.len());
+                let ys: Vec<&[u64]> = y.chunks(n).map(|l| &l[start..start + len]).collect();
+                for (j, out) in outs.into_iter().enumerate() {
+                    let (row, row_shoup) = (&self.qhat_mod_p[j], &self.qhat_mod_p_shoup[j]);
+                    let pv = self.to.moduli[j].value();
+                    crate::ntt::mac_shoup_row(None, &ys, row, row_shoup, pv, out)?;
+                    if let Some(v) = &v {
+                        let table = &tables[j];
+                        for (o, &u) in out.iter_mut().zip(&v[start..start + len]) {
+                            let t = table[u as usize];
+                            // Branch-free `o - t mod p` (both below p).
+                            *o = o
+                                .wrapping_sub(t)
+                                .wrapping_add(pv & 0u64.wrapping_sub((*o < t) as u64));
+                        }
+                    }
+                }
+                Ok(())
+            })?;
         Ok(())
     }
 

@@ -367,8 +367,7 @@ impl Ciphertext {
             self.same_context(o)?;
             let ct = self.inner.eval(|ev, keys| {
                 let (a, b) = (ev.load(&self.ct)?, ev.load(&o.ct)?);
-                let m = ev.mul_relin(&a, &b, keys)?;
-                let r = ev.rescale(&m)?;
+                let r = ev.mul_relin_rescale(&a, &b, keys)?;
                 ev.store(&r)
             })?;
             return Ok(self.wrap(ct));

@@ -151,8 +151,7 @@ fn one(
         "hmult" => {
             let x = ev.load(&ct)?;
             let y = ev.load(&ct)?;
-            let z = ev.mul_relin(&x, &y, keys)?;
-            let z = ev.rescale(&z)?;
+            let z = ev.mul_relin_rescale(&x, &y, keys)?;
             store(&mut ev, &z);
         }
         "hadd" => {

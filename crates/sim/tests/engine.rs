@@ -268,7 +268,7 @@ fn timeline_and_plot_are_written() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&tl).unwrap()).unwrap();
     let events = v["traceEvents"].as_array().unwrap();
-    assert!(events.iter().any(|e| e["name"] == "HMult"));
+    assert!(events.iter().any(|e| e["name"] == "HMultRescale"));
     assert!(events.iter().any(|e| e["name"] == "ntt"));
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<polyline"));
     std::fs::remove_file(tl).ok();

@@ -90,8 +90,7 @@ fn product<B: Backend>(
 ) -> Result<Ciphertext<B::Poly>> {
     let l = a.level.min(b.level);
     let (a, b) = (to_level(ev, a, l)?, to_level(ev, b, l)?);
-    let m = ev.mul_relin(&a, &b, keys)?;
-    ev.rescale(&m)
+    ev.mul_relin_rescale(&a, &b, keys)
 }
 
 /// One ciphertext and its canonical copies at lower levels, each made once (moving down a
@@ -191,8 +190,7 @@ pub fn chebyshev<B: Backend>(
         let l = t[&a].top().level.min(t[&b].top().level);
         let x = t.get_mut(&a).expect("computed").at(ev, l)?;
         let y = t.get_mut(&b).expect("computed").at(ev, l)?;
-        let p = ev.mul_relin(&x, &y, keys)?;
-        let p = ev.rescale(&p)?;
+        let p = ev.mul_relin_rescale(&x, &y, keys)?;
         let p2 = ev.mul_int(&p, 2)?;
         let tk = if a == b {
             ev.add_const(&p2, -1.0)?
