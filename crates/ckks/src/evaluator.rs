@@ -247,6 +247,57 @@ impl<B: Backend> Evaluator<B> {
         })
     }
 
+    /// `acc += a * pt` (PMult accumulated in place): the multiply-accumulate primary instead
+    /// of a product and an addition, so a sum of plaintext products (the DFTs' baby-step
+    /// sums) makes one pass over memory per term instead of three. `acc` must be at `a`'s
+    /// level with the product's scale.
+    pub fn mul_plain_acc(
+        &mut self,
+        acc: &mut Ciphertext<B::Poly>,
+        a: &Ciphertext<B::Poly>,
+        pt: &Plaintext,
+    ) -> Result<()> {
+        self.plain_product_acc("PMultAcc", acc, a, pt.scale, pt.slots, |e| {
+            e.load_plain("PMultAcc", a.level, pt)
+        })
+    }
+
+    /// [`Evaluator::mul_plain_acc`] with an OF-Limb plaintext.
+    pub fn mul_plain_oflimb_acc(
+        &mut self,
+        acc: &mut Ciphertext<B::Poly>,
+        a: &Ciphertext<B::Poly>,
+        pt: &OfLimbPlaintext,
+    ) -> Result<()> {
+        Self::same_level("PMultAcc (OF-Limb)", a.level, pt.level)?;
+        let limbs = self.ctx.chain_limbs(a.level);
+        self.plain_product_acc("PMultOFLimbAcc", acc, a, pt.scale, pt.slots, |e| {
+            e.oflimb_operand(pt, &limbs)
+        })
+    }
+
+    /// The accumulating form of [`Evaluator::plain_product`].
+    fn plain_product_acc(
+        &mut self,
+        op: &'static str,
+        acc: &mut Ciphertext<B::Poly>,
+        a: &Ciphertext<B::Poly>,
+        pt_scale: f64,
+        pt_slots: usize,
+        get: impl FnOnce(&mut Self) -> Result<B::Poly>,
+    ) -> Result<()> {
+        Self::same_level(op, acc.level, a.level)?;
+        Self::same_scale(op, acc.scale, a.scale * pt_scale)?;
+        self.traced(op, a.level, |e| {
+            let p = get(e)?;
+            e.backend.mul_acc(&mut acc.c0, &a.c0, &p)?;
+            e.backend.mul_acc(&mut acc.c1, &a.c1, &p)?;
+            Ok(())
+        })?;
+        acc.slots = acc.slots.max(a.slots).max(pt_slots);
+        Ok(())
+    }
+
     /// Residues of the integer `round(x)` (|x| < 2^120) for the chain limbs of `level`.
     fn constant_residues(&self, x: f64, level: usize, what: &'static str) -> Result<Vec<u64>> {
         let k = x.round();
@@ -337,11 +388,17 @@ impl<B: Backend> Evaluator<B> {
         Self::same_level("PMult (OF-Limb)", a.level, pt.level)?;
         let limbs = self.ctx.chain_limbs(a.level);
         self.plain_product("PMultOFLimb", a, pt.scale, pt.slots, |e| {
-            let one = e.backend.load(&pt.limb, Kind::Plaintext)?;
-            let mut p = e.backend.extend_limb(&one, &limbs)?;
-            e.backend.ntt(&mut p)?;
-            Ok(p)
+            e.oflimb_operand(pt, &limbs)
         })
+    }
+
+    /// An OF-Limb plaintext on the backend: its `q_0` limb loaded, extended to `limbs` and
+    /// transformed.
+    fn oflimb_operand(&mut self, pt: &OfLimbPlaintext, limbs: &[usize]) -> Result<B::Poly> {
+        let one = self.backend.load(&pt.limb, Kind::Plaintext)?;
+        let mut p = self.backend.extend_limb(&one, limbs)?;
+        self.backend.ntt(&mut p)?;
+        Ok(p)
     }
 
     /// Drops the last `k` limbs without dividing (level drop).

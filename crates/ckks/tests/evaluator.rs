@@ -352,3 +352,41 @@ fn fused_mul_rescale_equals_mul_then_rescale() {
         }
     }
 }
+
+/// PMult accumulated in place equals PMult then addition exactly (same residues), for full
+/// and OF-Limb plaintexts; mismatched levels and scales are errors.
+#[test]
+fn accumulated_plaintext_products_equal_products_then_additions() {
+    let (ctx, mut kg, sk) = setup(13);
+    let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+    let (a, b, c) = (values(41, 512), values(42, 512), values(43, 512));
+    let ca = kg
+        .encrypt_sk(&ctx.encode(&a, 512, l, scale).unwrap(), &sk)
+        .unwrap();
+    let cb = kg
+        .encrypt_sk(&ctx.encode(&b, 512, l, scale).unwrap(), &sk)
+        .unwrap();
+    let pc = ctx.encode(&c, 512, l, scale).unwrap();
+    let oc = ctx.encode_oflimb(&c, 512, l, scale).unwrap();
+    let mut ev = evaluator(&ctx);
+    let (x, y) = (ev.load(&ca).unwrap(), ev.load(&cb).unwrap());
+    let first = ev.mul_plain(&x, &pc).unwrap();
+    let second = ev.mul_plain(&y, &pc).unwrap();
+    let want = ev.add(&first, &second).unwrap();
+    let mut acc = first.clone();
+    ev.mul_plain_acc(&mut acc, &y, &pc).unwrap();
+    let (got, exp) = (ev.store(&acc).unwrap(), ev.store(&want).unwrap());
+    assert_eq!((&got.c0, &got.c1), (&exp.c0, &exp.c1));
+    let first = ev.mul_plain_oflimb(&x, &oc).unwrap();
+    let second = ev.mul_plain_oflimb(&y, &oc).unwrap();
+    let want = ev.add(&first, &second).unwrap();
+    let mut acc = first.clone();
+    ev.mul_plain_oflimb_acc(&mut acc, &y, &oc).unwrap();
+    let (got, exp) = (ev.store(&acc).unwrap(), ev.store(&want).unwrap());
+    assert_eq!((&got.c0, &got.c1), (&exp.c0, &exp.c1));
+    // The accumulator must hold products of the same level and scale.
+    let mut wrong_scale = x.clone();
+    assert!(ev.mul_plain_acc(&mut wrong_scale, &y, &pc).is_err());
+    let mut low = ev.drop_levels(&first, 1).unwrap();
+    assert!(ev.mul_plain_acc(&mut low, &y, &pc).is_err());
+}

@@ -69,6 +69,9 @@ pub enum BenchCommand {
         /// One JSON object instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also report the time spent in each primary function (NTT, BConv, ...) per run.
+        #[arg(long)]
+        profile: bool,
     },
 }
 
@@ -132,8 +135,18 @@ pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
             min_ks,
             meta_bts,
             json,
+            profile,
         } => Ok(crate::bench_boot::run(
-            &params, threads, reps, of_limb, min_ks, meta_bts, json,
+            &params,
+            threads,
+            reps,
+            crate::bench_boot::Options {
+                of_limb,
+                min_ks,
+                meta_bts,
+                json,
+                profile,
+            },
         )?),
         BenchCommand::Ntt {
             logn,

@@ -9,7 +9,7 @@ use num_complex::Complex64;
 use serde_json::json;
 use std::time::Instant;
 use tessera_backend::trace::TraceCounts;
-use tessera_backend::{CpuBackend, TraceBackend};
+use tessera_backend::{CpuBackend, Profiled, TraceBackend};
 use tessera_ckks::bootstrap::{linear::BsgsPlan, BootstrapParameters, Bootstrapper};
 use tessera_ckks::{
     decrypt, CkksContext, CkksError, Evaluator, KeyGenerator, Parameters, PrecisionStats,
@@ -27,15 +27,23 @@ fn message(slots: usize) -> Vec<Complex64> {
     (0..slots).map(|_| Complex64::new(next(), next())).collect()
 }
 
-pub fn run(
-    params: &str,
-    threads: usize,
-    reps: usize,
-    of_limb: bool,
-    min_ks: bool,
-    meta_bts: Option<u32>,
-    json: bool,
-) -> Result<(), CkksError> {
+/// The switches of `bench bootstrap`.
+pub struct Options {
+    pub of_limb: bool,
+    pub min_ks: bool,
+    pub meta_bts: Option<u32>,
+    pub json: bool,
+    pub profile: bool,
+}
+
+pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(), CkksError> {
+    let Options {
+        of_limb,
+        min_ks,
+        meta_bts,
+        json,
+        profile,
+    } = opts;
     parallel::set_num_threads(threads)?;
     let reps = reps.max(1);
     let bar = ProgressBar::new(3 + reps as u64);
@@ -71,13 +79,14 @@ pub fn run(
         )?,
         &sk,
     )?;
-    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
+    let mut ev = Evaluator::new(&ctx, Profiled::new(CpuBackend::new(ctx.ring().clone())))?;
     let x = ev.load(&ct)?;
     bar.inc(1);
     // One untimed run first: it encodes the DFT diagonals, which the circuit keeps (ARK's
     // "plaintexts prepared" for every H-(I)DFT).
     bar.set_message("warm-up run (encodes the DFT plaintexts)");
     parallel::install(|| boot.bootstrap(&mut ev, &x, &keys))?;
+    ev.backend_mut().reset();
     let mut times = Vec::with_capacity(reps);
     let mut last = None;
     for rep in 0..reps {
@@ -92,6 +101,7 @@ pub fn run(
     times.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];
     let out = last.expect("at least one run");
+    let prims = crate::bench_ckks::primary_times(ev.backend(), reps);
     // Rescales left before the base modulus (levels of two primes with double-prime rescaling).
     let levels_left = (out.level - ctx.params().base_level()) / ctx.params().primes_per_rescale();
     // The same circuit on the trace backend (no arithmetic): its memory traffic.
@@ -138,6 +148,9 @@ pub fn run(
                       "intt_limbs": counts.intt_limbs, "bconv_macs": counts.bconv_macs,
                       "elementwise_mults": counts.elementwise_mults},
         }));
+        if profile {
+            crate::bench_ckks::emit_profile("bootstrap", &prims, median, true);
+        }
     } else {
         emit(&format!(
             "bootstrapping at '{params}' (CKKS preset '{ckks_preset}', N = {}, {slots} slots, L = {}, depth {}), CPU backend, {threads} thread(s), {reps} run(s)",
@@ -184,6 +197,9 @@ pub fn run(
             counts.plaintext_bytes_loaded as f64 / 1e6,
             counts.ntt_limbs + counts.intt_limbs
         ));
+        if profile {
+            crate::bench_ckks::emit_profile("bootstrap", &prims, median, false);
+        }
     }
     Ok(())
 }

@@ -155,18 +155,7 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
         CkksOp::Hoisted16 => (0..slots).map(|j| z[(j + 16) % slots]).collect(),
     };
     // Per-primary times, averaged per run (taken before the decryption check below).
-    let prims: Vec<(String, f64, f64)> = ev
-        .backend()
-        .times()
-        .iter()
-        .map(|(k, t)| {
-            (
-                k.clone(),
-                t.total.as_secs_f64() / reps as f64,
-                t.calls as f64 / reps as f64,
-            )
-        })
-        .collect();
+    let prims = primary_times(ev.backend(), reps);
     let got = ctx.decode(&decrypt(&ev.store(out.last().expect("one output"))?, &sk)?)?;
     let st = PrecisionStats::new(&want, &got);
     // Evaluation-key storage: seeded (b halves + seeds) against both halves stored.
@@ -183,11 +172,7 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
             "max_error_bits": st.max_error_bits(),
         }));
         if profile {
-            for (name, secs, calls) in &prims {
-                json_line(
-                    &json!({"op": op.name(), "primary": name, "mean_s": secs, "calls": calls}),
-                );
-            }
+            emit_profile(op.name(), &prims, median, true);
         }
     } else {
         emit(&format!(
@@ -224,29 +209,55 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
             ]],
         );
         if profile {
-            let total: f64 = prims.iter().map(|p| p.1).sum();
-            let mut sorted = prims.clone();
-            sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
-            let mut rows: Vec<Vec<String>> = sorted
-                .iter()
-                .map(|(name, secs, calls)| {
-                    vec![
-                        name.clone(),
-                        format!("{calls:.0}"),
-                        format!("{:.2}", secs * 1e3),
-                        format!("{:.1}", 100.0 * secs / median),
-                    ]
-                })
-                .collect();
-            rows.push(vec![
-                "(primaries total)".into(),
-                String::new(),
-                format!("{:.2}", total * 1e3),
-                format!("{:.1}", 100.0 * total / median),
-            ]);
-            emit("time per primary function, mean per run:");
-            table(&["primary", "calls", "ms", "% of median"], &rows);
+            emit_profile(op.name(), &prims, median, false);
         }
     }
     Ok(())
+}
+
+/// Per-primary times of a profiled backend, averaged per run: (name, seconds, calls).
+pub(crate) fn primary_times(b: &Profiled<CpuBackend>, reps: usize) -> Vec<(String, f64, f64)> {
+    b.times()
+        .iter()
+        .map(|(k, t)| {
+            (
+                k.clone(),
+                t.total.as_secs_f64() / reps as f64,
+                t.calls as f64 / reps as f64,
+            )
+        })
+        .collect()
+}
+
+/// Reports per-primary times: one JSON line each, or a table sorted by time with each
+/// primary's share of the median run.
+pub(crate) fn emit_profile(op: &str, prims: &[(String, f64, f64)], median: f64, json: bool) {
+    if json {
+        for (name, secs, calls) in prims {
+            json_line(&json!({"op": op, "primary": name, "mean_s": secs, "calls": calls}));
+        }
+        return;
+    }
+    let total: f64 = prims.iter().map(|p| p.1).sum();
+    let mut sorted = prims.to_vec();
+    sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut rows: Vec<Vec<String>> = sorted
+        .iter()
+        .map(|(name, secs, calls)| {
+            vec![
+                name.clone(),
+                format!("{calls:.0}"),
+                format!("{:.2}", secs * 1e3),
+                format!("{:.1}", 100.0 * secs / median),
+            ]
+        })
+        .collect();
+    rows.push(vec![
+        "(primaries total)".into(),
+        String::new(),
+        format!("{:.2}", total * 1e3),
+        format!("{:.1}", 100.0 * total / median),
+    ]);
+    emit("time per primary function, mean per run:");
+    table(&["primary", "calls", "ms", "% of median"], &rows);
 }

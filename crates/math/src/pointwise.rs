@@ -187,6 +187,62 @@ pub fn dot2_row(
     Ok(())
 }
 
+/// `out[k] = out[k] * w mod q` for a constant `w` (reduced first): Shoup's product with a
+/// precomputed quotient, the scalar multiply of rescaling, ModDown and constant products.
+pub fn mul_const_row(kernel: Kernel, m: &Modulus, w: u64, out: &mut [u64]) {
+    let w = m.reduce(w);
+    let ws = m.shoup(w);
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if vector(kernel) {
+        // SAFETY: AVX-512F/DQ present; in place over `out`.
+        done = unsafe { avx512::mul_const(out, w, ws, m.value()) };
+    }
+    let _ = kernel;
+    for x in &mut out[done..] {
+        *x = m.mul_shoup(*x, w, ws);
+    }
+}
+
+/// `out[k] = [c(x[k])]_q` where `c(x)` is the centered representative of the residue `x`
+/// modulo `src` (in `(-src/2, src/2]`): the one-limb extension of rescaling and of OF-Limb
+/// plaintexts.
+pub fn lift_centered_row(
+    kernel: Kernel,
+    src: &Modulus,
+    m: &Modulus,
+    x: &[u64],
+    out: &mut [u64],
+) -> Result<()> {
+    check_len("centered lift row", out.len(), x.len())?;
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if vector(kernel) {
+        let k = LiftConsts {
+            half: src.value() / 2,
+            src_mod_q: m.reduce(src.value()),
+            q: m.value(),
+            one_shoup: m.shoup(1),
+        };
+        // SAFETY: AVX-512F/DQ present; lengths checked.
+        done = unsafe { avx512::lift_centered(x, out, &k) };
+    }
+    let _ = kernel;
+    for (o, &v) in out[done..].iter_mut().zip(&x[done..]) {
+        *o = m.reduce_i64(src.center(v));
+    }
+    Ok(())
+}
+
+/// Constants of [`lift_centered_row`]'s vector path.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+struct LiftConsts {
+    half: u64,
+    src_mod_q: u64,
+    q: u64,
+    one_shoup: u64,
+}
+
 fn pointers(rows: &[&[u64]]) -> Vec<*const u64> {
     rows.iter().map(|r| r.as_ptr()).collect()
 }
@@ -371,6 +427,45 @@ mod avx512 {
         }
     }
 
+    /// The vector part of [`super::mul_const_row`]; returns how many words it did.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) unsafe fn mul_const(out: &mut [u64], w: u64, ws: u64, q: u64) -> usize {
+        let s = |x: u64| _mm512_set1_epi64(x as i64);
+        let (wv, wsv, qv, q2) = (s(w), s(ws), s(q), s(2 * q));
+        let full = out.len() - out.len() % L;
+        let p = out.as_mut_ptr();
+        let mut j = 0;
+        while j < full {
+            let r = shoup64_512(load(p, j), wv, wsv, qv);
+            _mm512_storeu_si512(p.add(j) as *mut __m512i, small_mod(small_mod(r, q2), qv));
+            j += L;
+        }
+        full
+    }
+
+    /// The vector part of [`super::lift_centered_row`]: `x mod q` by a Shoup product with 1,
+    /// minus `src mod q` where `x` stands for the negative `x - src`.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) unsafe fn lift_centered(x: &[u64], out: &mut [u64], k: &super::LiftConsts) -> usize {
+        let s = |x: u64| _mm512_set1_epi64(x as i64);
+        let (half, sq, qv, q2) = (s(k.half), s(k.src_mod_q), s(k.q), s(2 * k.q));
+        let (one, one_s) = (s(1), s(k.one_shoup));
+        let full = out.len() - out.len() % L;
+        let mut j = 0;
+        while j < full {
+            let v = load(x.as_ptr(), j);
+            let r = small_mod(small_mod(shoup64_512(v, one, one_s, qv), q2), qv);
+            let negative = _mm512_cmpgt_epu64_mask(v, half);
+            // r - src mod q, in the negative lanes.
+            let d = _mm512_sub_epi64(_mm512_add_epi64(r, qv), sq);
+            let d = small_mod(d, qv);
+            let r = _mm512_mask_mov_epi64(r, negative, d);
+            _mm512_storeu_si512(out.as_mut_ptr().add(j) as *mut __m512i, r);
+            j += L;
+        }
+        full
+    }
+
     /// The vector part of [`super::sum_products`]; returns how many words it did (a multiple
     /// of 8), leaving the tail to the scalar loop.
     #[target_feature(enable = "avx512f,avx512dq")]
@@ -503,6 +598,41 @@ mod tests {
                     for k in 0..n {
                         assert_eq!(prod[k], reference(q, None, &xs[..1], &ys[..1], k));
                         assert_eq!(mac[k], reference(q, Some(&acc), &xs[..1], &ys[..1], k));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn constant_products_and_centered_lifts_match_the_definition() {
+        let n = 37;
+        for &q in &MODULI {
+            let m = Modulus::new(q).unwrap();
+            let x = rows(q, 1, n, 9).pop().unwrap();
+            for w in [0, 1, q - 1, q / 3, u64::MAX] {
+                for kernel in kernels() {
+                    let mut got = x.clone();
+                    mul_const_row(kernel, &m, w, &mut got);
+                    for k in 0..n {
+                        let want = (x[k] as u128 * (w % q) as u128 % q as u128) as u64;
+                        assert_eq!(got[k], want, "q={q} w={w} {kernel:?}");
+                    }
+                }
+            }
+            for &src in &MODULI {
+                let sm = Modulus::new(src).unwrap();
+                let mut v = rows(src, 1, n, 10).pop().unwrap();
+                // Both sides of the centring threshold.
+                v[2] = src / 2;
+                v[3] = src / 2 + 1;
+                for kernel in kernels() {
+                    let mut got = vec![0u64; n];
+                    lift_centered_row(kernel, &sm, &m, &v, &mut got).unwrap();
+                    for k in 0..n {
+                        let c = sm.center(v[k]) as i128;
+                        let want = c.rem_euclid(q as i128) as u64;
+                        assert_eq!(got[k], want, "src={src} q={q} {kernel:?} k={k}");
                     }
                 }
             }

@@ -599,12 +599,8 @@ impl RnsPoly {
 
     /// `self *= c_k` with one constant per limb (e.g. a big integer's residues).
     pub fn mul_scalar_limbs(&mut self, c: &[u64]) -> Result<()> {
-        self.per_limb_constant(c, |m, w, a| {
-            let ws = m.shoup(w);
-            for x in a.iter_mut() {
-                *x = m.mul_shoup(*x, w, ws);
-            }
-        })
+        let kernel = pointwise::best_kernel();
+        self.per_limb_constant(c, |m, w, a| pointwise::mul_const_row(kernel, m, w, a))
     }
 
     /// Runs `f(modulus, c_k mod q_k, limb k)` on every limb in parallel, after checking that
@@ -765,8 +761,13 @@ impl RnsPoly {
             });
         }
         let src = self.ctx.moduli[self.limbs[0]];
-        let centered: Vec<i64> = self.data.iter().map(|&x| src.center(x)).collect();
-        RnsPoly::from_signed(&self.ctx, to, &centered)
+        let mut p = Self::for_overwrite(&self.ctx, to, Representation::Coefficient)?;
+        let kernel = pointwise::best_kernel();
+        let x = &self.data[..];
+        p.for_each_limb(|m, _, limb| {
+            pointwise::lift_centered_row(kernel, &src, m, x, limb).expect("one limb of N words")
+        });
+        Ok(p)
     }
 
     /// Removes the last limb (level drop without division).

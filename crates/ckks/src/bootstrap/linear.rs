@@ -293,13 +293,18 @@ pub fn apply<B: Backend>(
                 }
                 None => Arc::new(make()?),
             };
-            let term = match pt.as_ref() {
-                EncodedDiagonal::Full(p) => ev.mul_plain(baby[&b], p)?,
-                EncodedDiagonal::OfLimb(p) => ev.mul_plain_oflimb(baby[&b], p)?,
-            };
-            acc = Some(match acc {
-                None => term,
-                Some(a) => ev.add(&a, &term)?,
+            // The first term starts the sum; the others are multiply-accumulated into it.
+            acc = Some(match (acc, pt.as_ref()) {
+                (None, EncodedDiagonal::Full(p)) => ev.mul_plain(baby[&b], p)?,
+                (None, EncodedDiagonal::OfLimb(p)) => ev.mul_plain_oflimb(baby[&b], p)?,
+                (Some(mut a), EncodedDiagonal::Full(p)) => {
+                    ev.mul_plain_acc(&mut a, baby[&b], p)?;
+                    a
+                }
+                (Some(mut a), EncodedDiagonal::OfLimb(p)) => {
+                    ev.mul_plain_oflimb_acc(&mut a, baby[&b], p)?;
+                    a
+                }
             });
         }
         inner.insert(g, acc.expect("every giant step gathers a diagonal"));
