@@ -25,6 +25,8 @@ struct Line([u64; 8]);
 #[derive(Clone, Default)]
 pub struct AlignedVec {
     lines: Arc<Vec<Line>>,
+    /// First line of this handle's view of `lines` (non-zero for a [`AlignedVec::slice`]).
+    start: usize,
     len: usize,
 }
 
@@ -48,6 +50,7 @@ impl AlignedVec {
         };
         Self {
             lines: Arc::new(lines),
+            start: 0,
             len,
         }
     }
@@ -59,6 +62,7 @@ impl AlignedVec {
         let lines = pool::take(count).unwrap_or_else(|| vec![Line::default(); count]);
         Self {
             lines: Arc::new(lines),
+            start: 0,
             len,
         }
     }
@@ -72,6 +76,7 @@ impl AlignedVec {
         }
         let mut v = Self {
             lines: Arc::new(lines),
+            start: 0,
             len: words.len(),
         };
         v.copy_from_slice(words);
@@ -82,7 +87,9 @@ impl AlignedVec {
     pub fn truncate(&mut self, len: usize) {
         if len < self.len {
             self.len = len;
-            Arc::make_mut(&mut self.lines).truncate(len.div_ceil(8));
+            if self.start == 0 {
+                Arc::make_mut(&mut self.lines).truncate(len.div_ceil(8));
+            }
         }
     }
 
@@ -91,8 +98,20 @@ impl AlignedVec {
     pub fn prefix(&self, len: usize) -> Self {
         Self {
             lines: self.lines.clone(),
+            start: self.start,
             len: len.min(self.len),
         }
+    }
+
+    /// The words `from..from + len` as a handle that shares this buffer (copy-on-write), when
+    /// `from` is a multiple of 8 (a line boundary, as every limb of `N >= 8` words is) and the
+    /// range is inside the vector; `None` otherwise.
+    pub fn slice(&self, from: usize, len: usize) -> Option<Self> {
+        (from.is_multiple_of(8) && from.checked_add(len)? <= self.len).then(|| Self {
+            lines: self.lines.clone(),
+            start: self.start + from / 8,
+            len,
+        })
     }
 
     /// Whether this handle shares its buffer with another (a write would copy it).
@@ -114,22 +133,26 @@ impl AlignedVec {
             self,
             Self {
                 lines: Arc::new(fresh),
+                start: 0,
                 len,
             },
         ))
     }
 
     /// Makes the buffer unique, copying it into a pooled buffer if it is shared.
-    fn unique(&mut self) -> &mut Vec<Line> {
+    /// The lines this handle covers, made unique (copied into a pooled buffer if shared).
+    fn unique(&mut self) -> &mut [Line] {
+        let count = self.len.div_ceil(8);
         if Arc::get_mut(&mut self.lines).is_none() {
-            // Only the lines this handle covers (a prefix view shares a longer buffer).
-            let count = self.len.div_ceil(8);
+            // Only the lines this handle covers (a view shares a longer buffer).
             let mut copy = pool::take(count).unwrap_or_else(|| Vec::with_capacity(count));
             copy.clear();
-            copy.extend_from_slice(&self.lines[..count]);
+            copy.extend_from_slice(&self.lines[self.start..self.start + count]);
             self.lines = Arc::new(copy);
+            self.start = 0;
         }
-        Arc::get_mut(&mut self.lines).expect("unique after copy")
+        let start = self.start;
+        &mut Arc::get_mut(&mut self.lines).expect("unique after copy")[start..start + count]
     }
 }
 
@@ -146,7 +169,10 @@ impl Deref for AlignedVec {
     fn deref(&self) -> &[u64] {
         // SAFETY: `Line` is `repr(C)` over `[u64; 8]`, so the lines are `8 * lines.len()`
         // contiguous, initialised words, and `len <= 8 * lines.len()`.
-        unsafe { std::slice::from_raw_parts(self.lines.as_ptr() as *const u64, self.len) }
+        // `start` lines in, the view still lies inside the buffer.
+        unsafe {
+            std::slice::from_raw_parts(self.lines.as_ptr().add(self.start) as *const u64, self.len)
+        }
     }
 }
 
@@ -312,5 +338,29 @@ mod tests {
         let old = q.detach_if_shared().expect("shared");
         assert_eq!(q.len(), 16);
         assert_eq!(&old[..16], &v[..16]);
+    }
+
+    #[test]
+    fn slice_views_copy_on_write() {
+        let v = AlignedVec::from_slice(&(0..100).collect::<Vec<u64>>());
+        assert!(v.slice(3, 8).is_none(), "not on a line boundary");
+        assert!(v.slice(96, 8).is_none(), "past the end");
+        let mut s = v.slice(40, 24).expect("line-aligned range");
+        assert_eq!(&s[..], &v[40..64]);
+        assert!(s.is_shared());
+        // A view of a view, and a prefix of a view, address the same words.
+        assert_eq!(&s.slice(8, 8).unwrap()[..], &v[48..56]);
+        assert_eq!(&s.prefix(5)[..], &v[40..45]);
+        s[0] = 1000;
+        assert!(!s.is_shared());
+        assert_eq!(s.lines.len(), 3, "only the view's lines were copied");
+        assert_eq!((s[0], s[23], v[40]), (1000, 63, 40));
+        // A unique view writes in place; truncation keeps its start.
+        let w = AlignedVec::from_slice(&(0..64).collect::<Vec<u64>>());
+        let mut t = w.slice(16, 32).unwrap();
+        drop(w);
+        t[1] = 5;
+        t.truncate(10);
+        assert_eq!(&t[..], &[16, 5, 18, 19, 20, 21, 22, 23, 24, 25]);
     }
 }

@@ -688,18 +688,32 @@ impl RnsPoly {
     }
 
     /// The sub-polynomial over `keep`, a subset of this polynomial's limbs (in that order).
+    /// `keep` as a copy-on-write view of this buffer, when it is a non-empty run of
+    /// consecutive limbs of `self` in order and limbs start on cache lines (`N >= 8`).
+    fn contiguous_view(&self, keep: &[usize]) -> Option<RnsPoly> {
+        let first = self.limbs.iter().position(|x| Some(x) == keep.first())?;
+        if !self.limbs[first..].starts_with(keep) {
+            return None;
+        }
+        let n = self.ctx.n;
+        let data = self.data.slice(first * n, keep.len() * n)?;
+        Some(RnsPoly {
+            ctx: self.ctx.clone(),
+            limbs: keep.to_vec(),
+            data,
+            repr: self.repr,
+        })
+    }
+
     pub fn select_limbs(&self, keep: &[usize]) -> Result<RnsPoly> {
         if keep == self.limbs.as_slice() {
             // All limbs in order: share the buffer (copy-on-write).
             return Ok(self.clone());
         }
-        if self.limbs.starts_with(keep) {
-            // A leading run of limbs (dropping the last ones, as rescaling and ModDown do):
-            // share the buffer's prefix.
-            let mut out = self.clone();
-            out.data = self.data.prefix(keep.len() * self.ctx.n);
-            out.limbs = keep.to_vec();
-            return Ok(out);
+        if let Some(view) = self.contiguous_view(keep) {
+            // A run of consecutive limbs (the leading ones that rescaling and ModDown keep, a
+            // digit of ModUp, the special limbs): share that part of the buffer.
+            return Ok(view);
         }
         let mut out = Self::for_overwrite(&self.ctx, keep, self.repr)?;
         let n = self.ctx.n;

@@ -249,13 +249,26 @@ impl BaseConverter {
         n: usize,
         mode: ConversionMode,
     ) -> Result<()> {
+        self.convert_with(crate::pointwise::best_kernel(), input, output, n, mode)
+    }
+
+    /// [`BaseConverter::convert`] on `kernel` (the scalar kernel is the reference the vector
+    /// path of the exact correction is tested against; the multiply-accumulate rows always use
+    /// the fastest kernel, tested separately).
+    pub fn convert_with(
+        &self,
+        kernel: crate::ntt::Kernel,
+        input: &[u64],
+        output: &mut [u64],
+        n: usize,
+        mode: ConversionMode,
+    ) -> Result<()> {
         self.check(output.len(), self.to.len(), n, "BConv output")?;
         let y = self.scale(input, n)?;
+        let exact = mode == ConversionMode::ExactCentered;
+        let l_in = self.from.len();
         // Exact mode subtracts v_k * Q with v_k = round(sum_i y_ik / q_i) in [0, l_in]: one
         // table lookup per output coefficient instead of a modular product.
-        let v: Option<Vec<u32>> =
-            (mode == ConversionMode::ExactCentered).then(|| self.overflow_counts(&y, n));
-        let l_in = self.from.len();
         // `[v * Q]_(p_j)` for every possible v, per output limb.
         let tables: Vec<Vec<u64>> = self
             .to
@@ -264,15 +277,16 @@ impl BaseConverter {
             .zip(&self.q_mod_p)
             .map(|(p, &q)| (0..=l_in as u64).map(|u| p.mul(u, q)).collect())
             .collect();
+        // The vector correction holds the table in one register (at most 8 entries).
+        let vector = exact && l_in < 8 && vector_correction(kernel);
         // Blocked over coefficients, all output limbs per block: the block's inputs (l_in x
         // 8 KiB) stay in the L1/L2 cache while every output limb reads them, and the exact
         // correction runs on each output block while it is still in cache.
-        const BLOCK: usize = 1024;
-        let mut blocks: Vec<Vec<&mut [u64]>> = (0..n.div_ceil(BLOCK))
+        let mut blocks: Vec<Vec<&mut [u64]>> = (0..n.div_ceil(BCONV_BLOCK))
             .map(|_| Vec::with_capacity(self.to.len()))
             .collect();
         for limb in output.chunks_mut(n) {
-            for (b, chunk) in limb.chunks_mut(BLOCK).enumerate() {
+            for (b, chunk) in limb.chunks_mut(BCONV_BLOCK).enumerate() {
                 blocks[b].push(chunk);
             }
         }
@@ -280,22 +294,20 @@ impl BaseConverter {
             .into_par_iter()
             .enumerate()
             .try_for_each(|(b, outs)| -> Result<()> {
-                let start = b * BLOCK;
+                let start = b * BCONV_BLOCK;
                 let len = outs.first().map_or(0, |o| o.len());
                 let ys: Vec<&[u64]> = y.chunks(n).map(|l| &l[start..start + len]).collect();
+                let mut v = [0u64; BCONV_BLOCK];
+                let v = &mut v[..len];
+                if exact {
+                    self.overflow_counts(&ys, v, vector);
+                }
                 for (j, out) in outs.into_iter().enumerate() {
                     let (row, row_shoup) = (&self.qhat_mod_p[j], &self.qhat_mod_p_shoup[j]);
                     let pv = self.to.moduli[j].value();
                     crate::ntt::mac_shoup_row(None, &ys, row, row_shoup, pv, out)?;
-                    if let Some(v) = &v {
-                        let table = &tables[j];
-                        for (o, &u) in out.iter_mut().zip(&v[start..start + len]) {
-                            let t = table[u as usize];
-                            // Branch-free `o - t mod p` (both below p).
-                            *o = o
-                                .wrapping_sub(t)
-                                .wrapping_add(pv & 0u64.wrapping_sub((*o < t) as u64));
-                        }
+                    if exact {
+                        subtract_multiples(&tables[j], pv, v, out, vector);
                     }
                 }
                 Ok(())
@@ -303,28 +315,112 @@ impl BaseConverter {
         Ok(())
     }
 
-    /// `v_k = round(sum_i y_ik / q_i)` per coefficient: the multiple of `Q` to subtract for the
-    /// centered exact result.
-    fn overflow_counts(&self, y: &[u64], n: usize) -> Vec<u32> {
-        const BLOCK: usize = 1024;
-        let l = self.from.len() as u32;
-        let mut v = vec![0u32; n];
-        v.par_chunks_mut(BLOCK).enumerate().for_each(|(c, vc)| {
-            let base = c * BLOCK;
-            let mut s = [0f64; BLOCK];
-            let s = &mut s[..vc.len()];
-            for (i, &qi) in self.q_inv_f64.iter().enumerate() {
-                let yi = &y[i * n + base..i * n + base + vc.len()];
-                for (a, &yv) in s.iter_mut().zip(yi) {
-                    *a += yv as f64 * qi;
-                }
+    /// `v_k = round(sum_i y_ik / q_i)` for one block of coefficients (`floor(s + 1/2)`, the
+    /// same IEEE operations in the same order on both paths): the multiple of `Q` to subtract
+    /// for the centered exact result.
+    fn overflow_counts(&self, ys: &[&[u64]], v: &mut [u64], vector: bool) {
+        let l = self.from.len() as u64;
+        let mut done = 0;
+        #[cfg(target_arch = "x86_64")]
+        if vector {
+            // SAFETY: `vector` is only set when AVX-512F/DQ are present.
+            done = unsafe { exact_avx512::overflow_counts(ys, &self.q_inv_f64, l, v) };
+        }
+        let _ = vector;
+        for (k, o) in v.iter_mut().enumerate().skip(done) {
+            let mut a = 0f64;
+            for (y, &qi) in ys.iter().zip(&self.q_inv_f64) {
+                a += y[k] as f64 * qi;
             }
-            // 0 <= s < l_in, so the rounded value indexes the (l_in + 1)-entry table.
-            for (o, &a) in vc.iter_mut().zip(s.iter()) {
-                *o = (a.round() as u32).min(l);
+            // 0 <= a < l_in, so the rounded value indexes the (l_in + 1)-entry table.
+            *o = ((a + 0.5).floor() as u64).min(l);
+        }
+    }
+}
+
+/// Coefficients per block of the blocked BConv (8 KiB per limb).
+const BCONV_BLOCK: usize = 1024;
+
+fn vector_correction(kernel: crate::ntt::Kernel) -> bool {
+    use crate::ntt::Kernel;
+    matches!(kernel, Kernel::Avx512 | Kernel::Avx512Ifma) && Kernel::Avx512.cpu_supports()
+}
+
+/// `out[k] = out[k] - table[v[k]] mod p` (both below p).
+fn subtract_multiples(table: &[u64], p: u64, v: &[u64], out: &mut [u64], vector: bool) {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if vector {
+        // SAFETY: `vector` is only set when AVX-512F is present and the table has at most 8
+        // entries.
+        done = unsafe { exact_avx512::subtract_multiples(table, p, v, out) };
+    }
+    let _ = vector;
+    for (o, &u) in out.iter_mut().zip(v).skip(done) {
+        let t = table[u as usize];
+        // Branch-free `o - t mod p`.
+        *o = o
+            .wrapping_sub(t)
+            .wrapping_add(p & 0u64.wrapping_sub((*o < t) as u64));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod exact_avx512 {
+    use core::arch::x86_64::*;
+
+    /// The vector part of `BaseConverter::overflow_counts`; returns how many it did.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) unsafe fn overflow_counts(
+        ys: &[&[u64]],
+        q_inv: &[f64],
+        l: u64,
+        v: &mut [u64],
+    ) -> usize {
+        let full = v.len() - v.len() % 8;
+        let (half, lv) = (_mm512_set1_pd(0.5), _mm512_set1_epi64(l as i64));
+        let mut k = 0;
+        while k < full {
+            let mut a = _mm512_setzero_pd();
+            for (y, &qi) in ys.iter().zip(q_inv) {
+                let yv =
+                    _mm512_cvtepu64_pd(_mm512_loadu_si512(y.as_ptr().add(k) as *const __m512i));
+                a = _mm512_add_pd(a, _mm512_mul_pd(yv, _mm512_set1_pd(qi)));
             }
-        });
-        v
+            let r = _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(
+                _mm512_add_pd(a, half),
+            );
+            let r = _mm512_min_epu64(_mm512_cvttpd_epu64(r), lv);
+            _mm512_storeu_si512(v.as_mut_ptr().add(k) as *mut __m512i, r);
+            k += 8;
+        }
+        full
+    }
+
+    /// The vector part of `subtract_multiples`: the table (at most 8 entries) sits in one
+    /// register and each lookup is a lane permutation.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn subtract_multiples(
+        table: &[u64],
+        p: u64,
+        v: &[u64],
+        out: &mut [u64],
+    ) -> usize {
+        let mut padded = [0u64; 8];
+        padded[..table.len()].copy_from_slice(table);
+        let t = _mm512_loadu_si512(padded.as_ptr() as *const __m512i);
+        let pv = _mm512_set1_epi64(p as i64);
+        let full = out.len() - out.len() % 8;
+        let mut k = 0;
+        while k < full {
+            let idx = _mm512_loadu_si512(v.as_ptr().add(k) as *const __m512i);
+            let o = _mm512_loadu_si512(out.as_ptr().add(k) as *const __m512i);
+            let d = _mm512_sub_epi64(o, _mm512_permutexvar_epi64(idx, t));
+            let r = _mm512_min_epu64(d, _mm512_add_epi64(d, pv));
+            _mm512_storeu_si512(out.as_mut_ptr().add(k) as *mut __m512i, r);
+            k += 8;
+        }
+        full
     }
 }
 
@@ -371,6 +467,26 @@ mod tests {
             let half = b.product() >> 1u32;
             let xc = BigInt::from(x.clone() % &half) * if neg { -1 } else { 1 };
             prop_assert_eq!(b.reconstruct_centered(&b.decompose(&xc)).unwrap(), xc);
+        }
+
+        /// The vector exact correction equals the scalar one (2048 coefficients: two blocks,
+        /// every lane of the vector loop; source bases with tables above and below 8 entries).
+        #[test]
+        fn vector_exact_bconv_equals_scalar(l_in in 1usize..10, bits in prop::sample::select(vec![28u32, 50, 61]), seed in any::<u64>()) {
+            prop_assume!(crate::ntt::Kernel::Avx512.cpu_supports());
+            let from = basis(bits, l_in, &[]);
+            let to = basis(60, 5, &from.values());
+            let conv = BaseConverter::new(&from, &to).unwrap();
+            let n = 2048;
+            let input: Vec<u64> = from.values().iter().enumerate().flat_map(|(i, &q)| {
+                crate::testutil::random_residues(n, q, seed ^ (i as u64) << 20)
+            }).collect();
+            let mut a = vec![0u64; 5 * n];
+            let mut b = vec![0u64; 5 * n];
+            use crate::ntt::Kernel;
+            conv.convert_with(Kernel::Scalar, &input, &mut a, n, ConversionMode::ExactCentered).unwrap();
+            conv.convert_with(Kernel::Avx512, &input, &mut b, n, ConversionMode::ExactCentered).unwrap();
+            prop_assert_eq!(a, b);
         }
 
         #[test]
