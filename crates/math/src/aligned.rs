@@ -217,10 +217,21 @@ pub mod pool {
             return None;
         }
         let mut p = pool().lock().ok()?;
-        let v = p.free.get_mut(&count).and_then(|f| f.pop());
+        // The exact size, else the smallest held size up to 1.5x (limb counts differ by level,
+        // and a miss costs a fresh, kernel-zeroed allocation).
+        let class = if p.free.get(&count).is_some_and(|f| !f.is_empty()) {
+            Some(count)
+        } else {
+            p.free
+                .iter()
+                .filter(|(&c, f)| c > count && 2 * c <= 3 * count && !f.is_empty())
+                .map(|(&c, _)| c)
+                .min()
+        };
+        let v = class.and_then(|c| p.free.get_mut(&c).and_then(|f| f.pop()));
         match v {
             Some(v) => {
-                p.bytes -= count * 64;
+                p.bytes -= v.len() * 64;
                 HITS.fetch_add(1, Ordering::Relaxed);
                 Some(v)
             }
@@ -338,6 +349,18 @@ mod tests {
         let old = q.detach_if_shared().expect("shared");
         assert_eq!(q.len(), 16);
         assert_eq!(&old[..16], &v[..16]);
+    }
+
+    #[test]
+    fn the_pool_serves_a_slightly_larger_buffer() {
+        // Sizes no other test uses: the pool is process-wide.
+        pool::give(vec![Line::default(); 4001]);
+        let v = pool::take(3001).expect("a held buffer within 1.5x");
+        assert_eq!(v.len(), 4001);
+        pool::give(vec![Line::default(); 7003]);
+        assert!(pool::take(4002).is_none(), "more than 1.5x is not served");
+        let w = AlignedVec::for_overwrite(3001 * 8);
+        assert_eq!(w.len(), 3001 * 8);
     }
 
     #[test]
