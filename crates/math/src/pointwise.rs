@@ -187,6 +187,38 @@ pub fn dot2_row(
     Ok(())
 }
 
+/// `out[k] = out[k] + y[k] mod q` (both below q).
+pub fn add_row(kernel: Kernel, m: &Modulus, out: &mut [u64], y: &[u64]) -> Result<()> {
+    check_len("element-wise sum row", out.len(), y.len())?;
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if vector(kernel) {
+        // SAFETY: AVX-512F present; lengths checked.
+        done = unsafe { avx512::add_sub::<true>(out, y, m.value()) };
+    }
+    let _ = kernel;
+    for (x, &v) in out[done..].iter_mut().zip(&y[done..]) {
+        *x = m.add(*x, v);
+    }
+    Ok(())
+}
+
+/// `out[k] = out[k] - y[k] mod q` (both below q).
+pub fn sub_row(kernel: Kernel, m: &Modulus, out: &mut [u64], y: &[u64]) -> Result<()> {
+    check_len("element-wise difference row", out.len(), y.len())?;
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if vector(kernel) {
+        // SAFETY: AVX-512F present; lengths checked.
+        done = unsafe { avx512::add_sub::<false>(out, y, m.value()) };
+    }
+    let _ = kernel;
+    for (x, &v) in out[done..].iter_mut().zip(&y[done..]) {
+        *x = m.sub(*x, v);
+    }
+    Ok(())
+}
+
 /// `out[k] = out[k] * w mod q` for a constant `w` (reduced first): Shoup's product with a
 /// precomputed quotient, the scalar multiply of rescaling, ModDown and constant products.
 pub fn mul_const_row(kernel: Kernel, m: &Modulus, w: u64, out: &mut [u64]) {
@@ -427,6 +459,30 @@ mod avx512 {
         }
     }
 
+    /// The vector part of [`super::add_row`] (`ADD`) and [`super::sub_row`]: the raw sum or
+    /// difference, then the smaller of it and its correction by `q` (the wrapped difference
+    /// is the larger one).
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn add_sub<const ADD: bool>(out: &mut [u64], y: &[u64], q: u64) -> usize {
+        let qv = _mm512_set1_epi64(q as i64);
+        let full = out.len() - out.len() % L;
+        let p = out.as_mut_ptr();
+        let mut j = 0;
+        while j < full {
+            let (a, b) = (load(p, j), load(y.as_ptr(), j));
+            let r = if ADD {
+                let t = _mm512_add_epi64(a, b);
+                _mm512_min_epu64(t, _mm512_sub_epi64(t, qv))
+            } else {
+                let t = _mm512_sub_epi64(a, b);
+                _mm512_min_epu64(t, _mm512_add_epi64(t, qv))
+            };
+            _mm512_storeu_si512(p.add(j) as *mut __m512i, r);
+            j += L;
+        }
+        full
+    }
+
     /// The vector part of [`super::mul_const_row`]; returns how many words it did.
     #[target_feature(enable = "avx512f,avx512dq")]
     pub(super) unsafe fn mul_const(out: &mut [u64], w: u64, ws: u64, q: u64) -> usize {
@@ -634,6 +690,32 @@ mod tests {
                         let want = c.rem_euclid(q as i128) as u64;
                         assert_eq!(got[k], want, "src={src} q={q} {kernel:?} k={k}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sums_and_differences_match_the_definition() {
+        let n = 37;
+        for &q in &MODULI {
+            let m = Modulus::new(q).unwrap();
+            let (x, y) = (
+                rows(q, 1, n, 11).pop().unwrap(),
+                rows(q, 1, n, 12).pop().unwrap(),
+            );
+            for kernel in kernels() {
+                let (mut s, mut d) = (x.clone(), x.clone());
+                add_row(kernel, &m, &mut s, &y).unwrap();
+                sub_row(kernel, &m, &mut d, &y).unwrap();
+                for k in 0..n {
+                    let (a, b) = (x[k] as u128, y[k] as u128);
+                    assert_eq!(s[k] as u128, (a + b) % q as u128, "q={q} {kernel:?}");
+                    assert_eq!(
+                        d[k] as u128,
+                        (a + q as u128 - b) % q as u128,
+                        "q={q} {kernel:?}"
+                    );
                 }
             }
         }

@@ -428,19 +428,17 @@ impl RnsPoly {
 
     /// `self += other`.
     pub fn add_assign(&mut self, other: &RnsPoly) -> Result<()> {
+        let kernel = pointwise::best_kernel();
         self.zip_limbs(other, "add", None, |m, a, b| {
-            for (x, &y) in a.iter_mut().zip(b) {
-                *x = m.add(*x, y);
-            }
+            pointwise::add_row(kernel, m, a, b).expect("limbs of one ring have N words")
         })
     }
 
     /// `self -= other`.
     pub fn sub_assign(&mut self, other: &RnsPoly) -> Result<()> {
+        let kernel = pointwise::best_kernel();
         self.zip_limbs(other, "sub", None, |m, a, b| {
-            for (x, &y) in a.iter_mut().zip(b) {
-                *x = m.sub(*x, y);
-            }
+            pointwise::sub_row(kernel, m, a, b).expect("limbs of one ring have N words")
         })
     }
 
