@@ -685,7 +685,6 @@ impl RnsPoly {
         Ok(out)
     }
 
-    /// The sub-polynomial over `keep`, a subset of this polynomial's limbs (in that order).
     /// `keep` as a copy-on-write view of this buffer, when it is a non-empty run of
     /// consecutive limbs of `self` in order and limbs start on cache lines (`N >= 8`).
     fn contiguous_view(&self, keep: &[usize]) -> Option<RnsPoly> {
@@ -703,6 +702,7 @@ impl RnsPoly {
         })
     }
 
+    /// The sub-polynomial over `keep`, a subset of this polynomial's limbs (in that order).
     pub fn select_limbs(&self, keep: &[usize]) -> Result<RnsPoly> {
         if keep == self.limbs.as_slice() {
             // All limbs in order: share the buffer (copy-on-write).
