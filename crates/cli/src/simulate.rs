@@ -12,8 +12,8 @@ use tessera_sim::{engine, report, SimError};
 /// Arguments of `tessera simulate`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct SimulateArgs {
-    /// Machine: a built-in name (ark, reed, reed-512x128, cifher, cifher-8/16/32/64, h3,
-    /// h3-hbm, h3-ddr4, cofhee) or a TOML machine description.
+    /// Machine: a built-in name (ark, reed, reed-512x128, reed-28nm, reed-512x128-28nm, cifher,
+    /// cifher-8/16/32/64, h3, h3-hbm, h3-ddr4, cofhee) or a TOML machine description.
     #[arg(long, default_value = "ark")]
     pub arch: String,
     /// Workload: bootstrap, hmult, hrot, keyswitch, hadd, pmult, ntt (CKKS presets); ntt, intt,

@@ -11,8 +11,8 @@ use tessera_sim::SimError;
 /// Arguments of `tessera sweep`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct SweepArgs {
-    /// Machine: a built-in name (ark, reed, reed-512x128, cifher, cifher-8/16/32/64, h3,
-    /// h3-hbm, h3-ddr4, cofhee) or a TOML file.
+    /// Machine: a built-in name (ark, reed, reed-512x128, reed-28nm, reed-512x128-28nm, cifher,
+    /// cifher-8/16/32/64, h3, h3-hbm, h3-ddr4, cofhee) or a TOML file.
     #[arg(long, default_value = "reed")]
     pub arch: String,
     /// A swept key and its values, e.g. --set chip.clusters=1,2,4,8 (repeatable: a grid);

@@ -17,6 +17,11 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "reed-512x128",
         include_str!("../../../configs/reed-512x128.toml"),
     ),
+    ("reed-28nm", include_str!("../../../configs/reed-28nm.toml")),
+    (
+        "reed-512x128-28nm",
+        include_str!("../../../configs/reed-512x128-28nm.toml"),
+    ),
     ("cifher", include_str!("../../../configs/cifher.toml")),
     ("cifher-8", include_str!("../../../configs/cifher-8.toml")),
     ("cifher-16", include_str!("../../../configs/cifher-16.toml")),
@@ -44,9 +49,25 @@ fn parse<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, SimError> {
 }
 
 impl Arch {
-    /// Parses a description, dispatching on its `model` key, and checks its ranges.
+    /// Parses a description, dispatching on its `model` key, and checks its ranges. A
+    /// description with a top-level `extends` key is read over the one it names (see
+    /// [`resolve_extends`]); a relative path there is taken from the working directory.
     pub fn from_toml(text: &str, origin: &str) -> Result<Self, SimError> {
-        let v: toml::Value = parse(text, origin)?;
+        Self::from_toml_in(text, origin, None)
+    }
+
+    /// [`Arch::from_toml`] for a file in `dir`: an `extends` path is taken relative to it.
+    fn from_toml_in(
+        text: &str,
+        origin: &str,
+        dir: Option<&std::path::Path>,
+    ) -> Result<Self, SimError> {
+        let v = resolve_extends(parse(text, origin)?, origin, dir, 0)?;
+        let text = toml::to_string(&v).map_err(|e| SimError::Config {
+            origin: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        let text = text.as_str();
         match v.get("model").and_then(|m| m.as_str()) {
             Some("pe") => {
                 let m: PeMachine = parse(text, origin)?;
@@ -82,11 +103,8 @@ impl Arch {
                 ),
             });
         }
-        let text = std::fs::read_to_string(path).map_err(|e| SimError::Io {
-            path: name_or_path.to_string(),
-            message: e.to_string(),
-        })?;
-        Self::from_toml(&text, name_or_path)
+        let text = read_description(path, name_or_path)?;
+        Self::from_toml_in(&text, name_or_path, path.parent())
     }
 
     /// [`Arch::load`] with `KEY=VALUE` overrides applied in order (`--set`).
@@ -128,6 +146,107 @@ impl Arch {
             Arch::Vector(m) => crate::simulate(m, workload, instrs),
             Arch::Pe(m) => simulate_pe(m, workload, instrs),
         }
+    }
+}
+
+fn read_description(path: &std::path::Path, origin: &str) -> Result<String, SimError> {
+    std::fs::read_to_string(path).map_err(|e| SimError::Io {
+        path: origin.to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// How deep `extends` chains may go (a guard against cycles).
+const MAX_EXTENDS_DEPTH: usize = 8;
+
+/// A description with its `extends` chain folded in: a design that differs from another in
+/// a few values (a process node's areas, a memory size) names the other with
+/// `extends = "reed"` (a built-in name or a TOML path) and writes only what changes.
+///
+/// The child is merged over the base: tables key by key, recursively; arrays of tables whose
+/// entries carry a `name` (the `[[component]]` list) entry by entry, matching names merged
+/// and new names appended; every other value replaced.
+pub fn resolve_extends(
+    mut v: toml::Value,
+    origin: &str,
+    dir: Option<&std::path::Path>,
+    depth: usize,
+) -> Result<toml::Value, SimError> {
+    let Some(table) = v.as_table_mut() else {
+        return Ok(v);
+    };
+    let Some(base) = table.remove("extends") else {
+        return Ok(v);
+    };
+    let invalid = |allowed: String| SimError::Invalid {
+        name: "extends",
+        value: base.to_string(),
+        allowed,
+    };
+    if depth >= MAX_EXTENDS_DEPTH {
+        return Err(invalid(format!(
+            "a chain of at most {MAX_EXTENDS_DEPTH} descriptions (is there a cycle?)"
+        )));
+    }
+    let Some(name) = base.as_str() else {
+        return Err(invalid(
+            "a built-in machine name or a TOML path, as a string".into(),
+        ));
+    };
+    let (text, base_dir) = match BUILTIN.iter().find(|(n, _)| *n == name) {
+        Some((_, text)) => (text.to_string(), None),
+        None => {
+            let path = dir.map_or_else(|| std::path::PathBuf::from(name), |d| d.join(name));
+            if !path.exists() {
+                return Err(invalid(format!(
+                    "a built-in machine ({}) or an existing TOML file (from {origin})",
+                    BUILTIN
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            let text = read_description(&path, name)?;
+            (text, path.parent().map(std::path::Path::to_path_buf))
+        }
+    };
+    let base = resolve_extends(parse(&text, name)?, name, base_dir.as_deref(), depth + 1)?;
+    Ok(merge_over(base, v))
+}
+
+/// `over` merged onto `base` (see [`resolve_extends`]).
+fn merge_over(base: toml::Value, over: toml::Value) -> toml::Value {
+    use toml::Value;
+    let named = |a: &[Value]| {
+        a.iter()
+            .all(|e| e.get("name").and_then(Value::as_str).is_some())
+    };
+    match (base, over) {
+        (Value::Table(mut b), Value::Table(o)) => {
+            for (k, ov) in o {
+                let merged = match b.remove(&k) {
+                    Some(bv) => merge_over(bv, ov),
+                    None => ov,
+                };
+                b.insert(k, merged);
+            }
+            Value::Table(b)
+        }
+        (Value::Array(mut b), Value::Array(o)) if named(&b) && named(&o) => {
+            for oe in o {
+                let name = oe.get("name").cloned();
+                match b.iter().position(|be| be.get("name") == name.as_ref()) {
+                    Some(i) => {
+                        let be = std::mem::replace(&mut b[i], Value::Boolean(false));
+                        b[i] = merge_over(be, oe);
+                    }
+                    None => b.push(oe),
+                }
+            }
+            Value::Array(b)
+        }
+        (_, o) => o,
     }
 }
 
