@@ -12,6 +12,7 @@
 use crate::error::SimError;
 use crate::machine::Machine;
 use crate::mapping::{lower, Layout, Lowered, Net, Phase, Resource, Shape};
+use crate::reservation::Table;
 use crate::residency::{Entry, Residency, Spills};
 use std::collections::{HashMap, HashSet};
 use tessera_backend::trace::{Instr, Op};
@@ -104,7 +105,9 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             .map(|(c, b)| (Resource::Offchip(c), b / off_bpc))
             .collect()
     };
-    let mut free = vec![0.0f64; lay.len()];
+    let mut table = Table::new(lay.len());
+    // When the latest reader of each buffer started (write-after-read order for in-place ops).
+    let mut read_start: HashMap<u64, f64> = HashMap::new();
     let mut s = Schedule {
         busy: vec![0.0; lay.len()],
         ..Default::default()
@@ -425,10 +428,10 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                 per[chan(l)] += bytes / vl.len().max(1) as f64;
             }
             for (r_, c) in off_tasks(&per) {
-                let idx = r_.index(&lay);
-                let t0 = r.max(free[idx]);
-                free[idx] = t0 + c;
-                s.busy[idx] += c;
+                let task = [(r_.index(&lay), c)];
+                let t0 = table.place(r, &task);
+                table.reserve(t0, &task);
+                s.busy[task[0].0] += c;
             }
             s.offchip_bytes += bytes;
             *s.offchip_by_kind.entry("spill").or_default() += bytes;
@@ -439,27 +442,27 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         // input limb (it reads all of them per coefficient), and a reload needs the data.
         let chain = !matches!(ins.op, Op::Bconv) && reload_bytes == 0.0;
         let parts = ins.limbs.len().div_ceil(net.blocks).max(1) as f64;
+        // Each phase goes into the earliest idle slot of all its resources (the reservation
+        // table backfills gaps: see `reservation`).
         let mut t = if chain { first } else { ready };
-        let start_first = {
-            let mut st = t;
-            if let Some(ph) = lowered.phases.first() {
-                for (r, _) in &ph.tasks {
-                    st = st.max(free[r.index(&lay)]);
-                }
-            }
-            st
-        };
+        // An in-place write (an accumulation) must not overtake an earlier reader of the old
+        // value; it may follow it limb by limb, as a chained reader would.
+        if let Some(d) = dst.filter(|_| in_place) {
+            t = t.max(read_start.get(&d).copied().unwrap_or(0.0));
+        }
+        let mut start_first = t;
         let mut busy_slots = Vec::new();
         let mut first_out = t;
-        for ph in &lowered.phases {
-            let mut t0 = t;
-            for (r, _) in &ph.tasks {
-                t0 = t0.max(free[r.index(&lay)]);
+        for (i, ph) in lowered.phases.iter().enumerate() {
+            let tasks: Vec<(usize, f64)> =
+                ph.tasks.iter().map(|&(r, c)| (r.index(&lay), c)).collect();
+            let t0 = table.place(t, &tasks);
+            table.reserve(t0, &tasks);
+            if i == 0 {
+                start_first = t0;
             }
             let mut longest = 0.0f64;
-            for &(r, c) in &ph.tasks {
-                let idx = r.index(&lay);
-                free[idx] = t0 + c;
+            for (&(r, c), &(idx, _)) in ph.tasks.iter().zip(&tasks) {
                 s.busy[idx] += c;
                 longest = longest.max(c);
                 if keep_slots {
@@ -507,6 +510,10 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         }
         if is_compute(m, ins.op) {
             prev_compute = pos;
+        }
+        for id in &ins.srcs {
+            let r = read_start.entry(*id).or_insert(start_first);
+            *r = r.max(start_first);
         }
         if let Some(d) = dst {
             let at = match ins.op {
@@ -565,6 +572,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                     }
                     produced_at.remove(&id);
                     produced_op.remove(&id);
+                    read_start.remove(&id);
                 }
             }
         }

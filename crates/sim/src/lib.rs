@@ -23,6 +23,7 @@ pub mod mapping;
 pub mod plot;
 pub mod report;
 pub mod reproduce;
+pub mod reservation;
 pub mod residency;
 pub mod sweep;
 pub mod timeline;

@@ -213,6 +213,12 @@ pub struct Options {
     /// plaintext load used that way streams from off-chip without being cached.
     #[serde(default)]
     pub limb_streaming: bool,
+    /// A BConv from one limb is a modular reduction (both `qhat` factors are 1), which the
+    /// NTT that consumes each output limb applies at its input, so it takes no multiplier
+    /// pass: REED's KeySwitch with K = 1 goes straight from `INTT(d)_(q_i)` to
+    /// `NTT(d)_(q_j)` (reed.md 5, Fig. 1). Without it, such a BConv costs what any other does.
+    #[serde(default)]
+    pub single_limb_bconv_in_ntt: bool,
     pub cite: Cite,
 }
 

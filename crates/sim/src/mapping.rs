@@ -358,7 +358,9 @@ pub fn lower(
     let bconv_tasks = |c: usize, l_in: usize, l_out: usize, cols: f64| -> Vec<(Resource, f64)> {
         let b = &u.bconv;
         let mut t = Vec::new();
-        if b.count > 0 {
+        if l_in == 1 && m.options.single_limb_bconv_in_ntt {
+            // A reduction at the consuming NTT's input: data moves, no multiplier pass.
+        } else if b.count > 0 {
             let blocks = l_out.div_ceil(b.macs_per_lane) as f64;
             let groups = (cols / (b.count * b.lanes) as f64).ceil();
             t.push((Resource::Bconv(c), l_in as f64 * blocks * groups));

@@ -77,6 +77,40 @@ fn a_fork_runs_on_two_units_at_once() {
 }
 
 #[test]
+fn ready_work_fills_an_earlier_gap_of_its_unit() {
+    // Two loads back to back (32.768 cycles each); the NTT of the second comes first in
+    // program order. The NTT of the first is ready at 32.768 and fits in the NTTU's idle
+    // slot before the other NTT (65.536 to 81.536), as a static list scheduler places it:
+    // the program ends at 81.536, not 97.536 as in strict program order.
+    let t = vec![
+        ins(0, Op::Load, 1, &[], 1),
+        ins(1, Op::Load, 2, &[], 1),
+        ins(2, Op::Ntt, 2, &[2], 1),
+        ins(3, Op::Ntt, 1, &[1], 1),
+    ];
+    let s = run(&machine(), &t, false).unwrap();
+    assert!(
+        (s.cycles - (2.0 * 32.768 + 16.0)).abs() < 1e-6,
+        "{}",
+        s.cycles
+    );
+    // An in-place write does not overtake an earlier reader of the old value: the add reads
+    // buffer 1 only once buffer 2 is loaded (65.536); the in-place NTT of buffer 1, ready
+    // at 32.768, would otherwise run before it and overwrite what the add reads.
+    let t = vec![
+        ins(0, Op::Load, 1, &[], 1),
+        ins(1, Op::Load, 2, &[], 1),
+        ins(2, Op::Add, 3, &[1, 2], 1),
+        ins(3, Op::Ntt, 1, &[1], 1),
+    ];
+    let s = run(&machine(), &t, true).unwrap();
+    let add = s.slots.iter().find(|x| x.op == "add").unwrap().start;
+    let ntt = s.slots.iter().find(|x| x.op == "ntt").unwrap().start;
+    assert!((add - 2.0 * 32.768).abs() < 1e-6, "add at {add}");
+    assert!(ntt >= add, "ntt at {ntt}, add at {add}");
+}
+
+#[test]
 fn loads_are_bound_by_offchip_bandwidth() {
     // Two loads of 10 limbs each queue on the one channel: 2 x 327.68 cycles.
     let t = vec![ins(0, Op::Load, 1, &[], 10), ins(1, Op::Load, 2, &[], 10)];
