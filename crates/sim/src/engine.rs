@@ -200,7 +200,13 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             first = first.max(b.first);
             match b.backing {
                 Backing::Temp => {
-                    let bytes = res.reload(*id, uses.next_temp(*id, pos), &keep, &mut spills);
+                    let bytes = res.reload(
+                        *id,
+                        limb_bytes,
+                        uses.next_temp(*id, pos),
+                        &keep,
+                        &mut spills,
+                    );
                     if bytes > 0.0 {
                         let per = bytes / b.limbs.len().max(1) as f64;
                         for &l in &b.limbs {
@@ -216,7 +222,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                         if res.resident(e) {
                             res.touch(e, next);
                         } else {
-                            res.insert(e, limb_bytes, next, &keep, &mut spills);
+                            res.insert(e, limb_bytes, limb_bytes, next, &keep, &mut spills);
                             reload[chan(l)] += limb_bytes;
                         }
                     }
@@ -355,7 +361,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                                 if res.resident(e) {
                                     res.touch(e, next);
                                 } else {
-                                    res.insert(e, limb_bytes, next, &keep, &mut spills);
+                                    res.insert(e, limb_bytes, limb_bytes, next, &keep, &mut spills);
                                     per_chan[chan(l)] += limb_bytes;
                                 }
                             }
@@ -411,6 +417,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                 res.insert(
                     Entry::Temp(d),
                     limbs as f64 * limb_bytes,
+                    limb_bytes,
                     uses.next_temp(d, pos),
                     &keep,
                     &mut spills,

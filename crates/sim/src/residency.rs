@@ -6,7 +6,8 @@
 //! scratchpad is full, the entry whose next use is farthest away goes first (Belady's
 //! replacement: the program is static, so its compiler knows the future, as ARK's
 //! VLIW-style scheduler does): a cached limb is dropped (it is clean), a live temporary is
-//! spilled off-chip and reloaded at its next use.
+//! spilled off-chip and reloaded at its next use. Eviction is limb-granular: only as many
+//! limbs of the victim go as the new data needs, and only those come back at its next use.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -28,7 +29,8 @@ pub struct Residency {
     clock: u64,
     /// Entries by (next use, insertion order): the last one is evicted first.
     lru: BTreeMap<(usize, u64), Entry>,
-    stamp: HashMap<Entry, ((usize, u64), f64)>,
+    /// Per resident entry: its LRU key, resident bytes, and eviction grain (one limb).
+    stamp: HashMap<Entry, ((usize, u64), f64, f64)>,
     spilled: HashMap<u64, f64>,
     /// Bytes that did not fit even after evicting everything else.
     pub overflow_bytes: f64,
@@ -68,20 +70,21 @@ impl Residency {
 
     /// Records that `e` (if resident) is next used at position `next` (`usize::MAX`: never).
     pub fn touch(&mut self, e: Entry, next: usize) {
-        if let Some((old, bytes)) = self.stamp.get(&e).copied() {
+        if let Some((old, bytes, grain)) = self.stamp.get(&e).copied() {
             self.lru.remove(&old);
             self.clock += 1;
             self.lru.insert((next, self.clock), e);
-            self.stamp.insert(e, ((next, self.clock), bytes));
+            self.stamp.insert(e, ((next, self.clock), bytes, grain));
         }
     }
 
     /// Makes `e` (of `bytes`, next used at `next`) resident, evicting others; the temporaries
-    /// spilled are added to `spills`.
+    /// spilled are added to `spills`. `grain` is the unit a temporary is evicted in (a limb).
     pub fn insert(
         &mut self,
         e: Entry,
         bytes: f64,
+        grain: f64,
         next: usize,
         keep: &HashSet<Entry>,
         spills: &mut Spills,
@@ -93,7 +96,7 @@ impl Residency {
         self.make_room(bytes, keep, spills);
         self.clock += 1;
         self.lru.insert((next, self.clock), e);
-        self.stamp.insert(e, ((next, self.clock), bytes));
+        self.stamp.insert(e, ((next, self.clock), bytes, grain));
         self.used += bytes;
         self.peak = self.peak.max(self.used);
     }
@@ -104,16 +107,36 @@ impl Residency {
             let Some((&s, &e)) = self.lru.iter().next_back() else {
                 break;
             };
-            self.lru.remove(&s);
             if keep.contains(&e) {
+                self.lru.remove(&s);
                 skipped.push((s, e));
                 continue;
             }
-            let (_, b) = self.stamp.remove(&e).expect("lru and stamp agree");
-            self.used -= b;
-            if let Entry::Temp(id) = e {
-                self.spilled.insert(id, b);
-                spills.stores.push((id, b));
+            let (_, b, grain) = self.stamp[&e];
+            match e {
+                Entry::Temp(id) => {
+                    // Only the limbs needed: the rest of the victim stays.
+                    let need = self.used + bytes - self.capacity;
+                    let out = if grain > 0.0 {
+                        ((need / grain).ceil() * grain).min(b)
+                    } else {
+                        b
+                    };
+                    *self.spilled.entry(id).or_default() += out;
+                    spills.stores.push((id, out));
+                    self.used -= out;
+                    if out < b {
+                        self.stamp.get_mut(&e).expect("resident").1 = b - out;
+                    } else {
+                        self.lru.remove(&s);
+                        self.stamp.remove(&e);
+                    }
+                }
+                Entry::Host(..) => {
+                    self.lru.remove(&s);
+                    self.stamp.remove(&e);
+                    self.used -= b;
+                }
             }
         }
         for (s, e) in skipped {
@@ -127,29 +150,44 @@ impl Residency {
     /// Frees a dead temporary (no traffic).
     pub fn free(&mut self, id: u64) {
         let e = Entry::Temp(id);
-        if let Some((s, b)) = self.stamp.remove(&e) {
+        if let Some((s, b, _)) = self.stamp.remove(&e) {
             self.lru.remove(&s);
             self.used -= b;
         }
         self.spilled.remove(&id);
     }
 
-    /// If temporary `id` was spilled, brings it back and returns the bytes reloaded; `next`
-    /// is its next use after this one.
+    /// If temporary `id` was spilled (wholly or some of its limbs), brings the spilled part
+    /// back and returns the bytes reloaded; `next` is its next use after this one, `grain`
+    /// its limb size.
     pub fn reload(
         &mut self,
         id: u64,
+        grain: f64,
         next: usize,
         keep: &HashSet<Entry>,
         spills: &mut Spills,
     ) -> f64 {
+        let e = Entry::Temp(id);
         match self.spilled.remove(&id) {
             Some(b) => {
-                self.insert(Entry::Temp(id), b, next, keep, spills);
+                match self.stamp.get(&e).copied() {
+                    Some((_, have, _)) => {
+                        // Partly resident: the resident limbs must stay while the rest returns.
+                        let mut keep = keep.clone();
+                        keep.insert(e);
+                        self.make_room(b, &keep, spills);
+                        self.stamp.get_mut(&e).expect("resident").1 = have + b;
+                        self.used += b;
+                        self.peak = self.peak.max(self.used);
+                        self.touch(e, next);
+                    }
+                    None => self.insert(e, b, grain, next, keep, spills),
+                }
                 b
             }
             None => {
-                self.touch(Entry::Temp(id), next);
+                self.touch(e, next);
                 0.0
             }
         }

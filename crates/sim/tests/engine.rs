@@ -152,6 +152,28 @@ fn a_full_scratchpad_spills_the_value_needed_last() {
 }
 
 #[test]
+fn a_spill_takes_only_the_limbs_needed() {
+    // Room for six limbs. X (4 limbs) and Y (2) fill it; Z = Y + Y (2 limbs, read twice, so
+    // stored) needs two more, so X (next used last) gives up two of its four limbs, and only
+    // those two come back when X is read.
+    let m = machine()
+        .with_setting("memory.scratchpad.capacity_mb", "0.1875")
+        .unwrap();
+    let t = vec![
+        ins(0, Op::Load, 1, &[], 4),
+        ins(1, Op::Load, 2, &[], 2),
+        ins(2, Op::Add, 3, &[2, 2], 2),
+        ins(3, Op::Add, 4, &[1, 3], 4),
+        ins(4, Op::Add, 5, &[4, 3], 4),
+    ];
+    let s = run(&m, &t, false).unwrap();
+    assert_eq!(s.offchip_by_kind["spill"], 2.0 * LIMB);
+    assert_eq!(s.offchip_by_kind["reload"], 2.0 * LIMB);
+    assert_eq!(s.offchip_bytes, 10.0 * LIMB);
+    assert_eq!(s.overflow_bytes, 0.0);
+}
+
+#[test]
 fn a_result_chained_to_its_only_consumer_takes_no_scratchpad() {
     // Room for two limbs: A and B are loaded, C = A + B streams through the RFs into
     // D = C * C, so nothing spills.
