@@ -436,7 +436,8 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
             }
             for (r_, c) in off_tasks(&per) {
                 let task = [(r_.index(&lay), c)];
-                let t0 = table.place(r, &task);
+                // In the DMA queue's order, like every off-chip transfer (see below).
+                let t0 = table.place(r.max(table.resource(task[0].0).last_end()), &task);
                 table.reserve(t0, &task);
                 s.busy[task[0].0] += c;
             }
@@ -463,7 +464,15 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         for (i, ph) in lowered.phases.iter().enumerate() {
             let tasks: Vec<(usize, f64)> =
                 ph.tasks.iter().map(|&(r, c)| (r.index(&lay), c)).collect();
-            let t0 = table.place(t, &tasks);
+            // Off-chip transfers leave a DMA queue in program order: they fill no earlier gap.
+            let queue = ph
+                .tasks
+                .iter()
+                .zip(&tasks)
+                .filter(|((r, _), _)| matches!(r, Resource::Offchip(_)))
+                .map(|(_, &(idx, _))| table.resource(idx).last_end())
+                .fold(t, f64::max);
+            let t0 = table.place(queue, &tasks);
             table.reserve(t0, &tasks);
             if i == 0 {
                 start_first = t0;

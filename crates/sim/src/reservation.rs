@@ -7,6 +7,11 @@
 //! Algorithm 3, relies on exactly that: the next limb's INTT runs in the gaps of the current
 //! limb's NTTs.) Each resource keeps its busy intervals; [`Table::place`] finds the earliest
 //! common start of a phase's tasks at or after a given time.
+//!
+//! Off-chip transfers are the exception (the engine places them after the channel's last
+//! reservation): they leave a DMA queue in program order, so a load cannot move into idle
+//! channel time long before its use, where the capacity model, which runs in program order,
+//! would not have room for it.
 
 /// Busy intervals of one resource, sorted and disjoint, as half-open `[start, end)`.
 #[derive(Clone, Debug, Default)]

@@ -108,6 +108,26 @@ fn ready_work_fills_an_earlier_gap_of_its_unit() {
     let ntt = s.slots.iter().find(|x| x.op == "ntt").unwrap().start;
     assert!((add - 2.0 * 32.768).abs() < 1e-6, "add at {add}");
     assert!(ntt >= add, "ntt at {ntt}, add at {add}");
+    // Off-chip transfers leave in program order (a DMA queue): the last load does not take
+    // the channel's idle time during the four NTTs (32.768 to 96.768) ahead of the store.
+    let t = vec![
+        ins(0, Op::Load, 1, &[], 1),
+        ins(1, Op::Ntt, 1, &[1], 1),
+        ins(2, Op::Intt, 1, &[1], 1),
+        ins(3, Op::Ntt, 1, &[1], 1),
+        ins(4, Op::Intt, 1, &[1], 1),
+        ins(5, Op::Store, 2, &[1], 1),
+        ins(6, Op::Load, 3, &[], 1),
+    ];
+    let s = run(&machine(), &t, true).unwrap();
+    let store = s.slots.iter().find(|x| x.op == "store").unwrap();
+    let load = s.slots.iter().rfind(|x| x.op == "load").unwrap().start;
+    assert!(store.start > 32.768 * 2.0, "store at {}", store.start);
+    assert!(
+        load >= store.end - 1e-9,
+        "load at {load}, store ends {}",
+        store.end
+    );
 }
 
 #[test]
