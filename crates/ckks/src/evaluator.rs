@@ -764,6 +764,31 @@ impl<B: Backend> Evaluator<B> {
         Ok(out)
     }
 
+    /// The ciphertext-ciphertext product before relinearisation: `(d0, d1, d2)` with
+    /// `d0 = a0 b0`, `d1 = a0 b1 + a1 b0`, `d2 = a1 b1`, decryptable with `(1, s, s^2)`. The
+    /// scales multiply; HMult is this followed by a key switch of `d2`.
+    pub fn tensor(
+        &mut self,
+        a: &Ciphertext<B::Poly>,
+        b: &Ciphertext<B::Poly>,
+    ) -> Result<[B::Poly; 3]> {
+        Self::same_level("Tensor", a.level, b.level)?;
+        self.traced("Tensor", a.level, |e| e.tensor_parts(a, b))
+    }
+
+    /// [`Evaluator::tensor`] inside another traced operation.
+    fn tensor_parts(
+        &mut self,
+        a: &Ciphertext<B::Poly>,
+        b: &Ciphertext<B::Poly>,
+    ) -> Result<[B::Poly; 3]> {
+        let d0 = self.backend.mul(&a.c0, &b.c0)?;
+        let mut d1 = self.backend.mul(&a.c0, &b.c1)?;
+        self.backend.mul_acc(&mut d1, &a.c1, &b.c0)?;
+        let d2 = self.backend.mul(&a.c1, &b.c1)?;
+        Ok([d0, d1, d2])
+    }
+
     /// HMult: ciphertext times ciphertext with relinearisation; the scales multiply.
     pub fn mul_relin(
         &mut self,
@@ -776,10 +801,7 @@ impl<B: Backend> Evaluator<B> {
             .relin_for(a.level)
             .ok_or_else(|| CkksError::MissingKey("relinearisation key".into()))?;
         let (c0, c1) = self.traced("HMult", a.level, |e| {
-            let d0 = e.backend.mul(&a.c0, &b.c0)?;
-            let mut d1 = e.backend.mul(&a.c0, &b.c1)?;
-            e.backend.mul_acc(&mut d1, &a.c1, &b.c0)?;
-            let d2 = e.backend.mul(&a.c1, &b.c1)?;
+            let [d0, d1, d2] = e.tensor_parts(a, b)?;
             let (u0, u1) = e.key_switch(&d2, a.level, rlk)?;
             Ok((e.backend.add(&d0, &u0)?, e.backend.add(&d1, &u1)?))
         })?;
@@ -820,10 +842,7 @@ impl<B: Backend> Evaluator<B> {
             .relin_for(a.level)
             .ok_or_else(|| CkksError::MissingKey("relinearisation key".into()))?;
         let (c0, c1) = self.traced("HMultRescale", a.level, |e| {
-            let d0 = e.backend.mul(&a.c0, &b.c0)?;
-            let mut d1 = e.backend.mul(&a.c0, &b.c1)?;
-            e.backend.mul_acc(&mut d1, &a.c1, &b.c0)?;
-            let d2 = e.backend.mul(&a.c1, &b.c1)?;
+            let [d0, d1, d2] = e.tensor_parts(a, b)?;
             let (u0, u1) = e.key_switch_ext(&d2, a.level, rlk)?;
             Ok((
                 e.mod_down_rescale(&d0, &u0, a.level, rlk)?,

@@ -16,8 +16,9 @@ pub struct SimulateArgs {
     /// cifher-8/16/32/64, h3, h3-hbm, h3-ddr4, cofhee) or a TOML machine description.
     #[arg(long, default_value = "ark")]
     pub arch: String,
-    /// Workload: bootstrap, hmult, hrot, keyswitch, hadd, pmult, ntt (CKKS presets); ntt, intt,
-    /// polymul, ctmult (128-bit words: cofhee-n12, cofhee-n13); or a tessera-trace file.
+    /// Workload: bootstrap, hmult, hrot, keyswitch, hadd, pmult, tensor, ntt (CKKS presets);
+    /// ntt, intt, polymul, ctmult (128-bit words: cofhee-n12, cofhee-n13); or a tessera-trace
+    /// file.
     #[arg(long, default_value = "bootstrap")]
     pub workload: String,
     /// Parameter preset of a built-in workload (default: ark on vector machines,
@@ -44,6 +45,11 @@ pub struct SimulateArgs {
     /// chiplet, reporting tasks per minute.
     #[arg(long, default_value = "latency", value_parser = ["latency", "throughput"])]
     pub mode: String,
+    /// Time the workload as one step of a longer program, as micro-benchmarks time an
+    /// operation: its input ciphertexts are already on chip and its results stay there
+    /// (keys and plaintexts still come from off-chip memory).
+    #[arg(long)]
+    pub warm: bool,
     /// One JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -85,11 +91,19 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
                     "timelines and plots in throughput mode (run --mode latency)".into(),
                 ));
             }
+            if a.warm {
+                return Err(SimError::Unsupported(
+                    "--warm in throughput mode (independent tasks load their own inputs)".into(),
+                ));
+            }
             report::throughput(m, &w.label, &w.instrs)?
         }
         Arch::Vector(m) => {
-            let keep = a.timeline.is_some() || a.plot.is_some();
-            let s = engine::run(m, &w.instrs, keep)?;
+            let opts = engine::RunOptions {
+                keep_slots: a.timeline.is_some() || a.plot.is_some(),
+                warm: a.warm,
+            };
+            let s = engine::run_with(m, &w.instrs, &opts)?;
             if let Some(path) = &a.timeline {
                 tessera_sim::timeline::write_chrome_trace(m, &s, path)?;
                 eprintln!(
@@ -103,6 +117,11 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             report::report(m, &w.label, &s)
         }
         Arch::Pe(_) => {
+            if a.warm {
+                return Err(SimError::Unsupported(
+                    "--warm on single-PE models (their commands name every transfer)".into(),
+                ));
+            }
             if a.timeline.is_some() || a.plot.is_some() {
                 return Err(SimError::Unsupported(
                     "timelines and plots of single-PE models (their commands run one at a time)"

@@ -60,6 +60,7 @@ pub fn run(a: &SweepArgs) -> Result<(), SimError> {
             streamed_keyswitch: a.streamed_keyswitch,
             set: Vec::new(),
             mode: "latency".into(),
+            warm: false,
             json: false,
             timeline: None,
             plot: None,

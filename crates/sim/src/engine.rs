@@ -88,6 +88,31 @@ fn kind_of(i: &Instr) -> &'static str {
 /// Simulates `instrs` (one stream, ring degree from the instructions) on `m`. With
 /// `keep_slots`, every instruction's placement is kept for a timeline.
 pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, SimError> {
+    run_with(
+        m,
+        instrs,
+        &RunOptions {
+            keep_slots,
+            warm: false,
+        },
+    )
+}
+
+/// How to run a trace.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Keep every instruction's slot (for timelines).
+    pub keep_slots: bool,
+    /// Time the program as one step inside a longer one, as micro-benchmarks time an
+    /// operation: its input ciphertexts (loaded before the first compute instruction) are
+    /// already on chip and its results (stored after the last) stay there, so neither moves
+    /// off-chip. Keys and plaintexts still come from off-chip memory.
+    pub warm: bool,
+}
+
+/// [`run`] with options.
+pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Schedule, SimError> {
+    let keep_slots = opts.keep_slots;
     let w = m.word_bytes();
     let cap = m.scratchpad_mb() * 1048576.0;
     let off_bpc = m.memory.offchip.bandwidth_gbs / m.clock.ghz;
@@ -131,6 +156,14 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         .filter(|(_, i)| is_compute(m, i.op))
         .map(|(p, _)| p)
         .collect();
+    // Under `warm`, the inputs before the first compute instruction and the results after
+    // the last are on chip already / stay there.
+    let (first_c, last_c) = (
+        compute_pos.first().copied().unwrap_or(usize::MAX),
+        compute_pos.last().copied().unwrap_or(0),
+    );
+    let on_chip_input = |pos: usize, kind: &str| opts.warm && pos < first_c && kind == "ciphertext";
+    let on_chip_output = |pos: usize| opts.warm && pos > last_c;
     let next_compute = |pos: usize| -> usize {
         compute_pos
             .get(compute_pos.partition_point(|&p| p <= pos))
@@ -370,6 +403,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                             backing = Backing::Temp;
                         }
                     }
+                    _ if on_chip_input(pos, kind) => {}
                     _ => {
                         if ins.op == Op::Load || !m.options.seeded_keys {
                             for &l in &ins.limbs {
@@ -380,6 +414,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
                 }
                 *s.offchip_by_kind.entry(kind).or_default() += per_chan.iter().sum::<f64>();
             }
+            Op::Store if on_chip_output(pos) => {}
             Op::Store => {
                 for &l in &ins.limbs {
                     per_chan[chan(l)] += limb_bytes;

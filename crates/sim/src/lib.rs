@@ -43,3 +43,18 @@ pub fn simulate(
     let s = engine::run(m, instrs, false)?;
     Ok(report::report(m, workload, &s))
 }
+
+/// [`simulate`] with the inputs already on chip and the results left there
+/// ([`engine::RunOptions::warm`]): an operation's time inside a longer program.
+pub fn simulate_warm(
+    m: &machine::Machine,
+    workload: &str,
+    instrs: &[Instr],
+) -> Result<Report, SimError> {
+    let opts = engine::RunOptions {
+        keep_slots: false,
+        warm: true,
+    };
+    let s = engine::run_with(m, instrs, &opts)?;
+    Ok(report::report(m, workload, &s))
+}

@@ -20,13 +20,14 @@ pub const WORKLOADS: &[&str] = &[
     "keyswitch",
     "hadd",
     "pmult",
+    "tensor",
     "ntt",
 ];
 
 /// What to record.
 #[derive(Clone, Debug)]
 pub struct WorkloadSpec {
-    /// `bootstrap`, `hmult`, `hrot`, `keyswitch` or `ntt`.
+    /// One of [`WORKLOADS`].
     pub name: String,
     /// CKKS preset (for `bootstrap`: a bootstrapping preset, `ark` / `lattigo` / `h3` / `reed` / `cifher` / `test-boot`).
     pub params: String,
@@ -159,6 +160,15 @@ fn one(
             let y = ev.load(&ct)?;
             let z = ev.add(&x, &y)?;
             store(&mut ev, &z);
+        }
+        "tensor" => {
+            let x = ev.load(&ct)?;
+            let y = ev.load(&ct)?;
+            let parts = ev.tensor(&x, &y)?;
+            let b = ev.backend_mut();
+            for d in &parts {
+                b.record_store(d);
+            }
         }
         "pmult" => {
             let x = ev.load(&ct)?;

@@ -130,6 +130,44 @@ fn ready_work_fills_an_earlier_gap_of_its_unit() {
     );
 }
 
+/// Warm timing (`RunOptions::warm`): the input ciphertexts loaded before the first compute
+/// instruction and the stores after the last move nothing off-chip; a key loaded in between
+/// still does.
+#[test]
+fn warm_runs_keep_inputs_and_results_on_chip() {
+    use tessera_sim::engine::{run_with, RunOptions};
+    let mut key = ins(2, Op::Load, 3, &[], 1);
+    key.kind = Some("evalkey".into());
+    key.host = Some(7);
+    let t = vec![
+        ins(0, Op::Load, 1, &[], 2),
+        ins(1, Op::Ntt, 1, &[1], 2),
+        key,
+        ins(3, Op::Mul, 2, &[1, 3], 1),
+        ins(4, Op::Store, 4, &[2], 1),
+    ];
+    let m = machine();
+    let cold = run(&m, &t, false).unwrap();
+    assert_eq!(cold.offchip_bytes, 4.0 * LIMB);
+    let opts = RunOptions {
+        keep_slots: false,
+        warm: true,
+    };
+    let warm = run_with(&m, &t, &opts).unwrap();
+    assert_eq!(warm.offchip_bytes, LIMB);
+    assert_eq!(warm.offchip_by_kind["evalkey"], LIMB);
+    assert!(warm.cycles < cold.cycles);
+    // The tensor workload is the four products of HMult and nothing else.
+    let w = record(&WorkloadSpec::new("tensor", "test-small")).unwrap();
+    let ops: Vec<_> = w
+        .instrs
+        .iter()
+        .filter(|i| !matches!(i.op, Op::Load | Op::Store | Op::Begin | Op::End))
+        .map(|i| i.op)
+        .collect();
+    assert_eq!(ops, [Op::Mul, Op::Mul, Op::MulAcc, Op::Mul]);
+}
+
 #[test]
 fn loads_are_bound_by_offchip_bandwidth() {
     // Two loads of 10 limbs each queue on the one channel: 2 x 327.68 cycles.
