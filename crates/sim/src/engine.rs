@@ -173,6 +173,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
     let mut produced_at: HashMap<u64, usize> = HashMap::new();
     let mut produced_op: HashMap<u64, Op> = HashMap::new();
     let mut prev_compute = usize::MAX;
+    let mut prev_reads: HashSet<u64> = HashSet::new();
     let mut bufs: HashMap<u64, Buf> = HashMap::new();
     let mut open: Vec<(String, usize, f64, f64)> = Vec::new();
     let mut rr = 0usize;
@@ -330,8 +331,10 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
         };
         if let Some(shape) = shape {
             // Operator chaining through the register files (ark.md V-C, Fig. 2a): a source
-            // the previous compute instruction produced is still in the RFs, and a result
-            // only the next compute instruction reads need not reach the scratchpad.
+            // the previous compute instruction produced or read is still in the RFs (the two
+            // stream the same limbs in lockstep: the two halves of a key-switch inner product
+            // read each extended digit once), and a result only the next compute instruction
+            // reads need not reach the scratchpad.
             // A multiply whose only consumer is an add or subtract runs with it as one
             // multiply-add on the MADU (ark.md V: "multiply-add units"), so the product never
             // reaches the scratchpad.
@@ -339,7 +342,8 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
             let mad_pair = |consumer: usize| matches!(instrs[consumer].op, Op::Add | Op::Sub);
             let chained = |id: &u64| {
                 let temp = bufs.get(id).map(|b| b.backing) == Some(Backing::Temp);
-                let prev = prev_compute != usize::MAX && produced_at.get(id) == Some(&prev_compute);
+                let prev = prev_compute != usize::MAX && produced_at.get(id) == Some(&prev_compute)
+                    || prev_reads.contains(id);
                 let mad = produced_op.get(id) == Some(&Op::Mul)
                     && single_use(*id) == Some(pos)
                     && mad_pair(pos);
@@ -561,6 +565,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
         }
         if is_compute(m, ins.op) {
             prev_compute = pos;
+            prev_reads = ins.srcs.iter().copied().collect();
         }
         for id in &ins.srcs {
             let r = read_start.entry(*id).or_insert(start_first);

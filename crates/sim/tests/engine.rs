@@ -231,6 +231,37 @@ fn a_spill_takes_only_the_limbs_needed() {
     assert_eq!(s.overflow_bytes, 0.0);
 }
 
+/// A source the previous instruction also read is still in the RFs: of two products that
+/// share an operand (the two halves of a key-switch inner product share the digits), the
+/// second reads only its other operand from the scratchpad. Port accesses: 3 + 2 against
+/// 3 + 3 when the operands differ.
+#[test]
+fn a_source_the_previous_instruction_read_comes_from_the_rfs() {
+    use tessera_sim::mapping::{Layout, Resource};
+    let port = |second: u64| {
+        let mut t = vec![
+            ins(0, Op::Load, 1, &[], 1),
+            ins(1, Op::Load, 2, &[], 1),
+            ins(2, Op::Load, 3, &[], 1),
+            ins(3, Op::Load, 4, &[], 1),
+            ins(4, Op::Mul, 5, &[1, 2], 1),
+            ins(5, Op::Mul, 6, &[second, 3], 1),
+        ];
+        t.push(ins(6, Op::Store, 7, &[5], 1));
+        t.push(ins(7, Op::Store, 8, &[6], 1));
+        let m = machine()
+            .with_setting("memory.scratchpad.bandwidth_gbs", "1000.0")
+            .unwrap();
+        let s = run(&m, &t, false).unwrap();
+        s.busy[Resource::Scratchpad(0).index(&Layout::of(&m))]
+    };
+    let (shared, distinct) = (port(1), port(4));
+    assert!(
+        (shared / distinct - 5.0 / 6.0).abs() < 1e-9,
+        "{shared} vs {distinct}"
+    );
+}
+
 #[test]
 fn a_result_chained_to_its_only_consumer_takes_no_scratchpad() {
     // Room for two limbs: A and B are loaded, C = A + B streams through the RFs into
