@@ -13,6 +13,7 @@
 //! println!("{:.1} us, {:.1} W", r.time_s * 1e6, r.avg_power_w);
 //! ```
 
+pub mod additive;
 pub mod arch;
 pub mod cofhee;
 pub mod cost;

@@ -473,6 +473,16 @@ pub fn reed(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
                     Some((0.8, 1.2)),
                     "reed.md Table 3; reed-boot (prime sizes ours), streamed key switch, minimum key-switching for memory (see source)",
                 ));
+                let sum = crate::additive::sum_of_operations(&m, &boot.instrs)?;
+                v.push(row(
+                    "reed",
+                    &format!("{label}: Bootstrapping as the sum of its operations' warm times"),
+                    "ms",
+                    Some(paper),
+                    sum * 1e3,
+                    None,
+                    "reed.md 6.1's method (macro-instruction runtimes added along the program); the row above simulates the whole program, ciphertexts through HBM included",
+                ));
             }
             None => v.push(missing(
                 "reed",

@@ -628,3 +628,28 @@ fn h3_memory_variants_order_by_offchip_bandwidth() {
     let (a_hbm, _) = area_power(&Machine::load("h3-hbm").unwrap());
     assert!((a_h3 - a_hbm - 192.0).abs() < 1e-9, "{a_h3} {a_hbm}");
 }
+
+/// The additive model: a program of one HE operation sums to that operation's warm time,
+/// a bootstrapping (many spans) is summed span by span, and unbalanced spans are an error.
+#[test]
+fn the_sum_of_operations_adds_warm_operation_times() {
+    use tessera_sim::additive::sum_of_operations;
+    use tessera_sim::engine::{run_with, RunOptions};
+    let m = Machine::load("ark").unwrap();
+    let w = record(&WorkloadSpec::new("hmult", "test-small")).unwrap();
+    let opts = RunOptions {
+        keep_slots: false,
+        warm: true,
+    };
+    let warm = run_with(&m, &w.instrs, &opts).unwrap().cycles / 1e9;
+    let sum = sum_of_operations(&m, &w.instrs).unwrap();
+    assert!((sum - warm).abs() <= 1e-12 + 1e-9 * warm, "{sum} vs {warm}");
+    let b = record(&WorkloadSpec::new("bootstrap", "test-boot")).unwrap();
+    let sum = sum_of_operations(&m, &b.instrs).unwrap();
+    let whole = run(&m, &b.instrs, false).unwrap().cycles / 1e9;
+    assert!(sum > 0.0 && whole > 0.0);
+    // Unbalanced spans are an error, not a silent sum.
+    let mut broken = w.instrs.clone();
+    broken.retain(|i| i.op != Op::End);
+    assert!(sum_of_operations(&m, &broken).is_err());
+}

@@ -1,0 +1,108 @@
+//! The additive model of a program: the sum of its HE operations' warm times.
+//!
+//! Some papers obtain a long workload's time this way: REED times each macro-instruction
+//! (KeySwitch, MULT, ...) from its static micro-instruction schedule, then adds them up along
+//! OpenFHE's sequence of operations (reed.md 6.1). The whole-program simulation
+//! ([`crate::engine::run`]) also charges what the sum leaves out: ciphertexts that do not fit
+//! on chip between operations go off-chip and come back, and operations do not overlap. Both
+//! figures side by side show how much of a gap is that method.
+
+use crate::engine::{run_with, RunOptions};
+use crate::error::SimError;
+use crate::machine::Machine;
+use std::collections::{HashMap, HashSet};
+use tessera_backend::trace::{Instr, Op};
+
+/// Seconds: the sum over the trace's outermost HE operations (its `begin`/`end` spans) of
+/// each one simulated alone and warm ([`RunOptions::warm`]): its input ciphertexts on chip,
+/// its keys and plaintexts loaded from off-chip memory, its results left on chip.
+/// Instructions outside every span are ignored (the program's own input loads and final
+/// stores).
+pub fn sum_of_operations(m: &Machine, instrs: &[Instr]) -> Result<f64, SimError> {
+    // Shape of every buffer, for the loads that stand in for an operation's inputs.
+    let mut shape: HashMap<u64, (Vec<usize>, usize)> = HashMap::new();
+    for i in instrs {
+        if let Some(d) = i.dst {
+            shape.insert(d, (i.limbs.clone(), i.n));
+        }
+    }
+    let opts = RunOptions {
+        keep_slots: false,
+        warm: true,
+    };
+    let mut total = 0.0;
+    let mut depth = 0usize;
+    let mut group: Vec<Instr> = Vec::new();
+    for i in instrs {
+        match i.op {
+            Op::Begin => {
+                depth += 1;
+                if depth == 1 {
+                    group.clear();
+                    continue;
+                }
+            }
+            Op::End => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| SimError::Trace(format!("seq {}: end without begin", i.seq)))?;
+                if depth == 0 {
+                    let one = with_inputs(&group, &shape)?;
+                    total += run_with(m, &one, &opts)?.cycles;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        if depth > 0 {
+            group.push(i.clone());
+        }
+    }
+    if depth != 0 {
+        return Err(SimError::Trace(format!(
+            "{depth} HE operation(s) begun and never ended"
+        )));
+    }
+    Ok(total / (m.clock.ghz * 1e9))
+}
+
+/// `group` preceded by a ciphertext load of every buffer it reads but does not write.
+fn with_inputs(
+    group: &[Instr],
+    shape: &HashMap<u64, (Vec<usize>, usize)>,
+) -> Result<Vec<Instr>, SimError> {
+    let mut written: HashSet<u64> = HashSet::new();
+    let mut loads = Vec::new();
+    for i in group {
+        for s in &i.srcs {
+            if !written.contains(s) {
+                let (limbs, n) = shape.get(s).cloned().ok_or_else(|| {
+                    SimError::Trace(format!(
+                        "seq {}: source buffer {s} was never written",
+                        i.seq
+                    ))
+                })?;
+                written.insert(*s);
+                loads.push(Instr {
+                    seq: i.seq,
+                    op: Op::Load,
+                    dst: Some(*s),
+                    srcs: Vec::new(),
+                    limbs,
+                    n,
+                    kind: Some("ciphertext".into()),
+                    galois: None,
+                    mode: None,
+                    name: None,
+                    level: None,
+                    host: None,
+                });
+            }
+        }
+        if let Some(d) = i.dst {
+            written.insert(d);
+        }
+    }
+    loads.extend(group.iter().cloned());
+    Ok(loads)
+}
