@@ -438,7 +438,8 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
             );
             s.offchip_bytes += offchip;
         }
-        if !pre.tasks.is_empty() {
+        let reloads = !pre.tasks.is_empty();
+        if reloads {
             lowered.phases.insert(0, pre);
         }
         // Destination occupancy (new temporaries; in-place ops reuse their buffer).
@@ -500,9 +501,14 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
         let mut start_first = t;
         let mut busy_slots = Vec::new();
         let mut first_out = t;
+        let deps = t;
         for (i, ph) in lowered.phases.iter().enumerate() {
             let tasks: Vec<(usize, f64)> =
                 ph.tasks.iter().map(|&(r, c)| (r.index(&lay), c)).collect();
+            // A reload of spilled sources is prefetched: it waits for its place in the DMA
+            // queue (behind the spill that wrote the data out), not for the instruction's
+            // other sources.
+            let lower = if i == 0 && reloads { 0.0 } else { t };
             // Off-chip transfers leave a DMA queue in program order: they fill no earlier gap.
             let queue = ph
                 .tasks
@@ -510,7 +516,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                 .zip(&tasks)
                 .filter(|((r, _), _)| matches!(r, Resource::Offchip(_)))
                 .map(|(_, &(idx, _))| table.resource(idx).last_end())
-                .fold(t, f64::max);
+                .fold(lower, f64::max);
             let t0 = table.place(queue, &tasks);
             table.reserve(t0, &tasks);
             if i == 0 {
@@ -525,7 +531,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                 }
             }
             first_out = t0 + longest / parts + ph.latency;
-            t = t0 + longest + ph.latency;
+            t = (t0 + longest + ph.latency).max(deps);
         }
         let tail = lowered
             .phases

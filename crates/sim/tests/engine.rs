@@ -210,6 +210,37 @@ fn a_full_scratchpad_spills_the_value_needed_last() {
 }
 
 #[test]
+fn a_reload_is_prefetched_behind_its_spill() {
+    // Room for two limbs. Loading C spills A (next used last); D = B + C is ready at
+    // 3 x 32.768 + 32.768 (A's spill) + 8. A's reload for E = A + D queues right behind C's
+    // load (131.072) instead of waiting for D, so E ends at 131.072 + 32.768 + 8.
+    let m = machine()
+        .with_setting("memory.scratchpad.capacity_mb", "0.0625")
+        .unwrap();
+    let t = vec![
+        ins(0, Op::Load, 1, &[], 1),
+        ins(1, Op::Load, 2, &[], 1),
+        ins(2, Op::Load, 3, &[], 1),
+        ins(3, Op::Add, 4, &[2, 3], 1),
+        ins(4, Op::Add, 5, &[1, 4], 1),
+        ins(5, Op::Store, 6, &[5], 1),
+    ];
+    let s = run(&m, &t, true).unwrap();
+    assert_eq!(s.offchip_by_kind["spill"], LIMB);
+    let e = s.slots.iter().find(|x| x.seq == 4).unwrap();
+    assert!(
+        (e.start - 4.0 * 32.768).abs() < 1e-6,
+        "reload at {}",
+        e.start
+    );
+    assert!(
+        (e.end - (5.0 * 32.768 + 8.0)).abs() < 1e-6,
+        "E ends at {}",
+        e.end
+    );
+}
+
+#[test]
 fn a_spill_takes_only_the_limbs_needed() {
     // Room for six limbs. X (4 limbs) and Y (2) fill it; Z = Y + Y (2 limbs, read twice, so
     // stored) needs two more, so X (next used last) gives up two of its four limbs, and only
