@@ -475,7 +475,7 @@ fn presets() -> Vec<&'static str> {
 /// Runs a workload on an accelerator model; returns the report as a JSON string (the
 /// Python wrapper `tessera.simulate` parses it into a dict).
 #[pyfunction]
-#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new(), mode="latency"))]
+#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new(), mode="latency", warm=false))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_json(
     arch: &str,
@@ -486,6 +486,7 @@ fn simulate_json(
     min_ks: bool,
     sets: Vec<String>,
     mode: &str,
+    warm: bool,
 ) -> PyResult<String> {
     let sim = |e: tessera_sim::SimError| TesseraError::new_err(e.to_string());
     let m = tessera_sim::arch::Arch::load_with(arch, &sets).map_err(sim)?;
@@ -495,6 +496,14 @@ fn simulate_json(
     spec.min_ks = min_ks;
     let w = tessera_sim::workload::load(&spec).map_err(sim)?;
     let r = match (mode, &m) {
+        ("latency", tessera_sim::arch::Arch::Vector(v)) if warm => {
+            tessera_sim::simulate_warm(v, &w.label, &w.instrs).map_err(sim)?
+        }
+        (_, _) if warm => {
+            return Err(TesseraError::new_err(
+                "warm=True needs mode='latency' on a vector machine (not a single-PE model)",
+            ))
+        }
         ("latency", _) => m.simulate(&w.label, &w.instrs).map_err(sim)?,
         ("throughput", tessera_sim::arch::Arch::Vector(v)) => {
             tessera_sim::report::throughput(v, &w.label, &w.instrs).map_err(sim)?

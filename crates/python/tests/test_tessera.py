@@ -121,6 +121,16 @@ def test_simulate_reports_time_energy_and_area():
     assert eight["area_mm2"] > r["area_mm2"]
 
 
+def test_warm_simulation_moves_no_ciphertext_off_chip():
+    cold = tessera.simulate("ark", "tensor", "test-small")
+    warm = tessera.simulate("ark", "tensor", "test-small", warm=True)
+    assert cold["offchip_by_kind_bytes"]["ciphertext"] > 0
+    assert warm["offchip_by_kind_bytes"].get("ciphertext", 0.0) == 0.0
+    assert warm["time_s"] < cold["time_s"]
+    with pytest.raises(tessera.TesseraError, match="warm"):
+        tessera.simulate("ark", "tensor", "test-small", warm=True, mode="throughput")
+
+
 def test_simulate_errors_name_the_parameter():
     with pytest.raises(tessera.TesseraError, match="arch"):
         tessera.simulate("no-such-arch", "hmult", "test-small")

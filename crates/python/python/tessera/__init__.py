@@ -59,13 +59,17 @@ def simulate(
     min_ks: bool = False,
     sets: Optional[list] = None,
     mode: str = "latency",
+    warm: bool = False,
 ) -> dict:
     """Runs a workload on an accelerator model, like ``tessera simulate --json``.
 
     ``arch`` is a built-in machine (``"ark"``) or a TOML file; ``workload`` one of
-    ``bootstrap``, ``hmult``, ``hrot``, ``keyswitch``, ``ntt`` or a tessera-trace file;
-    ``sets`` overrides machine values, e.g. ``["chip.clusters=8"]``; ``mode`` is ``latency``
-    (one task over the machine) or ``throughput`` (one task per cluster). Returns the report
+    ``bootstrap``, ``hmult``, ``hrot``, ``keyswitch``, ``hadd``, ``pmult``, ``tensor``,
+    ``ntt`` or a tessera-trace file; ``sets`` overrides machine values, e.g.
+    ``["chip.clusters=8"]``; ``mode`` is ``latency`` (one task over the machine) or
+    ``throughput`` (one task per cluster); ``warm=True`` times the workload with its input
+    ciphertexts already on chip and its results left there, as micro-benchmarks time an
+    operation (``tessera simulate --warm``). Returns the report
     (``time_s``, ``energy_j``, ``area_mm2``, ``utilization``, ``tasks_per_minute``, ...) as a
     dict.
 
@@ -74,7 +78,9 @@ def simulate(
     True
     """
     return json.loads(
-        simulate_json(arch, workload, params, level, of_limb, min_ks, list(sets or []), mode)
+        simulate_json(
+            arch, workload, params, level, of_limb, min_ks, list(sets or []), mode, warm
+        )
     )
 
 
