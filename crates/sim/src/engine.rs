@@ -286,11 +286,11 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
         let mut through_rf = false;
         // The add or subtract of a multiply-add pair (see the RF chaining below) is the adder
         // stage of the MADU pass its multiply already made (ark.md V: multiply-add units
-        // compute a * b + c per lane per cycle): it moves data but takes no MADU pass of its
-        // own.
+        // compute a * b + c per lane per cycle, b a vector or a per-limb constant): it moves
+        // data but takes no MADU pass of its own.
         let mad_tail = matches!(ins.op, Op::Add | Op::Sub)
             && ins.srcs.iter().any(|id| {
-                produced_op.get(id) == Some(&Op::Mul)
+                produced_op.get(id).is_some_and(|&o| is_multiply(o))
                     && uses
                         .temp
                         .get(id)
@@ -335,16 +335,16 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
             // stream the same limbs in lockstep: the two halves of a key-switch inner product
             // read each extended digit once), and a result only the next compute instruction
             // reads need not reach the scratchpad.
-            // A multiply whose only consumer is an add or subtract runs with it as one
-            // multiply-add on the MADU (ark.md V: "multiply-add units"), so the product never
-            // reaches the scratchpad.
+            // A multiply (by a vector or a per-limb constant) whose only consumer is an add or
+            // subtract runs with it as one multiply-add on the MADU (ark.md V: "multiply-add
+            // units"), so the product never reaches the scratchpad.
             let single_use = |id: u64| uses.temp.get(&id).filter(|v| v.len() == 1).map(|v| v[0]);
             let mad_pair = |consumer: usize| matches!(instrs[consumer].op, Op::Add | Op::Sub);
             let chained = |id: &u64| {
                 let temp = bufs.get(id).map(|b| b.backing) == Some(Backing::Temp);
                 let prev = prev_compute != usize::MAX && produced_at.get(id) == Some(&prev_compute)
                     || prev_reads.contains(id);
-                let mad = produced_op.get(id) == Some(&Op::Mul)
+                let mad = produced_op.get(id).is_some_and(|&o| is_multiply(o))
                     && single_use(*id) == Some(pos)
                     && mad_pair(pos);
                 temp && (prev || mad)
@@ -355,7 +355,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
             let write = match ins.dst {
                 Some(d) => {
                     let next_only = uses.next_temp(d, pos) == nc && last_use.get(&d) == Some(&nc);
-                    let fused = ins.op == Op::Mul && single_use(d).is_some_and(mad_pair);
+                    let fused = is_multiply(ins.op) && single_use(d).is_some_and(mad_pair);
                     !(next_only || fused)
                 }
                 None => true,
@@ -718,6 +718,12 @@ fn streamable(instrs: &[Instr]) -> HashSet<u64> {
         }
     }
     out
+}
+
+/// A product a multiply-add unit can fuse with the add or subtract that consumes it: of two
+/// vectors, or of a vector and a per-limb constant.
+fn is_multiply(op: Op) -> bool {
+    matches!(op, Op::Mul | Op::MulScalar)
 }
 
 fn is_compute(m: &Machine, op: Op) -> bool {

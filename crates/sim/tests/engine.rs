@@ -332,6 +332,11 @@ fn a_multiply_add_pair_takes_one_madu_pass() {
     t2.push(ins(5, Op::Add, 6, &[4, 5], 1));
     let s = run(&m, &t2, false).unwrap();
     assert!((s.busy[Resource::Madu(0).index(&lay)] - 24.0).abs() < 1e-9);
+    // A product by a per-limb constant fuses the same way (a * c + b).
+    let mut t3 = t.clone();
+    t3[3] = ins(3, Op::MulScalar, 4, &[1], 1);
+    let s = run(&m, &t3, false).unwrap();
+    assert!((s.busy[Resource::Madu(0).index(&lay)] - 8.0).abs() < 1e-9);
 }
 
 #[test]
