@@ -212,6 +212,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
             _ => {}
         }
         s.instructions += 1;
+        res.set_now(pos);
         // Sources: ready times, and reloads of spilled temporaries or evicted cached limbs.
         let mut keep: HashSet<Entry> = HashSet::new();
         for id in &ins.srcs {

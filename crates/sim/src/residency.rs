@@ -3,11 +3,12 @@
 //! Keys and plaintexts are cached per (host object, limb): a later load of the same object,
 //! at any level, hits the limbs still resident and fetches only the others. Ciphertext
 //! temporaries live from the instruction that creates them to their last use. When the
-//! scratchpad is full, the entry whose next use is farthest away goes first (Belady's
-//! replacement: the program is static, so its compiler knows the future, as ARK's
-//! VLIW-style scheduler does): a cached limb is dropped (it is clean), a live temporary is
-//! spilled off-chip and reloaded at its next use. Eviction is limb-granular: only as many
-//! limbs of the victim go as the new data needs, and only those come back at its next use.
+//! scratchpad is full, the entry whose next use is farthest away per transfer its eviction
+//! costs goes first (Belady's replacement weighted by cost: the program is static, so its
+//! compiler knows the future, as ARK's VLIW-style scheduler does): a cached limb is dropped
+//! (it is clean: one reload), a live temporary is spilled off-chip and reloaded at its next
+//! use (two transfers). Eviction is limb-granular: only as many limbs of the victim go as
+//! the new data needs, and only those come back at its next use.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -32,6 +33,7 @@ pub struct Residency {
     /// Per resident entry: its LRU key, resident bytes, and eviction grain (one limb).
     stamp: HashMap<Entry, ((usize, u64), f64, f64)>,
     spilled: HashMap<u64, f64>,
+    now: usize,
     /// Bytes that did not fit even after evicting everything else.
     pub overflow_bytes: f64,
 }
@@ -54,6 +56,7 @@ impl Residency {
             lru: BTreeMap::new(),
             stamp: HashMap::new(),
             spilled: HashMap::new(),
+            now: 0,
             overflow_bytes: 0.0,
         }
     }
@@ -101,17 +104,48 @@ impl Residency {
         self.peak = self.peak.max(self.used);
     }
 
-    fn make_room(&mut self, bytes: f64, keep: &HashSet<Entry>, spills: &mut Spills) {
-        let mut skipped = Vec::new();
-        while self.used + bytes > self.capacity {
-            let Some((&s, &e)) = self.lru.iter().next_back() else {
-                break;
-            };
+    /// The program position now (for the next-use distances of [`Residency::victim`]).
+    pub fn set_now(&mut self, pos: usize) {
+        self.now = pos;
+    }
+
+    /// The entry to evict: the one whose next use is farthest per transfer its eviction
+    /// costs. A clean cached limb costs one (its reload), a live temporary two (its spill and
+    /// its reload), so a clean limb used at least half as far away goes first. Entries in
+    /// `keep` are never chosen.
+    fn victim(&self, keep: &HashSet<Entry>) -> Option<((usize, u64), Entry)> {
+        let dist = |next: usize| next.saturating_sub(self.now) as f64;
+        let mut best: Option<((usize, u64), Entry, f64)> = None;
+        for (&s, &e) in self.lru.iter().rev() {
             if keep.contains(&e) {
-                self.lru.remove(&s);
-                skipped.push((s, e));
                 continue;
             }
+            let d = dist(s.0);
+            if let Some((_, _, score)) = best {
+                // Farther entries come first: nothing nearer than half the best can win.
+                if d < score {
+                    break;
+                }
+            }
+            let score = match e {
+                Entry::Temp(_) => d / 2.0,
+                Entry::Host(..) => d,
+            };
+            if best.is_none_or(|(_, _, b)| score > b) {
+                best = Some((s, e, score));
+            }
+            if s.0 == usize::MAX {
+                break;
+            }
+        }
+        best.map(|(s, e, _)| (s, e))
+    }
+
+    fn make_room(&mut self, bytes: f64, keep: &HashSet<Entry>, spills: &mut Spills) {
+        while self.used + bytes > self.capacity {
+            let Some((s, e)) = self.victim(keep) else {
+                break;
+            };
             let (_, b, grain) = self.stamp[&e];
             match e {
                 Entry::Temp(id) => {
@@ -138,9 +172,6 @@ impl Residency {
                     self.used -= b;
                 }
             }
-        }
-        for (s, e) in skipped {
-            self.lru.insert(s, e);
         }
         if self.used + bytes > self.capacity {
             self.overflow_bytes += self.used + bytes - self.capacity;
@@ -190,6 +221,32 @@ impl Residency {
                 self.touch(e, next);
                 0.0
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Eviction weighs distance by cost: a clean cached limb (one reload) used at least half
+    /// as far away as a live temporary (a spill and a reload) goes first.
+    #[test]
+    fn a_clean_limb_goes_before_a_temporary_used_less_than_twice_as_far() {
+        let keep = HashSet::new();
+        for (host_next, evicted_temp) in [(8usize, false), (6, false), (4, true)] {
+            let mut r = Residency::new(2.0);
+            let mut spills = Spills::default();
+            r.insert(Entry::Temp(1), 1.0, 1.0, 10, &keep, &mut spills);
+            r.insert(Entry::Host(7, 0), 1.0, 1.0, host_next, &keep, &mut spills);
+            r.insert(Entry::Temp(2), 1.0, 1.0, 3, &keep, &mut spills);
+            assert_eq!(
+                !spills.stores.is_empty(),
+                evicted_temp,
+                "host next use {host_next}"
+            );
+            assert_eq!(r.resident(Entry::Host(7, 0)), evicted_temp);
+            assert_eq!(r.resident(Entry::Temp(1)), !evicted_temp);
         }
     }
 }
