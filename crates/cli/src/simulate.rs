@@ -114,7 +114,10 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
                 tessera_sim::timeline::write_utilization_svg(m, &s, &w.label, path)?;
                 eprintln!("utilization plot written to {path}");
             }
-            report::report(m, &w.label, &s)
+            report::Report {
+                warm: a.warm,
+                ..report::report(m, &w.label, &s)
+            }
         }
         Arch::Pe(_) => {
             if a.warm {
@@ -139,8 +142,16 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
         return Ok(());
     }
     emit(&format!(
-        "{} on {} ({} instructions, simulated in {:.2} s)",
-        r.workload, r.arch, r.instructions, sim_s
+        "{} on {} ({} instructions, simulated in {:.2} s){}",
+        r.workload,
+        r.arch,
+        r.instructions,
+        sim_s,
+        if r.warm {
+            "; warm: inputs on chip, results left there"
+        } else {
+            ""
+        }
     ));
     let mut rows = vec![
         vec!["time".into(), format!("{:.3} ms", r.time_s * 1e3)],

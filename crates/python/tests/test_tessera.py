@@ -127,6 +127,7 @@ def test_warm_simulation_moves_no_ciphertext_off_chip():
     assert cold["offchip_by_kind_bytes"]["ciphertext"] > 0
     assert warm["offchip_by_kind_bytes"].get("ciphertext", 0.0) == 0.0
     assert warm["time_s"] < cold["time_s"]
+    assert warm["warm"] is True and cold["warm"] is False
     with pytest.raises(tessera.TesseraError, match="warm"):
         tessera.simulate("ark", "tensor", "test-small", warm=True, mode="throughput")
 

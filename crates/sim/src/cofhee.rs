@@ -458,6 +458,7 @@ pub fn simulate_pe(m: &PeMachine, workload: &str, instrs: &[Instr]) -> Result<Re
         edap: energy_j * time_s * m.area_mm2(),
         mode: "latency".into(),
         tasks_per_minute: if time_s > 0.0 { 60.0 / time_s } else { 0.0 },
+        warm: false,
         package: None,
         monolithic: None,
         time_by_op_s,

@@ -57,5 +57,8 @@ pub fn simulate_warm(
         warm: true,
     };
     let s = engine::run_with(m, instrs, &opts)?;
-    Ok(report::report(m, workload, &s))
+    Ok(report::Report {
+        warm: true,
+        ..report::report(m, workload, &s)
+    })
 }

@@ -44,6 +44,9 @@ pub struct Report {
     pub mode: String,
     /// Tasks finished per minute in this mode.
     pub tasks_per_minute: f64,
+    /// Timed warm: the inputs on chip and the results left there
+    /// ([`crate::engine::RunOptions::warm`]).
+    pub warm: bool,
     /// This package's yield and cost, and one monolithic die of the same logic (when the
     /// machine has a cost model).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -169,6 +172,7 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
             .collect(),
         edap: energy * time_s * area,
         mode: "latency".into(),
+        warm: false,
         tasks_per_minute: if time_s > 0.0 { 60.0 / time_s } else { 0.0 },
         package: m.cost.as_ref().map(|c| c.package(area, m.die_count())),
         monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
