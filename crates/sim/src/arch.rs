@@ -164,8 +164,9 @@ const MAX_EXTENDS_DEPTH: usize = 8;
 /// `extends = "reed"` (a built-in name or a TOML path) and writes only what changes.
 ///
 /// The child is merged over the base: tables key by key, recursively; arrays of tables whose
-/// entries carry a `name` (the `[[component]]` list) entry by entry, matching names merged
-/// and new names appended; every other value replaced.
+/// entries carry a `name` (the `[[component]]` list) entry by entry, matching names merged,
+/// new names appended, and an entry with `remove = true` deleting its namesake; every other
+/// value replaced.
 pub fn resolve_extends(
     mut v: toml::Value,
     origin: &str,
@@ -212,21 +213,22 @@ pub fn resolve_extends(
         }
     };
     let base = resolve_extends(parse(&text, name)?, name, base_dir.as_deref(), depth + 1)?;
-    Ok(merge_over(base, v))
+    merge_over(base, v)
 }
 
-/// `over` merged onto `base` (see [`resolve_extends`]).
-fn merge_over(base: toml::Value, over: toml::Value) -> toml::Value {
+/// `over` merged onto `base` (see [`resolve_extends`]). An entry of a named list with
+/// `remove = true` deletes the base's entry of that name (an error if there is none).
+fn merge_over(base: toml::Value, over: toml::Value) -> Result<toml::Value, SimError> {
     use toml::Value;
     let named = |a: &[Value]| {
         a.iter()
             .all(|e| e.get("name").and_then(Value::as_str).is_some())
     };
-    match (base, over) {
+    Ok(match (base, over) {
         (Value::Table(mut b), Value::Table(o)) => {
             for (k, ov) in o {
                 let merged = match b.remove(&k) {
-                    Some(bv) => merge_over(bv, ov),
+                    Some(bv) => merge_over(bv, ov)?,
                     None => ov,
                 };
                 b.insert(k, merged);
@@ -236,18 +238,30 @@ fn merge_over(base: toml::Value, over: toml::Value) -> toml::Value {
         (Value::Array(mut b), Value::Array(o)) if named(&b) && named(&o) => {
             for oe in o {
                 let name = oe.get("name").cloned();
-                match b.iter().position(|be| be.get("name") == name.as_ref()) {
-                    Some(i) => {
-                        let be = std::mem::replace(&mut b[i], Value::Boolean(false));
-                        b[i] = merge_over(be, oe);
+                let at = b.iter().position(|be| be.get("name") == name.as_ref());
+                let remove = oe.get("remove").and_then(Value::as_bool) == Some(true);
+                match (at, remove) {
+                    (Some(i), true) => {
+                        b.remove(i);
                     }
-                    None => b.push(oe),
+                    (None, true) => {
+                        return Err(SimError::Invalid {
+                            name: "remove",
+                            value: name.map(|n| n.to_string()).unwrap_or_default(),
+                            allowed: "the name of an entry the extended description has".into(),
+                        })
+                    }
+                    (Some(i), false) => {
+                        let be = std::mem::replace(&mut b[i], Value::Boolean(false));
+                        b[i] = merge_over(be, oe)?;
+                    }
+                    (None, false) => b.push(oe),
                 }
             }
             Value::Array(b)
         }
         (_, o) => o,
-    }
+    })
 }
 
 /// `v` with the value at dotted path `key` replaced by `value` parsed as the same type.

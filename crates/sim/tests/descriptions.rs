@@ -58,6 +58,22 @@ area_mm2 = 7.0
     assert_eq!(comps[1]["area_mm2"].as_float(), Some(5.0));
     assert_eq!(comps[2]["area_mm2"].as_float(), Some(7.0));
 
+    // `remove = true` deletes the base's component of that name; an unknown name is an error.
+    let drop = value("extends = \"base.toml\"\n[[component]]\nname = \"A\"\nremove = true\n");
+    let v = resolve_extends(drop, "child", Some(&dir), 0).unwrap();
+    let names: Vec<_> = v["component"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["B"]);
+    let typo = value("extends = \"base.toml\"\n[[component]]\nname = \"Z\"\nremove = true\n");
+    let e = resolve_extends(typo, "child", Some(&dir), 0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("remove") && e.contains('Z'), "{e}");
+
     // A cycle is refused with a message naming the key, not a stack overflow.
     std::fs::write(dir.join("x.toml"), "extends = \"y.toml\"\nname = \"x\"\n").unwrap();
     std::fs::write(dir.join("y.toml"), "extends = \"x.toml\"\nname = \"y\"\n").unwrap();
@@ -83,6 +99,20 @@ fn an_unknown_base_is_an_error_naming_the_choices() {
 /// The 28 nm REED descriptions are the 7 nm design with Table 2's 28 nm areas: everything
 /// but the areas and the wafer price is the same, and the area is the sum of the 28 nm
 /// per-component figures times the counts (1024x64: 4 x 74.59 + 12.32 mm2).
+/// H3's memory variants extend `h3`: the same tiles, another off-chip memory, and no stacked
+/// DRAM component.
+#[test]
+fn h3_variants_drop_the_stacked_dram() {
+    let h3 = Machine::load("h3").unwrap();
+    for v in ["h3-hbm", "h3-ddr4"] {
+        let m = Machine::load(v).unwrap();
+        assert_eq!(m.components.len() + 1, h3.components.len(), "{v}");
+        assert!(m.components.iter().all(|c| c.name != "Stacked DRAM"), "{v}");
+        assert!(!m.memory.offchip.per_cluster, "{v}");
+        assert_eq!(m.chip.clusters, h3.chip.clusters);
+    }
+}
+
 #[test]
 fn reed_at_28_nm_changes_areas_only() {
     for (seven, twenty_eight, expected) in [
