@@ -104,7 +104,7 @@ impl Residency {
         self.peak = self.peak.max(self.used);
     }
 
-    /// The program position now (for the next-use distances of [`Residency::victim`]).
+    /// The program position now: eviction weighs each entry by its distance to its next use.
     pub fn set_now(&mut self, pos: usize) {
         self.now = pos;
     }
