@@ -178,9 +178,9 @@ impl DiagonalMatrix {
 }
 
 /// The butterfly stages of the `s`-slot special FFT as diagonal matrices, in the order they
-/// apply. Forward (`inverse == false`): the stages of [`special_fft`] after its bit reversal,
+/// apply. Forward (`inverse == false`): the stages of `special_fft` after its bit reversal,
 /// so their product `B` satisfies `special_fft(v) = B * bitrev(v)`. Inverse: the stages of
-/// [`special_ifft`] before its bit reversal, with its `1/s` folded into the first stage, so
+/// `special_ifft` before its bit reversal, with its `1/s` folded into the first stage, so
 /// `special_ifft(z) = bitrev(B' z)`. SlotToCoeff evaluates `B` and CoeffToSlot `B'`: the bit
 /// reversals cancel across the slot-wise EvalMod between them. Each stage has 3 diagonals
 /// (rotations 0 and +-len/2).
