@@ -559,22 +559,62 @@ impl<B: Backend> Evaluator<B> {
             let mut sub = self.backend.select_limbs(d, &digit)?;
             self.backend.intt(&mut sub)?;
             let up = self.mod_up_digit(d, &sub, digit, &qp)?;
-            let b = self
-                .backend
-                .load(&key.b[i].select_limbs(&qp)?, Kind::EvalKey)?;
-            let a = self
-                .backend
-                .expand_seed(&key.seeds[i], &qp, Kind::EvalKey)?;
-            acc = Some(match acc {
-                None => (self.backend.mul(&up, &b)?, self.backend.mul(&up, &a)?),
-                Some((mut u0, mut u1)) => {
-                    self.backend.mul_acc(&mut u0, &up, &b)?;
-                    self.backend.mul_acc(&mut u1, &up, &a)?;
-                    (u0, u1)
-                }
-            });
+            acc = Some(self.accumulate_digit(acc, &up, key, i, &qp)?);
         }
         acc.ok_or_else(|| CkksError::MissingKey(format!("the key has no digits at level {level}")))
+    }
+
+    /// Streamed inner product step: `acc + (up * b_i, up * a_i)` with digit `i` of `key` over
+    /// `qp` (`b_i` loaded, `a_i` expanded from its seed), or the products alone when `acc` is
+    /// `None`.
+    fn accumulate_digit(
+        &mut self,
+        acc: Option<(B::Poly, B::Poly)>,
+        up: &B::Poly,
+        key: &SwitchingKey,
+        i: usize,
+        qp: &[usize],
+    ) -> Result<(B::Poly, B::Poly)> {
+        let b = self
+            .backend
+            .load(&key.b[i].select_limbs(qp)?, Kind::EvalKey)?;
+        let a = self.backend.expand_seed(&key.seeds[i], qp, Kind::EvalKey)?;
+        Ok(match acc {
+            None => (self.backend.mul(up, &b)?, self.backend.mul(up, &a)?),
+            Some((mut u0, mut u1)) => {
+                self.backend.mul_acc(&mut u0, up, &b)?;
+                self.backend.mul_acc(&mut u1, up, &a)?;
+                (u0, u1)
+            }
+        })
+    }
+
+    /// A hoisted rotation's inner product: the automorphism `g` of each extended digit
+    /// multiplied into the accumulators as it is made ([`KeySwitchDataflow::Streamed`]: one
+    /// rotated digit alive at a time), then ModDown.
+    fn rotated_inner_product_streamed(
+        &mut self,
+        ups: &[B::Poly],
+        g: u64,
+        level: usize,
+        key: &SwitchingKey,
+    ) -> Result<(B::Poly, B::Poly)> {
+        let plan = key.plan();
+        if plan.beta(level) != ups.len() || ups.is_empty() {
+            return Err(CkksError::MissingKey(format!(
+                "the key has {} digits at level {level}, the input has {}",
+                plan.beta(level),
+                ups.len()
+            )));
+        }
+        let qp = plan.qp_limbs(level);
+        let mut acc = None;
+        for (i, u) in ups.iter().enumerate() {
+            let rotated = self.backend.automorphism(u, g)?;
+            acc = Some(self.accumulate_digit(acc, &rotated, key, i, &qp)?);
+        }
+        let (u0, u1) = acc.expect("at least one digit");
+        self.mod_down_pair(&u0, &u1, level, key)
     }
 
     /// One digit of ModUp: its own limbs from `d`, the others by BConv of `dc` (`d` in
@@ -598,10 +638,14 @@ impl<B: Backend> Evaluator<B> {
     }
 
     fn key_reaches(key: &SwitchingKey, level: usize) -> Result<()> {
-        if key.plan().level < level {
+        Self::plan_reaches(key.plan(), level)
+    }
+
+    fn plan_reaches(plan: &KeySwitchPlan, level: usize) -> Result<()> {
+        if plan.level < level {
             return Err(CkksError::MissingKey(format!(
                 "the key was made for levels up to {}, the ciphertext is at level {level}",
-                key.plan().level
+                plan.level
             )));
         }
         Ok(())
@@ -716,42 +760,55 @@ impl<B: Backend> Evaluator<B> {
         keys: &EvaluationKeys,
     ) -> Result<Vec<Ciphertext<B::Poly>>> {
         let n = self.ctx.params().n();
+        // Plans first, keys one at a time below: on-demand keys (dnum = L + 1 makes each one
+        // 0.5 GB at N = 2^16) are then never all held at once.
         let gs = steps
             .iter()
             .map(|&r| {
                 let g = galois_element(r, n)?;
-                keys.galois_for(g, a.level).map(|k| (g, k)).ok_or_else(|| {
-                    CkksError::MissingKey(format!(
-                        "hoisted rotation by {r} needs the key for Galois element {g}"
-                    ))
-                })
+                keys.galois_plan_for(g, a.level)
+                    .map(|p| (g, p))
+                    .ok_or_else(|| {
+                        CkksError::MissingKey(format!(
+                            "hoisted rotation by {r} needs the key for Galois element {g}"
+                        ))
+                    })
             })
             .collect::<Result<Vec<_>>>()?;
         // One ModUp serves every rotation only if their keys decompose alike.
         let Some((_, first)) = gs.first() else {
             return Ok(Vec::new());
         };
-        let plan = first.plan().clone();
-        if gs.iter().any(|(_, k)| {
-            k.plan().digits_at(a.level) != plan.digits_at(a.level)
-                || k.plan().special != plan.special
+        let plan = (*first).clone();
+        if gs.iter().any(|(_, p)| {
+            p.digits_at(a.level) != plan.digits_at(a.level) || p.special != plan.special
         }) {
             return Err(CkksError::MissingKey(
                 "hoisted rotations need keys with one decomposition (one ModUp is shared)".into(),
             ));
         }
-        for (_, k) in &gs {
-            Self::key_reaches(k, a.level)?;
+        for (_, p) in &gs {
+            Self::plan_reaches(p, a.level)?;
         }
+        let gs: Vec<u64> = gs.into_iter().map(|(g, _)| g).collect();
         let ups = self.traced("HoistedModUp", a.level, |e| e.mod_up(&a.c1, a.level, &plan))?;
         let mut out = Vec::with_capacity(gs.len());
-        for (g, key) in gs {
+        for g in gs {
+            let key = keys.galois_for(g, a.level)?.ok_or_else(|| {
+                CkksError::MissingKey(format!(
+                    "hoisted rotation needs the key for Galois element {g}"
+                ))
+            })?;
             let (c0, c1) = self.traced("HRotHoisted", a.level, |e| {
-                let rotated = ups
-                    .iter()
-                    .map(|u| e.backend.automorphism(u, g))
-                    .collect::<std::result::Result<Vec<_>, _>>()?;
-                let (u0, u1) = e.inner_product_mod_down(&rotated, a.level, key)?;
+                let (u0, u1) = if e.dataflow == KeySwitchDataflow::Streamed {
+                    e.rotated_inner_product_streamed(&ups, g, a.level, &key)?
+                } else {
+                    let rotated = ups
+                        .iter()
+                        .map(|u| e.backend.automorphism(u, g))
+                        .collect::<std::result::Result<Vec<_>, _>>()?;
+                    e.inner_product_mod_down(&rotated, a.level, &key)?
+                };
                 let c0 = e.backend.automorphism(&a.c0, g)?;
                 Ok((e.backend.add(&c0, &u0)?, u1))
             })?;
@@ -912,13 +969,13 @@ impl<B: Backend> Evaluator<B> {
         g: u64,
         keys: &EvaluationKeys,
     ) -> Result<Ciphertext<B::Poly>> {
-        let key = keys.galois_for(g, a.level).ok_or_else(|| {
+        let key = keys.galois_for(g, a.level)?.ok_or_else(|| {
             CkksError::MissingKey(format!("{op} needs the key for Galois element {g}"))
         })?;
         let (c0, c1) = self.traced(op, a.level, |e| {
             let c0 = e.backend.automorphism(&a.c0, g)?;
             let c1 = e.backend.automorphism(&a.c1, g)?;
-            let (u0, u1) = e.key_switch(&c1, a.level, key)?;
+            let (u0, u1) = e.key_switch(&c1, a.level, &key)?;
             Ok((e.backend.add(&c0, &u0)?, u1))
         })?;
         Ok(Ciphertext {

@@ -7,6 +7,7 @@
 use crate::context::{CkksContext, Plaintext};
 use crate::decomposition::KeySwitchPlan;
 use crate::error::Result;
+use crate::key_factory::{GaloisKeyFactory, KeyRef};
 use crate::params::SecretDistribution;
 use std::sync::Arc;
 use tessera_math::sampling::{ternary, GaussianSampler, Seed, Xof};
@@ -121,6 +122,9 @@ pub struct EvaluationKeys {
     pub relin_by_level: std::collections::BTreeMap<usize, SwitchingKey>,
     /// Per-level Galois keys (dynamic decomposition), by Galois element and level.
     pub galois_by_level: std::collections::BTreeMap<(u64, usize), SwitchingKey>,
+    /// Galois keys made on first use, for the key owner's own evaluation (see
+    /// [`GaloisKeyFactory`]); consulted after the stored keys.
+    pub on_demand: Option<Arc<GaloisKeyFactory>>,
 }
 
 impl EvaluationKeys {
@@ -133,13 +137,38 @@ impl EvaluationKeys {
             .or(self.relin.as_ref())
     }
 
-    /// The key for the automorphism `g` to use at `level`.
-    pub fn galois_for(&self, g: u64, level: usize) -> Option<&SwitchingKey> {
+    /// The stored key for the automorphism `g` to use at `level`.
+    fn stored_galois(&self, g: u64, level: usize) -> Option<&SwitchingKey> {
         self.galois_by_level
             .range((g, level)..=(g, usize::MAX))
             .next()
             .map(|(_, k)| k)
             .or(self.galois.get(&g))
+    }
+
+    /// The key for the automorphism `g` to use at `level`: a stored one, or one the
+    /// on-demand factory makes now. `Ok(None)` when neither has it; an error only when
+    /// making the key fails.
+    pub fn galois_for(&self, g: u64, level: usize) -> Result<Option<KeyRef<'_>>> {
+        if let Some(k) = self.stored_galois(g, level) {
+            return Ok(Some(KeyRef::Stored(k)));
+        }
+        match &self.on_demand {
+            Some(f) if f.serves(g) => Ok(Some(KeyRef::Made(f.key(g)?))),
+            _ => Ok(None),
+        }
+    }
+
+    /// The decomposition of the key [`EvaluationKeys::galois_for`] would give, without making
+    /// it.
+    pub fn galois_plan_for(&self, g: u64, level: usize) -> Option<&KeySwitchPlan> {
+        if let Some(k) = self.stored_galois(g, level) {
+            return Some(k.plan());
+        }
+        match &self.on_demand {
+            Some(f) if f.serves(g) => Some(f.plan()),
+            _ => None,
+        }
     }
 
     /// Every key held (fixed and per-level).
@@ -163,6 +192,11 @@ impl KeyGenerator {
     /// Randomness from the operating system's CSPRNG.
     pub fn new(ctx: &Arc<CkksContext>) -> Result<Self> {
         Self::from_seed(ctx, &Seed::random()?)
+    }
+
+    /// The context keys are made for.
+    pub fn context(&self) -> &Arc<CkksContext> {
+        &self.ctx
     }
 
     /// Deterministic randomness from `seed` (the seeded XOF): for reproducible tests only.
@@ -221,7 +255,7 @@ impl KeyGenerator {
     }
 
     /// A fresh 32-byte seed drawn from this generator's stream.
-    fn sub_seed(&mut self) -> Seed {
+    pub(crate) fn sub_seed(&mut self) -> Seed {
         let mut bytes = [0u8; 32];
         for chunk in bytes.chunks_mut(8) {
             chunk.copy_from_slice(&self.xof.next_u64().to_le_bytes());
@@ -307,18 +341,11 @@ impl KeyGenerator {
         steps: &[i64],
         conjugation: bool,
     ) -> Result<EvaluationKeys> {
-        let n = self.ctx.params().n();
         let mut keys = EvaluationKeys {
             relin: Some(self.relin_key(sk)?),
             ..Default::default()
         };
-        let mut gs: Vec<u64> = steps
-            .iter()
-            .map(|&r| tessera_math::automorphism::galois_element(r, n))
-            .collect::<std::result::Result<_, _>>()?;
-        if conjugation {
-            gs.push(tessera_math::automorphism::conjugation_element(n)?);
-        }
+        let gs = galois_elements(self.ctx.params().n(), steps, conjugation)?;
         for g in gs {
             if let std::collections::hash_map::Entry::Vacant(e) = keys.galois.entry(g) {
                 let k = self.galois_key(sk, g)?;
@@ -326,6 +353,40 @@ impl KeyGenerator {
             }
         }
         Ok(keys)
+    }
+
+    /// The relinearisation key now and the Galois keys for `steps` (and conjugation when
+    /// asked) made on first use by a [`GaloisKeyFactory`] that owns a generator forked from
+    /// this one and a copy of `sk`. For the key owner's own evaluation only (see
+    /// [`crate::key_factory`]).
+    pub fn evaluation_keys_on_demand(
+        &mut self,
+        sk: &SecretKey,
+        steps: &[i64],
+        conjugation: bool,
+    ) -> Result<EvaluationKeys> {
+        let gs = galois_elements(self.ctx.params().n(), steps, conjugation)?;
+        let factory = GaloisKeyFactory::new(self, sk.clone(), gs);
+        Ok(EvaluationKeys {
+            relin: Some(self.relin_key(sk)?),
+            on_demand: Some(Arc::new(factory)),
+            ..Default::default()
+        })
+    }
+
+    /// A generator seeded from this one's stream (so from the same CSPRNG or test seed).
+    pub fn fork(&mut self) -> KeyGenerator {
+        let seed = self.sub_seed();
+        self.with_stream(&seed, b"tessera/ckks/keygen")
+    }
+
+    /// A generator for the same context whose XOF is keyed by `seed` and `domain`.
+    pub(crate) fn with_stream(&self, seed: &Seed, domain: &[u8]) -> KeyGenerator {
+        KeyGenerator {
+            ctx: self.ctx.clone(),
+            xof: Xof::new(seed, domain),
+            gaussian: self.gaussian.clone(),
+        }
     }
 
     /// Per-level keys for dynamic decomposition (h3.md section 3.1): for each of `levels`, a
@@ -339,14 +400,7 @@ impl KeyGenerator {
         steps: &[i64],
         conjugation: bool,
     ) -> Result<()> {
-        let n = self.ctx.params().n();
-        let mut gs: Vec<u64> = steps
-            .iter()
-            .map(|&r| tessera_math::automorphism::galois_element(r, n))
-            .collect::<std::result::Result<_, _>>()?;
-        if conjugation {
-            gs.push(tessera_math::automorphism::conjugation_element(n)?);
-        }
+        let gs = galois_elements(self.ctx.params().n(), steps, conjugation)?;
         let mut s2 = sk.s.clone();
         s2.mul_assign(&sk.s)?;
         for &level in levels {
@@ -412,6 +466,18 @@ impl KeyGenerator {
             slots: pt.slots,
         })
     }
+}
+
+/// The Galois elements of rotations by `steps` slots, plus conjugation when asked.
+fn galois_elements(n: usize, steps: &[i64], conjugation: bool) -> Result<Vec<u64>> {
+    let mut gs: Vec<u64> = steps
+        .iter()
+        .map(|&r| tessera_math::automorphism::galois_element(r, n))
+        .collect::<std::result::Result<_, _>>()?;
+    if conjugation {
+        gs.push(tessera_math::automorphism::conjugation_element(n)?);
+    }
+    Ok(gs)
 }
 
 /// Decryption: `c0 + c1 s` as a plaintext.

@@ -44,6 +44,7 @@ pub mod decomposition;
 pub mod encoder;
 pub mod error;
 pub mod evaluator;
+pub mod key_factory;
 pub mod keys;
 pub mod params;
 pub mod precision;
@@ -54,6 +55,7 @@ pub use decomposition::KeySwitchPlan;
 pub use encoder::Encoder;
 pub use error::{CkksError, Result};
 pub use evaluator::{Evaluator, KeySwitchDataflow};
+pub use key_factory::{GaloisKeyFactory, KeyRef};
 pub use keys::{
     decrypt, Ciphertext, EvaluationKeys, KeyGenerator, PublicKey, SecretKey, SwitchingKey,
 };

@@ -17,6 +17,10 @@ fn max_err(ctx: &CkksContext, sk: &SecretKey, c: &Ciphertext<RnsPoly>, want: &[C
     PrecisionStats::new(want, &got).max_error
 }
 
+fn galois(r: i64, ctx: &CkksContext) -> u64 {
+    tessera_math::automorphism::galois_element(r, ctx.params().n()).unwrap()
+}
+
 fn rotated(a: &[Complex64], r: i64) -> Vec<Complex64> {
     let s = a.len() as i64;
     (0..s).map(|j| a[(j + r).rem_euclid(s) as usize]).collect()
@@ -117,6 +121,70 @@ fn hoisted_rotations_equal_direct_rotations() {
         ev.rotate_hoisted(&x, &[17], &keys),
         Err(CkksError::MissingKey(_))
     ));
+}
+
+/// Keys made on first use: the same rotations as stored keys, one key made per distinct
+/// rotation of a hoisted batch, the most recent reused, undeclared elements missing, and the
+/// secret never printed.
+#[test]
+fn on_demand_galois_keys_rotate_like_stored_ones() {
+    let ctx = CkksContext::new(Parameters::preset("test-medium").unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([8; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let steps: Vec<i64> = vec![1, 2, 5, -3];
+    let keys = kg.evaluation_keys_on_demand(&sk, &steps, true).unwrap();
+    assert!(keys.galois.is_empty(), "no Galois key is made up front");
+    let factory = keys.on_demand.clone().unwrap();
+    let slots = ctx.params().max_slots();
+    let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
+    let a = values(9, slots);
+    let ct = kg
+        .encrypt_sk(&ctx.encode(&a, slots, l, scale).unwrap(), &sk)
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let hoisted = ev.rotate_hoisted(&x, &steps, &keys).unwrap();
+    assert_eq!(factory.keys_made(), steps.len());
+    for (&r, h) in steps.iter().zip(&hoisted) {
+        let e = max_err(&ctx, &sk, &ev.store(h).unwrap(), &rotated(&a, r));
+        assert!(e < 2f64.powi(-15), "hoisted step {r}: error {e}");
+    }
+    // The last key made (-3) is reused; a different one is made again.
+    let r = ev.rotate(&x, -3, &keys).unwrap();
+    assert_eq!(factory.keys_made(), steps.len());
+    let e = max_err(&ctx, &sk, &ev.store(&r).unwrap(), &rotated(&a, -3));
+    assert!(e < 2f64.powi(-15), "rotation by -3: error {e}");
+    let r = ev.rotate(&x, 2, &keys).unwrap();
+    assert_eq!(factory.keys_made(), steps.len() + 1);
+    let e = max_err(&ctx, &sk, &ev.store(&r).unwrap(), &rotated(&a, 2));
+    assert!(e < 2f64.powi(-15), "rotation by 2: error {e}");
+    let c = ev.conjugate(&x, &keys).unwrap();
+    let want: Vec<Complex64> = a.iter().map(|z| z.conj()).collect();
+    let e = max_err(&ctx, &sk, &ev.store(&c).unwrap(), &want);
+    assert!(e < 2f64.powi(-15), "conjugation: error {e}");
+    // Relinearisation is made up front.
+    let m = ev.mul_relin(&x, &x, &keys).unwrap();
+    let want: Vec<Complex64> = a.iter().map(|z| z * z).collect();
+    let m = ev.rescale(&m).unwrap();
+    let e = max_err(&ctx, &sk, &ev.store(&m).unwrap(), &want);
+    assert!(e < 2f64.powi(-12), "HMult: error {e}");
+    // Undeclared rotations are missing keys, directly and hoisted.
+    assert!(matches!(
+        ev.rotate(&x, 7, &keys),
+        Err(CkksError::MissingKey(_))
+    ));
+    assert!(matches!(
+        ev.rotate_hoisted(&x, &[1, 7], &keys),
+        Err(CkksError::MissingKey(_))
+    ));
+    // A key made again is the same key.
+    let again = factory.key(galois(2, &ctx)).unwrap();
+    let _ = factory.key(galois(1, &ctx)).unwrap();
+    let third = factory.key(galois(2, &ctx)).unwrap();
+    assert_eq!(again.b(0).data(), third.b(0).data());
+    assert_eq!(again.seed(0), third.seed(0));
+    let shown = format!("{keys:?}");
+    assert!(shown.contains("<redacted>"), "{shown}");
 }
 
 #[test]

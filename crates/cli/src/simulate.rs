@@ -50,6 +50,11 @@ pub struct SimulateArgs {
     /// (keys and plaintexts still come from off-chip memory).
     #[arg(long)]
     pub warm: bool,
+    /// Also report the additive model: the sum of the HE operations' warm times, each
+    /// simulated alone (how reed.md 6.1 times a bootstrapping from its macro-instructions).
+    /// Vector machines in latency mode.
+    #[arg(long)]
+    pub additive: bool,
     /// One JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -134,10 +139,24 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             arch.simulate(&w.label, &w.instrs)?
         }
     };
+    let additive_s = match (&arch, a.additive) {
+        (Arch::Vector(m), true) if a.mode == "latency" => {
+            Some(tessera_sim::additive::sum_of_operations(m, &w.instrs)?)
+        }
+        (_, true) => {
+            return Err(SimError::Unsupported(
+                "--additive outside latency mode on vector machines".into(),
+            ))
+        }
+        _ => None,
+    };
     let sim_s = start.elapsed().as_secs_f64();
     if a.json {
         let mut v = serde_json::to_value(&r).map_err(|e| SimError::Trace(e.to_string()))?;
         v["simulation_s"] = json!(sim_s);
+        if let Some(t) = additive_s {
+            v["additive_s"] = json!(t);
+        }
         json_line(&v);
         return Ok(());
     }
@@ -156,6 +175,14 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
     let mut rows = vec![
         vec!["time".into(), format!("{:.3} ms", r.time_s * 1e3)],
         vec!["cycles".into(), format!("{:.0}", r.cycles)],
+    ];
+    if let Some(t) = additive_s {
+        rows.push(vec![
+            "additive (sum of warm operations)".into(),
+            format!("{:.3} ms", t * 1e3),
+        ]);
+    }
+    rows.extend([
         vec![
             format!("tasks per minute ({})", r.mode),
             format!("{:.1}", r.tasks_per_minute),
@@ -175,7 +202,7 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             "peak on-chip".into(),
             format!("{:.1} MB", r.peak_onchip_bytes / 1048576.0),
         ],
-    ];
+    ]);
     for (k, v) in &r.offchip_by_kind_bytes {
         rows.push(vec![
             format!("  off-chip {k}"),

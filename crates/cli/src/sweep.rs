@@ -61,6 +61,7 @@ pub fn run(a: &SweepArgs) -> Result<(), SimError> {
             set: Vec::new(),
             mode: "latency".into(),
             warm: false,
+            additive: false,
             json: false,
             timeline: None,
             plot: None,

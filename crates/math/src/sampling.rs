@@ -242,6 +242,7 @@ pub fn ternary(xof: &mut Xof, n: usize, hamming_weight: Option<usize>) -> Result
 /// A discrete Gaussian sampler over the integers with parameter `sigma`, truncated at
 /// `ceil(6 sigma)` (the tail mass beyond is below 2^-26 per coefficient for sigma = 3.2 and is
 /// folded into the last table entry).
+#[derive(Clone)]
 pub struct GaussianSampler {
     /// `cdt[k] = floor(2^64 * P(|x| <= k))` for `k < bound`; `P(|x| <= bound) = 1`.
     cdt: Vec<u64>,

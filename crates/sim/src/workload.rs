@@ -8,7 +8,7 @@ use tessera_backend::trace::{Instr, Meta, Recorded};
 use tessera_backend::TraceBackend;
 use tessera_ckks::bootstrap::{BootstrapParameters, Bootstrapper};
 use tessera_ckks::{
-    Ciphertext, CkksContext, Evaluator, KeyGenerator, KeySwitchDataflow, Parameters,
+    Ciphertext, CkksContext, Evaluator, KeyGenerator, KeySwitchDataflow, KeySwitchPlan, Parameters,
 };
 use tessera_math::sampling::Seed;
 
@@ -238,6 +238,20 @@ pub fn load(spec: &WorkloadSpec) -> Result<Workload, SimError> {
     })
 }
 
+/// Above this many bytes of rotation and conjugation keys, recording makes each key when the
+/// circuit first uses it instead of all up front (`Bootstrapper::keygen_on_demand`). With
+/// `dnum = L + 1` at N = 2^16 (`reed`) a key is 0.5 GB and the hoisted circuit's keys 20 GB.
+/// The simulated program is the same either way (same operations, same key sizes); an
+/// on-demand key is the same key each time it is made, so all its loads carry one id.
+const EAGER_KEY_BYTES: usize = 4 << 30;
+
+/// Bytes the circuit's rotation and conjugation keys take when all are made up front.
+fn eager_rotation_key_bytes(ctx: &CkksContext, boot: &Bootstrapper) -> usize {
+    let plan = KeySwitchPlan::fixed(ctx.params());
+    let per_key = plan.digits.len() * plan.qp_limbs(plan.level).len() * ctx.params().n() * 8;
+    (boot.rotations().len() + 1) * per_key
+}
+
 fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, SimError> {
     let (ckks, mut bp) = BootstrapParameters::preset(&spec.params)?;
     bp.of_limb = spec.of_limb;
@@ -246,7 +260,11 @@ fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, SimError> {
     let boot = Bootstrapper::new(&ctx, bp)?;
     let mut kg = KeyGenerator::from_seed(&ctx, &seed())?;
     let sk = kg.secret_key()?;
-    let keys = boot.keygen(&mut kg, &sk)?;
+    let keys = if eager_rotation_key_bytes(&ctx, &boot) > EAGER_KEY_BYTES {
+        boot.keygen_on_demand(&mut kg, &sk)?
+    } else {
+        boot.keygen(&mut kg, &sk)?
+    };
     let slots = ctx.params().max_slots();
     let pt = ctx.encode_real(
         &[0.5],

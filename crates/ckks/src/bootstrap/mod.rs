@@ -320,6 +320,26 @@ impl Bootstrapper {
         all.sort_unstable();
         all.dedup();
         let eval = kg.evaluation_keys(sk, &all, true)?;
+        self.with_encapsulation(kg, sk, eval)
+    }
+
+    /// [`Bootstrapper::keygen`] with the rotation and conjugation keys made on first use
+    /// ([`KeyGenerator::evaluation_keys_on_demand`]): the host holds one rotation key at a
+    /// time. For the key owner's own runs (traces, benchmarks) where `dnum = L + 1` keys do
+    /// not all fit in memory; the results are those of [`Bootstrapper::keygen`].
+    pub fn keygen_on_demand(&self, kg: &mut KeyGenerator, sk: &SecretKey) -> Result<BootstrapKeys> {
+        let eval = kg.evaluation_keys_on_demand(sk, &self.rotations(), true)?;
+        self.with_encapsulation(kg, sk, eval)
+    }
+
+    /// The bootstrapping keys: `eval` plus the sparse-secret encapsulation keys if the
+    /// circuit uses them.
+    fn with_encapsulation(
+        &self,
+        kg: &mut KeyGenerator,
+        sk: &SecretKey,
+        eval: EvaluationKeys,
+    ) -> Result<BootstrapKeys> {
         let encapsulation = match self.bp.encapsulation {
             None => None,
             Some(h) => {

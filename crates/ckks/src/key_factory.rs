@@ -1,0 +1,130 @@
+//! Galois keys made when first used (the key owner's own evaluation).
+//!
+//! With `dnum = L + 1` (reed.md's `K = 1`) a rotation key at N = 2^16 and L = 30 holds 31
+//! digits of 32 limbs: 0.5 GB even with seeded `a` halves. A hoisted bootstrapping circuit
+//! uses 39 of them, 20 GB, more than a workstation holds. The accelerators stream keys from
+//! off-chip memory one at a time (reed.md 5, h3.md 3.2), so a host only needs the key in use.
+//!
+//! A [`GaloisKeyFactory`] holds the secret key and a key generator and makes each declared
+//! Galois key on request, keeping only the most recent one. The keys are ordinary
+//! [`SwitchingKey`]s from [`KeyGenerator::galois_key`], so every homomorphic result is the
+//! one eagerly generated keys give (up to the fresh key noise). Because it holds the secret
+//! key, it is for the key owner's own computation (recording traces, benchmarks on small
+//! hosts); an evaluation key set handed to a server must be generated eagerly
+//! ([`KeyGenerator::evaluation_keys`]).
+
+use crate::keys::{KeyGenerator, SecretKey, SwitchingKey};
+use crate::{CkksError, KeySwitchPlan, Result};
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use tessera_math::sampling::Seed;
+
+/// Makes the declared Galois keys on first use (see the module documentation).
+///
+/// The key for `g` is a function of the factory's seed and `g` alone (its generator's XOF is
+/// keyed by the seed with `g` in the domain), so a key made again after another one displaced
+/// it is the same key, bit for bit, as a stored key set would hold.
+pub struct GaloisKeyFactory {
+    /// Generator the per-element generators are forked from (its context and sampler).
+    base: KeyGenerator,
+    /// Seed of every per-element stream, drawn from the parent generator's stream.
+    seed: Seed,
+    sk: SecretKey,
+    /// The Galois elements this factory serves; others are missing keys, as with a stored set.
+    elements: BTreeSet<u64>,
+    /// The decomposition every key is made for (the parameter set's fixed one).
+    plan: KeySwitchPlan,
+    /// The most recently made key: consecutive rotations by one step (multi-hop baby steps)
+    /// reuse it instead of regenerating.
+    last: Mutex<Option<(u64, Arc<SwitchingKey>)>>,
+    /// Number of keys made so far (a key made again after eviction counts again).
+    made: Mutex<usize>,
+}
+
+impl GaloisKeyFactory {
+    /// A factory for the automorphisms `elements` of `sk`, its randomness drawn from `kg`.
+    pub fn new(
+        kg: &mut KeyGenerator,
+        sk: SecretKey,
+        elements: impl IntoIterator<Item = u64>,
+    ) -> Self {
+        let plan = KeySwitchPlan::fixed(kg.context().params());
+        let seed = kg.sub_seed();
+        Self {
+            base: kg.fork(),
+            seed,
+            sk,
+            elements: elements.into_iter().collect(),
+            plan,
+            last: Mutex::new(None),
+            made: Mutex::new(0),
+        }
+    }
+
+    /// Whether this factory serves the automorphism `g`.
+    pub fn serves(&self, g: u64) -> bool {
+        self.elements.contains(&g)
+    }
+
+    /// The decomposition of every key it makes.
+    pub fn plan(&self) -> &KeySwitchPlan {
+        &self.plan
+    }
+
+    /// How many keys it has made.
+    pub fn keys_made(&self) -> usize {
+        *self.made.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The key for `g`, made now unless it is the most recent one.
+    pub fn key(&self, g: u64) -> Result<Arc<SwitchingKey>> {
+        if !self.serves(g) {
+            return Err(CkksError::MissingKey(format!(
+                "the on-demand key set was declared without Galois element {g}"
+            )));
+        }
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((h, k)) = last.as_ref() {
+            if *h == g {
+                return Ok(k.clone());
+            }
+        }
+        // Drop the previous key before making the next: at most one is held here.
+        *last = None;
+        let mut domain = b"tessera/ckks/keygen/galois/".to_vec();
+        domain.extend_from_slice(&g.to_le_bytes());
+        let mut kg = self.base.with_stream(&self.seed, &domain);
+        let key = Arc::new(kg.galois_key(&self.sk, g)?);
+        *self.made.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        *last = Some((g, key.clone()));
+        Ok(key)
+    }
+}
+
+impl std::fmt::Debug for GaloisKeyFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GaloisKeyFactory")
+            .field("elements", &self.elements.len())
+            .field("secret", &"<redacted>")
+            .finish()
+    }
+}
+
+/// A key found for an operation: borrowed from a stored set, or made on demand.
+#[derive(Debug)]
+pub enum KeyRef<'a> {
+    /// A key held in [`crate::EvaluationKeys`].
+    Stored(&'a SwitchingKey),
+    /// A key a [`GaloisKeyFactory`] made.
+    Made(Arc<SwitchingKey>),
+}
+
+impl std::ops::Deref for KeyRef<'_> {
+    type Target = SwitchingKey;
+    fn deref(&self) -> &SwitchingKey {
+        match self {
+            KeyRef::Stored(k) => k,
+            KeyRef::Made(k) => k,
+        }
+    }
+}
