@@ -107,6 +107,7 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             let opts = engine::RunOptions {
                 keep_slots: a.timeline.is_some() || a.plot.is_some(),
                 warm: a.warm,
+                ..Default::default()
             };
             let s = engine::run_with(m, &w.instrs, &opts)?;
             if let Some(path) = &a.timeline {

@@ -29,6 +29,7 @@ pub fn sum_of_operations(m: &Machine, instrs: &[Instr]) -> Result<f64, SimError>
     let opts = RunOptions {
         keep_slots: false,
         warm: true,
+        ..Default::default()
     };
     let mut total = 0.0;
     let mut depth = 0usize;

@@ -93,7 +93,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
         instrs,
         &RunOptions {
             keep_slots,
-            warm: false,
+            ..Default::default()
         },
     )
 }
@@ -108,6 +108,25 @@ pub struct RunOptions {
     /// already on chip and its results (stored after the last) stay there, so neither moves
     /// off-chip. Keys and plaintexts still come from off-chip memory.
     pub warm: bool,
+    /// Keys and plaintexts shared by synchronous tasks on every cluster (throughput mode on
+    /// a machine with `options.synchronous_sharing`).
+    pub shared: Option<SharedLoads>,
+}
+
+/// Common data of synchronous tasks (h3.md 4.2: "H3 employs a multi-core synchronous
+/// execution approach for efficient data sharing"): every cluster runs the same program on
+/// its own ciphertext, so each key or plaintext is read once, `1 / tasks` of it from each
+/// cluster's memory, and all-gathered over the NoC.
+#[derive(Clone, Copy, Debug)]
+pub struct SharedLoads {
+    /// Clusters running a task each.
+    pub tasks: usize,
+    /// Bytes on the busiest NoC link per byte all-gathered (the full machine's schedule):
+    /// the all-gather's time.
+    pub busiest_link_per_byte: f64,
+    /// Bytes on all links together per byte all-gathered: its traffic and energy, shared by
+    /// the `tasks` tasks.
+    pub link_bytes_per_byte: f64,
 }
 
 /// [`run`] with options.
@@ -117,6 +136,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
     let cap = m.scratchpad_mb() * 1048576.0;
     let off_bpc = m.memory.offchip.bandwidth_gbs / m.clock.ghz;
     let off_lat = m.memory.offchip.latency_ns * m.clock.ghz;
+    let noc_bpc = m.memory.noc.bandwidth_gbs / m.clock.ghz;
     let mut res = Residency::new(cap);
     let lay = Layout::of(m);
     let net = Net::of(m);
@@ -370,6 +390,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
         }
         // Off-chip movement: loads (cached per host limb), unseeded key halves, stores.
         let mut per_chan = vec![0.0f64; channels];
+        let mut shared_noc = None;
         match ins.op {
             Op::Load | Op::ExpandSeed => {
                 let cacheable = kind != "ciphertext";
@@ -417,6 +438,15 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                         }
                     }
                 }
+                if let (Some(sh), true) = (opts.shared, cacheable) {
+                    let bytes: f64 = per_chan.iter().sum();
+                    per_chan.iter_mut().for_each(|b| *b /= sh.tasks as f64);
+                    if bytes > 0.0 && sh.tasks > 1 {
+                        let busiest = bytes * sh.busiest_link_per_byte;
+                        shared_noc = Some((Resource::Noc(0), busiest / noc_bpc));
+                        s.noc_bytes += bytes * sh.link_bytes_per_byte / sh.tasks as f64;
+                    }
+                }
                 *s.offchip_by_kind.entry(kind).or_default() += per_chan.iter().sum::<f64>();
             }
             Op::Store if on_chip_output(pos) => {}
@@ -430,10 +460,13 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
         }
         let offchip: f64 = per_chan.iter().sum();
         if offchip > 0.0 {
+            // A shared load's all-gather pipelines behind its reads.
+            let mut tasks = off_tasks(&per_chan);
+            tasks.extend(shared_noc);
             lowered.phases.insert(
                 0,
                 Phase {
-                    tasks: off_tasks(&per_chan),
+                    tasks,
                     latency: off_lat,
                 },
             );

@@ -55,6 +55,7 @@ pub fn simulate_warm(
     let opts = engine::RunOptions {
         keep_slots: false,
         warm: true,
+        ..Default::default()
     };
     let s = engine::run_with(m, instrs, &opts)?;
     Ok(report::Report {

@@ -219,6 +219,12 @@ pub struct Options {
     /// `NTT(d)_(q_j)` (reed.md 5, Fig. 1). Without it, such a BConv costs what any other does.
     #[serde(default)]
     pub single_limb_bconv_in_ntt: bool,
+    /// In throughput mode the clusters run their tasks in lockstep and share keys and
+    /// plaintexts: each cluster reads `1 / clusters` of every one from its own memory and
+    /// the pieces are all-gathered on the NoC (h3.md 4.2, "multi-core synchronous execution
+    /// approach for efficient data sharing"). Without it each task loads its own copy.
+    #[serde(default)]
+    pub synchronous_sharing: bool,
     pub cite: Cite,
 }
 
@@ -462,6 +468,17 @@ impl Machine {
         }
         m.memory.noc.topology = Topology::Crossbar;
         m.memory.noc.mesh_dx = 0;
+        m
+    }
+
+    /// This machine with a scratchpad that never overflows: only keys, plaintexts and the
+    /// program's own inputs and outputs move off-chip. That is the memory accounting of a
+    /// model that charges "the total capacity of each key-switch and plaintext" (h3.md 3.1),
+    /// used to show what a paper's figure implies, never as a target's machine.
+    pub fn with_unbounded_scratchpad(&self) -> Self {
+        let mut m = self.clone();
+        m.memory.scratchpad.capacity_mb = None;
+        m.name = format!("{} (unbounded scratchpad)", self.name);
         m
     }
 

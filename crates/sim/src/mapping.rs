@@ -180,6 +180,13 @@ pub struct Net {
 }
 
 impl Net {
+    /// Bytes on the busiest link, and on all links together, per byte of an all-gather
+    /// over every cluster.
+    pub fn all_gather_load(&self) -> (f64, f64) {
+        let busiest = self.all_gather.iter().copied().fold(0.0, f64::max);
+        (busiest, self.all_gather.iter().sum())
+    }
+
     /// The interconnect of `m`.
     pub fn of(m: &Machine) -> Self {
         let links = m.net();

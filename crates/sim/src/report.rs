@@ -188,7 +188,19 @@ pub fn throughput(
     instrs: &[tessera_backend::trace::Instr],
 ) -> Result<Report, crate::error::SimError> {
     let k = m.chip.clusters as f64;
-    let s = crate::engine::run(&m.slice(), instrs, false)?;
+    let shared = (m.options.synchronous_sharing && m.chip.clusters > 1).then(|| {
+        let (busiest, total) = crate::mapping::Net::of(m).all_gather_load();
+        crate::engine::SharedLoads {
+            tasks: m.chip.clusters,
+            busiest_link_per_byte: busiest,
+            link_bytes_per_byte: total,
+        }
+    });
+    let opts = crate::engine::RunOptions {
+        shared,
+        ..Default::default()
+    };
+    let s = crate::engine::run_with(&m.slice(), instrs, &opts)?;
     let one = report(&m.slice(), workload, &s);
     let (area, peak) = area_power(m);
     let energy = one.energy_j * k;
@@ -212,6 +224,7 @@ pub fn throughput(
         package: m.cost.as_ref().map(|c| c.package(area, m.die_count())),
         monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
         offchip_bytes: one.offchip_bytes * k,
+        noc_bytes: one.noc_bytes * k,
         ..one
     })
 }

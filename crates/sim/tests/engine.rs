@@ -152,6 +152,7 @@ fn warm_runs_keep_inputs_and_results_on_chip() {
     let opts = RunOptions {
         keep_slots: false,
         warm: true,
+        ..Default::default()
     };
     let warm = run_with(&m, &t, &opts).unwrap();
     assert_eq!(warm.offchip_bytes, LIMB);
@@ -584,7 +585,10 @@ fn block_clustering_moves_ntt_or_bconv_data() {
 #[test]
 fn throughput_mode_runs_one_task_per_cluster() {
     let w = record(&WorkloadSpec::new("hmult", "test-small")).unwrap();
-    let h3 = Machine::load("h3").unwrap();
+    let h3 = Machine::load("h3")
+        .unwrap()
+        .with_setting("options.synchronous_sharing", "false")
+        .unwrap();
     let t = tessera_sim::report::throughput(&h3, &w.label, &w.instrs).unwrap();
     assert_eq!(t.mode, "throughput");
     let one = run(&h3.slice(), &w.instrs, false).unwrap();
@@ -599,6 +603,47 @@ fn throughput_mode_runs_one_task_per_cluster() {
     assert_eq!(h3.slice().memory.offchip.bandwidth_gbs, 405.0);
     // Area and peak power stay the whole machine's.
     assert!((t.area_mm2 - 384.0).abs() < 1e-9);
+}
+
+/// h3.md 4.2's synchronous sharing: in throughput mode each tile reads 1/16 of a key from its
+/// own bank and the pieces are all-gathered on the NoC, so a key load costs each task a
+/// sixteenth of the DRAM traffic plus the all-gather on the busiest link, in parallel.
+#[test]
+fn synchronous_tiles_share_key_loads() {
+    let h3 = Machine::load("h3").unwrap();
+    assert!(h3.options.synchronous_sharing);
+    let mut key = ins(0, Op::Load, 1, &[], 32);
+    key.kind = Some("evalkey".into());
+    key.host = Some(7);
+    let t = vec![key];
+    let shared = tessera_sim::report::throughput(&h3, "key", &t).unwrap();
+    let own = tessera_sim::report::throughput(
+        &h3.with_setting("options.synchronous_sharing", "false")
+            .unwrap(),
+        "key",
+        &t,
+    )
+    .unwrap();
+    let bytes = 32.0 * N as f64 * h3.word_bytes();
+    assert!((own.offchip_bytes - 16.0 * bytes).abs() < 1e-6);
+    assert!((shared.offchip_bytes - bytes).abs() < 1e-6);
+    // The 8-hop schedule puts at most one block (1/16 of the data) on a link per hop.
+    let (busiest, total) = tessera_sim::mapping::Net::of(&h3).all_gather_load();
+    assert!(busiest > 0.0 && busiest <= 8.0 / 16.0 + 1e-12, "{busiest}");
+    // Every tile receives the 15 blocks it lacks, at least one link crossing each.
+    assert!(total >= 15.0 - 1e-9, "{total}");
+    let lat = h3.memory.offchip.latency_ns * h3.clock.ghz;
+    let dram = bytes / 16.0 / (h3.memory.offchip.bandwidth_gbs / h3.clock.ghz);
+    let noc = bytes * busiest / (h3.memory.noc.bandwidth_gbs / h3.clock.ghz);
+    let expect = lat + dram.max(noc);
+    assert!(
+        (shared.time_s * 1e9 - expect).abs() < 1e-6,
+        "{} vs {expect}",
+        shared.time_s * 1e9
+    );
+    let own_expect = lat + bytes / (h3.memory.offchip.bandwidth_gbs / h3.clock.ghz);
+    assert!((own.time_s * 1e9 - own_expect).abs() < 1e-6);
+    assert!((shared.noc_bytes - bytes * total).abs() < 1e-3);
 }
 
 /// h3.md 3.2: the key-switch flow is Case 1 exactly when the SRAM holds 3 l + 2 k residue
@@ -676,6 +721,7 @@ fn the_sum_of_operations_adds_warm_operation_times() {
     let opts = RunOptions {
         keep_slots: false,
         warm: true,
+        ..Default::default()
     };
     let warm = run_with(&m, &w.instrs, &opts).unwrap().cycles / 1e9;
     let sum = sum_of_operations(&m, &w.instrs).unwrap();
