@@ -475,7 +475,7 @@ fn presets() -> Vec<&'static str> {
 /// Runs a workload on an accelerator model; returns the report as a JSON string (the
 /// Python wrapper `tessera.simulate` parses it into a dict).
 #[pyfunction]
-#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new(), mode="latency", warm=false))]
+#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new(), mode="latency", warm=false, streamed_keyswitch=false, additive=false))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_json(
     arch: &str,
@@ -487,6 +487,8 @@ fn simulate_json(
     sets: Vec<String>,
     mode: &str,
     warm: bool,
+    streamed_keyswitch: bool,
+    additive: bool,
 ) -> PyResult<String> {
     let sim = |e: tessera_sim::SimError| TesseraError::new_err(e.to_string());
     let m = tessera_sim::arch::Arch::load_with(arch, &sets).map_err(sim)?;
@@ -494,7 +496,20 @@ fn simulate_json(
     spec.level = level;
     spec.of_limb = of_limb;
     spec.min_ks = min_ks;
+    if streamed_keyswitch {
+        spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
+    }
     let w = tessera_sim::workload::load(&spec).map_err(sim)?;
+    let additive_s =
+        match (mode, &m, additive) {
+            (_, _, false) => None,
+            ("latency", tessera_sim::arch::Arch::Vector(v), true) => {
+                Some(tessera_sim::additive::sum_of_operations(v, &w.instrs).map_err(sim)?)
+            }
+            _ => return Err(TesseraError::new_err(
+                "additive=True needs mode='latency' on a vector machine (not a single-PE model)",
+            )),
+        };
     let r = match (mode, &m) {
         ("latency", tessera_sim::arch::Arch::Vector(v)) if warm => {
             tessera_sim::simulate_warm(v, &w.label, &w.instrs).map_err(sim)?
@@ -514,7 +529,11 @@ fn simulate_json(
             )))
         }
     };
-    serde_json::to_string(&r).map_err(|e| TesseraError::new_err(e.to_string()))
+    let mut v = serde_json::to_value(&r).map_err(|e| TesseraError::new_err(e.to_string()))?;
+    if let Some(t) = additive_s {
+        v["additive_s"] = serde_json::json!(t);
+    }
+    Ok(v.to_string())
 }
 
 /// The calibration targets of `paper` (all papers when None) as a JSON array string.

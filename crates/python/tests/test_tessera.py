@@ -191,3 +191,17 @@ def test_meta_bts_from_python():
     assert np.max(np.abs(tessera.decrypt_real(c, b) - x)) < 2**-30
     with pytest.raises(tessera.TesseraError, match="meta_log_scale"):
         c.keygen(seed=SEED, bootstrapping=True, bootstrap_meta=0)
+
+
+def test_additive_and_streamed_keyswitch():
+    # One HE operation: the additive model is that operation timed warm.
+    warm = tessera.simulate("ark", "hmult", "test-small", warm=True)
+    add = tessera.simulate("ark", "hmult", "test-small", additive=True)
+    assert abs(add["additive_s"] - warm["time_s"]) <= 1e-9 * warm["time_s"] + 1e-15
+    assert "additive_s" not in warm
+    with pytest.raises(tessera.TesseraError, match="additive"):
+        tessera.simulate("ark", "hmult", "test-small", additive=True, mode="throughput")
+    # The streamed key switch keeps one extended digit alive instead of all of them.
+    batched = tessera.simulate("ark", "keyswitch", "test-small")
+    streamed = tessera.simulate("ark", "keyswitch", "test-small", streamed_keyswitch=True)
+    assert streamed["peak_onchip_bytes"] < batched["peak_onchip_bytes"]

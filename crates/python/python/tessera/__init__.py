@@ -60,6 +60,8 @@ def simulate(
     sets: Optional[list] = None,
     mode: str = "latency",
     warm: bool = False,
+    streamed_keyswitch: bool = False,
+    additive: bool = False,
 ) -> dict:
     """Runs a workload on an accelerator model, like ``tessera simulate --json``.
 
@@ -69,7 +71,10 @@ def simulate(
     ``["chip.clusters=8"]``; ``mode`` is ``latency`` (one task over the machine) or
     ``throughput`` (one task per cluster); ``warm=True`` times the workload with its input
     ciphertexts already on chip and its results left there, as micro-benchmarks time an
-    operation (``tessera simulate --warm``). Returns the report
+    operation (``tessera simulate --warm``); ``streamed_keyswitch=True`` switches keys one
+    digit at a time (reed.md Algorithm 3, ``--streamed-keyswitch``); ``additive=True`` adds
+    ``additive_s``, the sum of the HE operations' warm times (``--additive``; latency mode on
+    vector machines). Returns the report
     (``time_s``, ``energy_j``, ``area_mm2``, ``utilization``, ``tasks_per_minute``, ...) as a
     dict.
 
@@ -79,7 +84,17 @@ def simulate(
     """
     return json.loads(
         simulate_json(
-            arch, workload, params, level, of_limb, min_ks, list(sets or []), mode, warm
+            arch,
+            workload,
+            params,
+            level,
+            of_limb,
+            min_ks,
+            list(sets or []),
+            mode,
+            warm,
+            streamed_keyswitch,
+            additive,
         )
     )
 
