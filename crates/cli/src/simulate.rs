@@ -188,7 +188,10 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             format!("tasks per minute ({})", r.mode),
             format!("{:.1}", r.tasks_per_minute),
         ],
-        vec!["energy".into(), format!("{:.4} J", r.energy_j)],
+        vec![
+            "energy".into(),
+            format!("{:.4} J{}", r.energy_j, r.energy_scope.note()),
+        ],
         vec![
             "average power".into(),
             format!("{:.1} W (peak {:.1} W)", r.avg_power_w, r.peak_power_w),
@@ -210,7 +213,10 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             format!("{:.1} MB", v / 1e6),
         ]);
     }
-    rows.push(vec!["EDAP".into(), format!("{:.4e} J s mm2", r.edap)]);
+    rows.push(vec![
+        "EDAP".into(),
+        format!("{:.4e} J s mm2{}", r.edap, r.energy_scope.note()),
+    ]);
     if let (Some(p), Some(mono)) = (&r.package, &r.monolithic) {
         rows.push(vec![
             "package".into(),

@@ -53,6 +53,46 @@ pub struct Report {
     pub package: Option<crate::cost::PackageCost>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub monolithic: Option<crate::cost::PackageCost>,
+    /// What `energy_j` (and the average power and EDAP derived from it) covers.
+    pub energy_scope: EnergyScope,
+}
+
+/// What a report's energy covers, from what the machine description cites: a paper that
+/// gives no component power (REED, CiFHER) leaves the logic's energy out, and saying so
+/// keeps a 0 J or a links-only figure from reading as a measurement of the whole chip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnergyScope {
+    /// Components' power x utilization, plus the per-bit energies of memories and links.
+    Full,
+    /// Only the cited per-bit energies of off-chip memory and links: no component power.
+    DataMovement,
+    /// Nothing: the description cites neither component power nor per-bit energies.
+    None,
+}
+
+impl EnergyScope {
+    /// The scope of `m`'s energy figures.
+    pub fn of(m: &Machine) -> Self {
+        let components = m.components.iter().any(|c| c.peak_w > 0.0);
+        let per_bit = m.memory.noc.pj_per_bit > 0.0 || m.memory.offchip.pj_per_bit > 0.0;
+        match (components, per_bit) {
+            (true, _) => Self::Full,
+            (false, true) => Self::DataMovement,
+            (false, false) => Self::None,
+        }
+    }
+
+    /// A short note for tables, empty for [`EnergyScope::Full`].
+    pub fn note(self) -> &'static str {
+        match self {
+            Self::Full => "",
+            Self::DataMovement => {
+                " (off-chip memory and links only: the description gives no component power)"
+            }
+            Self::None => " (not modelled: the description gives no power or per-bit energy)",
+        }
+    }
 }
 
 /// How many of a component this configuration has.
@@ -171,6 +211,7 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
             .map(|(k, v)| (k.clone(), v / (m.clock.ghz * 1e9)))
             .collect(),
         edap: energy * time_s * area,
+        energy_scope: EnergyScope::of(m),
         mode: "latency".into(),
         warm: false,
         tasks_per_minute: if time_s > 0.0 { 60.0 / time_s } else { 0.0 },

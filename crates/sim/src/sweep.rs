@@ -97,14 +97,16 @@ pub fn run(
         .collect()
 }
 
-/// CSV: the settings, then time, energy, power, area, traffic, yield and cost.
+/// CSV: the settings, then time, energy, power, area, traffic, yield and cost. Energy, power
+/// and EDAP are empty where the machine models no energy at all, and `energy_scope` says
+/// what they cover ([`crate::report::EnergyScope`]).
 pub fn csv(axes: &[Axis], points: &[Point]) -> String {
     let mut s = axes
         .iter()
         .map(|a| a.key.clone())
         .collect::<Vec<_>>()
         .join(",");
-    s += ",time_s,energy_j,avg_power_w,area_mm2,offchip_bytes,noc_bytes,edap,die_yield,cost_per_good_package_usd\n";
+    s += ",time_s,energy_j,avg_power_w,area_mm2,offchip_bytes,noc_bytes,edap,die_yield,cost_per_good_package_usd,energy_scope\n";
     for p in points {
         let r = &p.report;
         let vals: Vec<&str> = p.settings.iter().map(|(_, v)| v.as_str()).collect();
@@ -118,16 +120,28 @@ pub fn csv(axes: &[Axis], points: &[Point]) -> String {
                 )
             })
             .unwrap_or_default();
+        let scope = r.energy_scope;
+        let energy = |x: f64| {
+            if scope == crate::report::EnergyScope::None {
+                String::new()
+            } else {
+                x.to_string()
+            }
+        };
+        let scope_name = serde_json::to_value(scope)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
         s += &format!(
-            "{},{},{},{},{},{},{},{},{y},{c}\n",
+            "{},{},{},{},{},{},{},{},{y},{c},{scope_name}\n",
             vals.join(","),
             r.time_s,
-            r.energy_j,
-            r.avg_power_w,
+            energy(r.energy_j),
+            energy(r.avg_power_w),
             r.area_mm2,
             r.offchip_bytes,
             r.noc_bytes,
-            r.edap
+            energy(r.edap)
         );
     }
     s

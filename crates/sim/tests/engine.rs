@@ -646,6 +646,32 @@ fn synchronous_tiles_share_key_loads() {
     assert!((shared.noc_bytes - bytes * total).abs() < 1e-3);
 }
 
+/// A report says what its energy covers: ARK cites component power, CiFHER only the per-bit
+/// energies of its HBM and UCIe links (its energy is exactly those), REED neither.
+#[test]
+fn energy_scope_follows_what_the_description_cites() {
+    use tessera_sim::report::{report, EnergyScope};
+    let t = vec![ins(0, Op::Load, 1, &[], 10), ins(1, Op::Ntt, 1, &[1], 10)];
+    for (arch, scope) in [
+        ("ark", EnergyScope::Full),
+        ("cifher", EnergyScope::DataMovement),
+        ("reed", EnergyScope::None),
+    ] {
+        let m = Machine::load(arch).unwrap();
+        let r = report(&m, "t", &run(&m, &t, false).unwrap());
+        assert_eq!(r.energy_scope, scope, "{arch}");
+        if scope == EnergyScope::DataMovement {
+            let want = 8e-12
+                * (r.offchip_bytes * m.memory.offchip.pj_per_bit
+                    + r.noc_bytes * m.memory.noc.pj_per_bit);
+            assert!(want > 0.0 && (r.energy_j - want).abs() <= 1e-12 * want);
+        }
+        if scope == EnergyScope::None {
+            assert_eq!(r.energy_j, 0.0);
+        }
+    }
+}
+
 /// h3.md 3.2: the key-switch flow is Case 1 exactly when the SRAM holds 3 l + 2 k residue
 /// polynomials.
 #[test]
