@@ -224,10 +224,47 @@ fn simulate_json_has_the_documented_fields() {
         assert!(v[key].as_f64().unwrap() >= 0.0, "{key}");
     }
     assert!(v["time_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["energy_scope"], "full");
     for unit in ["ntt", "bconv", "auto", "madu", "offchip", "noc"] {
         let u = v["utilization"][unit].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&u), "{unit} {u}");
     }
+}
+
+#[test]
+fn simulate_additive_reports_the_sum_of_operations() {
+    let args = [
+        "simulate",
+        "--arch",
+        "reed",
+        "--workload",
+        "hmult",
+        "--params",
+        "test-small",
+    ];
+    let (code, out, err) = tessera(&[&args[..], &["--additive", "--json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    // One HE operation: its sum is that operation timed warm.
+    let (_, warm, _) = tessera(&[&args[..], &["--warm", "--json"]].concat());
+    let w: serde_json::Value = serde_json::from_str(warm.trim()).unwrap();
+    let (a, t) = (
+        v["additive_s"].as_f64().unwrap(),
+        w["time_s"].as_f64().unwrap(),
+    );
+    assert!(a > 0.0 && (a - t).abs() <= 1e-9 * t, "{a} vs {t}");
+    assert_eq!(v["energy_scope"], "none");
+    let (code, table, _) = tessera(&[&args[..], &["--additive"]].concat());
+    assert_eq!(code, 0);
+    assert!(
+        table.contains("additive (sum of warm operations)"),
+        "{table}"
+    );
+    assert!(table.contains("not modelled"), "{table}");
+    // Outside latency mode it is an error naming the flag.
+    let (code, _, err) = tessera(&[&args[..], &["--additive", "--mode", "throughput"]].concat());
+    assert_eq!(code, 2);
+    assert!(err.contains("--additive"), "{err}");
 }
 
 #[test]
