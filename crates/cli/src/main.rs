@@ -73,8 +73,11 @@ enum Command {
         #[arg(long)]
         paper: Option<String>,
         /// One JSON object per target instead of a table.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// A Markdown table (the one docs/simulator.md keeps) instead of the text table.
+        #[arg(long)]
+        markdown: bool,
     },
     /// Show the CPU features and the NTT kernels this machine can run.
     Info {
@@ -95,8 +98,19 @@ fn main() {
         Command::Plan { params, json } => plan::run(&params, json).map_err(Into::into),
         Command::Simulate(a) => simulate::run(&a).map_err(Into::into),
         Command::Sweep(a) => sweep::run(&a).map_err(Into::into),
-        Command::Reproduce { paper, json } => {
-            reproduce::run(paper.as_deref(), json).map_err(Into::into)
+        Command::Reproduce {
+            paper,
+            json,
+            markdown,
+        } => {
+            let format = if json {
+                reproduce::Format::Json
+            } else if markdown {
+                reproduce::Format::Markdown
+            } else {
+                reproduce::Format::Table
+            };
+            reproduce::run(paper.as_deref(), format).map_err(Into::into)
         }
     };
     if let Err(e) = result {

@@ -5,9 +5,22 @@ use crate::output::{json_line, table};
 use serde_json::json;
 use tessera_sim::{reproduce, SimError};
 
-pub fn run(paper: Option<&str>, json: bool) -> Result<(), SimError> {
+/// How `reproduce` prints its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+    Markdown,
+}
+
+pub fn run(paper: Option<&str>, format: Format) -> Result<(), SimError> {
     let rows = reproduce::targets(paper, &|msg| eprintln!("{msg}..."))?;
-    if json {
+    if format == Format::Markdown {
+        print!("{}", markdown(&rows));
+        eprintln!("{}", tally(&rows));
+        return Ok(());
+    }
+    if format == Format::Json {
         for r in &rows {
             json_line(&json!({
                 "paper": r.paper, "item": r.item, "unit": r.unit,
@@ -46,5 +59,107 @@ pub fn run(paper: Option<&str>, json: bool) -> Result<(), SimError> {
         ],
         &table_rows,
     );
+    println!("{}", tally(&rows));
     Ok(())
+}
+
+/// "N targets: H hits, M misses, R reported" (a row with a band is a target; one without is
+/// reported).
+fn tally(rows: &[reproduce::Target]) -> String {
+    let hits = rows.iter().filter(|r| r.hit == Some(true)).count();
+    let misses = rows.iter().filter(|r| r.hit == Some(false)).count();
+    format!(
+        "{} targets: {hits} hits, {misses} misses, {} reported",
+        rows.len(),
+        rows.len() - hits - misses
+    )
+}
+
+/// The Markdown table of docs/simulator.md: paper, item (unit), paper, model, ratio, target.
+fn markdown(rows: &[reproduce::Target]) -> String {
+    let num = |v: Option<f64>| match v {
+        None => "-".to_string(),
+        Some(x) if x.abs() >= 1000.0 => thousands(x),
+        Some(x) => significant(x, 4),
+    };
+    let mut s = String::from(
+        "| paper | item | paper | model | ratio | target |\n|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let target = match (r.hit, r.tolerance) {
+            (Some(true), Some((lo, hi))) => format!("hit ({lo}-{hi})"),
+            (Some(false), Some((lo, hi))) if r.model_value.is_none() => {
+                format!("**MISS** (not modelled) ({lo}-{hi})")
+            }
+            (Some(false), Some((lo, hi))) => format!("**MISS** ({lo}-{hi})"),
+            _ => "reported".into(),
+        };
+        s += &format!(
+            "| {} | {} ({}) | {} | {} | {} | {target} |\n",
+            paper_name(&r.paper),
+            r.item,
+            r.unit,
+            num(r.paper_value),
+            num(r.model_value),
+            r.ratio.map(|x| format!("{x:.3}")).unwrap_or_default(),
+        );
+    }
+    s
+}
+
+/// The paper's own spelling of its design.
+fn paper_name(key: &str) -> &str {
+    match key {
+        "ark" => "ARK",
+        "cofhee" => "CoFHEE",
+        "reed" => "REED",
+        "cifher" => "CiFHER",
+        "h3" => "H3",
+        other => other,
+    }
+}
+
+/// `x` with `digits` significant digits, trailing zeros dropped (0.0050 -> 0.005).
+fn significant(x: f64, digits: i32) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    let decimals = (digits - 1 - x.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// `x` with one decimal and thousands separators (24841 -> 24,841.0).
+fn thousands(x: f64) -> String {
+    let s = format!("{:.1}", x.abs());
+    let (int, frac) = s.split_once('.').unwrap_or((&s, "0"));
+    let mut grouped = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{}{grouped}.{frac}", if x < 0.0 { "-" } else { "" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{significant, thousands};
+
+    #[test]
+    fn numbers_read_like_the_docs_table() {
+        assert_eq!(significant(0.005, 4), "0.005");
+        assert_eq!(significant(28.3627, 4), "28.36");
+        assert_eq!(significant(0.0979712, 4), "0.09797");
+        assert_eq!(significant(418.2, 4), "418.2");
+        assert_eq!(significant(14.2, 4), "14.2");
+        assert_eq!(thousands(24841.0), "24,841.0");
+        assert_eq!(thousands(3819.14), "3,819.1");
+        assert_eq!(thousands(-1234567.0), "-1,234,567.0");
+    }
 }

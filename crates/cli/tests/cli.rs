@@ -317,6 +317,30 @@ fn simulate_and_reproduce_errors_name_the_parameter() {
 }
 
 #[test]
+fn reproduce_prints_a_tally_and_a_markdown_table() {
+    let (code, out, err) = tessera(&["reproduce", "--paper", "cofhee"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("10 targets: 9 hits, 0 misses, 1 reported"),
+        "{out}"
+    );
+    let (code, md, err) = tessera(&["reproduce", "--paper", "cofhee", "--markdown"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        md.starts_with("| paper | item | paper | model | ratio | target |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| CoFHEE | NTT cycles, n = 2^12 (cycles) | 24,841.0 |"),
+        "{md}"
+    );
+    assert!(err.contains("10 targets"), "{err}");
+    let (code, _, err) = tessera(&["reproduce", "--json", "--markdown"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--markdown"), "{err}");
+}
+
+#[test]
 fn sweep_writes_csv_and_plot() {
     let dir = std::env::temp_dir();
     let out = dir.join(format!("tessera-sweep-{}", std::process::id()));
