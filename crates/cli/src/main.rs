@@ -62,6 +62,10 @@ enum Command {
         /// One JSON object per level instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also write PREFIX-cost.svg and PREFIX-keys.svg: key-switch cost and key size per
+        /// level, schoolbook (one limb per digit) vs fixed dnum vs dynamic (h3.md Fig. 9).
+        #[arg(long)]
+        plot: Option<String>,
     },
     /// Run a workload on an accelerator model: time, energy, area, traffic, utilization.
     Simulate(simulate::SimulateArgs),
@@ -95,7 +99,7 @@ fn main() {
     let result = match cli.command {
         Command::Bench { what } => bench::run(what),
         Command::Info { json } => bench::info(json).map_err(Into::into),
-        Command::Plan { params, json } => plan::run(&params, json).map_err(Into::into),
+        Command::Plan { params, json, plot } => plan::run(&params, json, plot.as_deref()),
         Command::Simulate(a) => simulate::run(&a).map_err(Into::into),
         Command::Sweep(a) => sweep::run(&a).map_err(Into::into),
         Command::Reproduce {

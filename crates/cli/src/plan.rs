@@ -6,11 +6,17 @@ use crate::output::{emit, json_line, table};
 use serde_json::json;
 use tessera_ckks::{CkksError, KeySwitchPlan, Parameters};
 
-pub fn run(params: &str, json: bool) -> Result<(), CkksError> {
+pub fn run(params: &str, json: bool, plot: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
     let p = Parameters::preset(params)?;
     let fixed = KeySwitchPlan::fixed(&p);
     let mut rows = Vec::new();
     let (mut total_fixed, mut total_dyn) = (0.0, 0.0);
+    // (name, cost per level, key MB per level) for the plot.
+    let mut series: [PerLevel; 3] = [
+        ("schoolbook: one limb per digit", Vec::new(), Vec::new()),
+        ("fixed dnum", Vec::new(), Vec::new()),
+        ("dynamic (h3.md Alg. 2)", Vec::new(), Vec::new()),
+    ];
     for level in (0..=p.max_level()).rev() {
         let d = KeySwitchPlan::dynamic(&p, level)?;
         let (cf, cd) = (fixed.cost(&p, level), d.cost(&p, level));
@@ -20,6 +26,17 @@ pub fn run(params: &str, json: bool) -> Result<(), CkksError> {
         let key_mb = |plan: &KeySwitchPlan| {
             (plan.beta(level) * (level + 1 + plan.special.len()) * p.n() * 8) as f64 / 1e6
         };
+        let school = schoolbook(&p, level)?;
+        let x = level as f64;
+        for (s, plan) in series
+            .iter_mut()
+            .zip([school.as_ref(), Some(&fixed), Some(&d)])
+        {
+            if let Some(plan) = plan {
+                s.1.push((x, plan.cost(&p, level)));
+                s.2.push((x, key_mb(plan)));
+            }
+        }
         if json {
             json_line(&json!({
                 "params": params, "level": level,
@@ -73,5 +90,49 @@ pub fn run(params: &str, json: bool) -> Result<(), CkksError> {
             100.0 * (1.0 - total_dyn / total_fixed)
         ));
     }
+    if let Some(prefix) = plot {
+        use tessera_sim::plot::{line_plot, Axes, Series};
+        let title_cost = format!("key-switch cost per level at '{params}'");
+        let title_keys = format!("key size per level at '{params}' (b halves, 8-byte words)");
+        for (suffix, title, y_label, pick) in [
+            ("cost", &title_cost, "modular mults per coefficient", 0),
+            ("keys", &title_keys, "MB", 1),
+        ] {
+            let lines: Vec<Series> = series
+                .iter()
+                .map(|(name, cost, keys)| {
+                    let pts = if pick == 0 { cost } else { keys };
+                    (name.to_string(), pts.iter().rev().copied().collect())
+                })
+                .filter(|(_, pts): &Series| !pts.is_empty())
+                .collect();
+            let svg = line_plot(
+                &Axes {
+                    title,
+                    x_label: "level",
+                    y_label,
+                    y_range: None,
+                    y_percent: false,
+                },
+                &lines,
+            );
+            let path = format!("{prefix}-{suffix}.svg");
+            std::fs::write(&path, svg).map_err(|e| format!("--plot: writing {path}: {e}"))?;
+            eprintln!("wrote {path}");
+        }
+    }
     Ok(())
+}
+
+/// A decomposition's name, its cost per level and its key MB per level: (level, value) points.
+type PerLevel = (&'static str, Vec<(f64, f64)>, Vec<(f64, f64)>);
+
+/// The schoolbook decomposition at `level` (h3.md Fig. 1 and Fig. 9's baseline): one limb
+/// per digit and the fewest special primes that cover one, when the set's key-modulus budget
+/// allows it (`None` otherwise).
+fn schoolbook(p: &Parameters, level: usize) -> Result<Option<KeySwitchPlan>, CkksError> {
+    Ok(KeySwitchPlan::candidates(p, level)?
+        .into_iter()
+        .map(|(plan, _)| plan)
+        .find(|plan| plan.alpha() == 1))
 }

@@ -341,6 +341,24 @@ fn reproduce_prints_a_tally_and_a_markdown_table() {
 }
 
 #[test]
+fn plan_draws_cost_and_key_size_per_level() {
+    let prefix = std::env::temp_dir().join(format!("tessera-plan-{}", std::process::id()));
+    let prefix = prefix.to_str().unwrap();
+    let (code, out, err) = tessera(&["plan", "--params", "test-medium", "--plot", prefix]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("summed over levels"), "{out}");
+    for suffix in ["cost", "keys"] {
+        let path = format!("{prefix}-{suffix}.svg");
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("dynamic"), "{path}");
+        std::fs::remove_file(path).ok();
+    }
+    let (code, _, err) = tessera(&["plan", "--params", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("preset"), "{err}");
+}
+
+#[test]
 fn sweep_writes_csv_and_plot() {
     let dir = std::env::temp_dir();
     let out = dir.join(format!("tessera-sweep-{}", std::process::id()));
