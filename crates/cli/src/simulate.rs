@@ -203,6 +203,10 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
         ],
         vec!["NoC traffic".into(), format!("{:.1} MB", r.noc_bytes / 1e6)],
         vec![
+            "  of it, between I/O dies and clusters".into(),
+            format!("{:.1} MB", r.io_noc_bytes / 1e6),
+        ],
+        vec![
             "peak on-chip".into(),
             format!("{:.1} MB", r.peak_onchip_bytes / 1048576.0),
         ],

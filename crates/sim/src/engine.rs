@@ -47,6 +47,9 @@ pub struct Schedule {
     pub offchip_bytes: f64,
     pub offchip_by_kind: HashMap<&'static str, f64>,
     pub noc_bytes: f64,
+    /// The part of `noc_bytes` that off-chip transfers move between the I/O dies and the
+    /// clusters (the rest is cluster-to-cluster data).
+    pub io_noc_bytes: f64,
     pub rf_bytes: f64,
     pub peak_onchip_bytes: f64,
     pub overflow_bytes: f64,
@@ -244,6 +247,8 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
         let mut first = 0.0f64;
         let mut pre = Phase::default();
         let mut reload = vec![0.0f64; channels];
+        // (limbs, bytes per limb) reloaded, for the I/O-die paths.
+        let mut reload_io: Vec<(Vec<usize>, f64)> = Vec::new();
         for id in &ins.srcs {
             let b = bufs.get(id).ok_or_else(|| {
                 SimError::Trace(format!(
@@ -267,6 +272,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                         for &l in &b.limbs {
                             reload[chan(l)] += per;
                         }
+                        reload_io.push((b.limbs.clone(), per));
                     }
                 }
                 Backing::Stream => {}
@@ -279,6 +285,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                         } else {
                             res.insert(e, limb_bytes, limb_bytes, next, &keep, &mut spills);
                             reload[chan(l)] += limb_bytes;
+                            reload_io.push((vec![l], limb_bytes));
                         }
                     }
                 }
@@ -287,6 +294,12 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
         let reload_bytes: f64 = reload.iter().sum();
         if reload_bytes > 0.0 {
             pre.tasks = off_tasks(&reload);
+            for (limbs, per) in &reload_io {
+                let (io, moved) = net.io_transfer(m, limbs, *per, true);
+                pre.tasks.extend(io);
+                s.noc_bytes += moved;
+                s.io_noc_bytes += moved;
+            }
             pre.latency = off_lat;
             s.offchip_bytes += reload_bytes;
             *s.offchip_by_kind.entry("reload").or_default() += reload_bytes;
@@ -391,6 +404,8 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
         // Off-chip movement: loads (cached per host limb), unseeded key halves, stores.
         let mut per_chan = vec![0.0f64; channels];
         let mut shared_noc = None;
+        // Limbs this instruction moves off-chip (each `limb_bytes`), for the I/O-die paths.
+        let mut io_limbs: Vec<usize> = Vec::new();
         match ins.op {
             Op::Load | Op::ExpandSeed => {
                 let cacheable = kind != "ciphertext";
@@ -408,6 +423,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                                 res.touch(e, usize::MAX);
                             } else {
                                 per_chan[chan(l)] += limb_bytes;
+                                io_limbs.push(l);
                             }
                         }
                     }
@@ -422,6 +438,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                                 } else {
                                     res.insert(e, limb_bytes, limb_bytes, next, &keep, &mut spills);
                                     per_chan[chan(l)] += limb_bytes;
+                                    io_limbs.push(l);
                                 }
                             }
                         } else {
@@ -434,6 +451,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                         if ins.op == Op::Load || !m.options.seeded_keys {
                             for &l in &ins.limbs {
                                 per_chan[chan(l)] += limb_bytes;
+                                io_limbs.push(l);
                             }
                         }
                     }
@@ -453,6 +471,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
             Op::Store => {
                 for &l in &ins.limbs {
                     per_chan[chan(l)] += limb_bytes;
+                    io_limbs.push(l);
                 }
                 *s.offchip_by_kind.entry("store").or_default() += per_chan.iter().sum::<f64>();
             }
@@ -460,9 +479,14 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
         }
         let offchip: f64 = per_chan.iter().sum();
         if offchip > 0.0 {
-            // A shared load's all-gather pipelines behind its reads.
+            // A shared load's all-gather, and the NoC path from the I/O dies, pipeline with
+            // the memory's reads.
             let mut tasks = off_tasks(&per_chan);
             tasks.extend(shared_noc);
+            let (io, moved) = net.io_transfer(m, &io_limbs, limb_bytes, ins.op != Op::Store);
+            tasks.extend(io);
+            s.noc_bytes += moved;
+            s.io_noc_bytes += moved;
             lowered.phases.insert(
                 0,
                 Phase {
@@ -508,12 +532,28 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
             for &l in &vl {
                 per[chan(l)] += bytes / vl.len().max(1) as f64;
             }
+            let mut start = r;
             for (r_, c) in off_tasks(&per) {
                 let task = [(r_.index(&lay), c)];
                 // In the DMA queue's order, like every off-chip transfer (see below).
                 let t0 = table.place(r.max(table.resource(task[0].0).last_end()), &task);
                 table.reserve(t0, &task);
                 s.busy[task[0].0] += c;
+                start = start.max(t0);
+            }
+            // The data's way from its home clusters to the I/O dies.
+            let per_limb = bytes / vl.len().max(1) as f64;
+            let (io, moved) = net.io_transfer(m, &vl, per_limb, false);
+            if !io.is_empty() {
+                let tasks: Vec<(usize, f64)> =
+                    io.iter().map(|&(r_, c)| (r_.index(&lay), c)).collect();
+                let t0 = table.place(start, &tasks);
+                table.reserve(t0, &tasks);
+                for &(i, c) in &tasks {
+                    s.busy[i] += c;
+                }
+                s.noc_bytes += moved;
+                s.io_noc_bytes += moved;
             }
             s.offchip_bytes += bytes;
             *s.offchip_by_kind.entry("spill").or_default() += bytes;

@@ -146,6 +146,11 @@ pub struct Memory {
     /// Energy per bit moved over this interconnect or memory, in pJ (0: not modelled).
     #[serde(default)]
     pub pj_per_bit: f64,
+    /// Off-chip only, with a mesh NoC: I/O dies (1 or 2) beside the mesh through which the
+    /// shared memory reaches the clusters, every transfer crossing the NoC links from the
+    /// die to the data's home clusters (cifher.md VI-A). 0: memory attaches directly.
+    #[serde(default)]
+    pub io_dies: usize,
     pub cite: Cite,
 }
 
@@ -389,6 +394,33 @@ impl Machine {
                 });
             }
         }
+        let io = self.memory.offchip.io_dies;
+        if io > 0
+            && (io > 2
+                || self.memory.noc.topology != Topology::Mesh
+                || self.memory.offchip.per_cluster)
+        {
+            return Err(SimError::Invalid {
+                name: "memory.offchip.io_dies",
+                value: io.to_string(),
+                allowed: "0, or 1 to 2 with a mesh NoC (memory.noc.topology = \"mesh\") and a \
+                          shared off-chip memory (memory.offchip.per_cluster = false)"
+                    .into(),
+            });
+        }
+        for (name, m) in [
+            ("memory.scratchpad.io_dies", &self.memory.scratchpad),
+            ("memory.register_file.io_dies", &self.memory.register_file),
+            ("memory.noc.io_dies", &self.memory.noc),
+        ] {
+            if m.io_dies != 0 {
+                return Err(SimError::Invalid {
+                    name,
+                    value: m.io_dies.to_string(),
+                    allowed: "0 (I/O dies belong to memory.offchip)".into(),
+                });
+            }
+        }
         if self.chip.block_size() != 1 {
             let dx = self.memory.noc.mesh_dx.max(1);
             let dy = self.chip.clusters / dx;
@@ -468,6 +500,8 @@ impl Machine {
         }
         m.memory.noc.topology = Topology::Crossbar;
         m.memory.noc.mesh_dx = 0;
+        // A slice's share of the memory reaches it directly.
+        m.memory.offchip.io_dies = 0;
         m
     }
 
@@ -523,6 +557,7 @@ impl Machine {
             self.chip.clusters,
             self.memory.noc.mesh_dx,
         )
+        .with_io_dies(self.memory.offchip.io_dies)
     }
 
     /// Off-chip channels: one shared, or one per cluster.

@@ -241,6 +241,40 @@ impl Net {
         }
     }
 
+    /// NoC tasks of an off-chip transfer of `bytes_per_limb` for each of `limbs` between
+    /// the I/O dies and the limbs' home clusters (inbound: a load or reload; outbound: a
+    /// store or spill), and the link-bytes it moves. Empty where memory attaches to the
+    /// clusters directly (no I/O dies).
+    pub fn io_transfer(
+        &self,
+        m: &Machine,
+        limbs: &[usize],
+        bytes_per_limb: f64,
+        inbound: bool,
+    ) -> (Vec<(Resource, f64)>, f64) {
+        if self.links.io_dies == 0 || bytes_per_limb <= 0.0 {
+            return (Vec::new(), 0.0);
+        }
+        let bpc = m.memory.noc.bandwidth_gbs / m.clock.ghz;
+        let mut load = vec![0.0f64; self.links.len()];
+        for (c, n) in self.home_limbs(limbs).into_iter().enumerate() {
+            let bytes = n as f64 * bytes_per_limb / self.block_size as f64;
+            if bytes > 0.0 {
+                for (l, share) in self.links.io_path(c, inbound) {
+                    load[l] += bytes * share;
+                }
+            }
+        }
+        let moved = load.iter().sum();
+        let tasks = load
+            .into_iter()
+            .enumerate()
+            .filter(|(_, b)| *b > 0.0)
+            .map(|(l, b)| (Resource::Noc(l), b / bpc))
+            .collect();
+        (tasks, moved)
+    }
+
     /// Limbs of `limbs` (ring indices) whose home is each cluster's block: limb `l` lives in
     /// block `l mod blocks`, split by coefficients over the block's clusters.
     pub fn home_limbs(&self, limbs: &[usize]) -> Vec<usize> {

@@ -30,7 +30,11 @@ pub struct Report {
     pub area_mm2: f64,
     pub peak_power_w: f64,
     pub offchip_bytes: f64,
+    /// Link-bytes moved on the interconnect (energy is charged on these).
     pub noc_bytes: f64,
+    /// The part of `noc_bytes` moved between the I/O dies and the clusters by off-chip
+    /// transfers (`memory.offchip.io_dies`); `noc_bytes - io_noc_bytes` is cluster-to-cluster.
+    pub io_noc_bytes: f64,
     pub utilization: BTreeMap<String, f64>,
     pub offchip_by_kind_bytes: BTreeMap<String, f64>,
     pub peak_onchip_bytes: f64,
@@ -196,6 +200,7 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
         peak_power_w: peak,
         offchip_bytes: s.offchip_bytes,
         noc_bytes: s.noc_bytes,
+        io_noc_bytes: s.io_noc_bytes,
         utilization: util,
         offchip_by_kind_bytes: s
             .offchip_by_kind
@@ -266,6 +271,7 @@ pub fn throughput(
         monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
         offchip_bytes: one.offchip_bytes * k,
         noc_bytes: one.noc_bytes * k,
+        io_noc_bytes: one.io_noc_bytes * k,
         ..one
     })
 }

@@ -106,7 +106,7 @@ pub fn csv(axes: &[Axis], points: &[Point]) -> String {
         .map(|a| a.key.clone())
         .collect::<Vec<_>>()
         .join(",");
-    s += ",time_s,energy_j,avg_power_w,area_mm2,offchip_bytes,noc_bytes,edap,die_yield,cost_per_good_package_usd,energy_scope\n";
+    s += ",time_s,energy_j,avg_power_w,area_mm2,offchip_bytes,noc_bytes,io_noc_bytes,edap,die_yield,cost_per_good_package_usd,energy_scope\n";
     for p in points {
         let r = &p.report;
         let vals: Vec<&str> = p.settings.iter().map(|(_, v)| v.as_str()).collect();
@@ -133,7 +133,7 @@ pub fn csv(axes: &[Axis], points: &[Point]) -> String {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
         s += &format!(
-            "{},{},{},{},{},{},{},{},{y},{c},{scope_name}\n",
+            "{},{},{},{},{},{},{},{},{},{y},{c},{scope_name}\n",
             vals.join(","),
             r.time_s,
             energy(r.energy_j),
@@ -141,6 +141,7 @@ pub fn csv(axes: &[Axis], points: &[Point]) -> String {
             r.area_mm2,
             r.offchip_bytes,
             r.noc_bytes,
+            r.io_noc_bytes,
             energy(r.edap)
         );
     }

@@ -16,8 +16,11 @@ pub struct Links {
     pub clusters: usize,
     /// Mesh width (clusters per row); unused otherwise.
     pub dx: usize,
-    /// Directed links as (from, to); a crossbar has the one pseudo-link (0, 0).
+    /// Directed links as (from, to); a crossbar has the one pseudo-link (0, 0). Node
+    /// `clusters + d` is I/O die `d` ([`Links::with_io_dies`]).
     pub edges: Vec<(usize, usize)>,
+    /// I/O dies beside a mesh (0: off-chip memory attaches to the clusters directly).
+    pub io_dies: usize,
 }
 
 impl Links {
@@ -52,7 +55,31 @@ impl Links {
             clusters: k,
             dx,
             edges,
+            io_dies: 0,
         }
+    }
+
+    /// This mesh with `io_dies` I/O dies (at most 2) beside it, through which off-chip memory
+    /// reaches the clusters (cifher.md VI-A: HBM traffic enters "through edges connecting the
+    /// I/O die and its adjacent cores"). Die 0 sits west of column 0 and die 1 east of the
+    /// last column; each has a link each way to every cluster of its column. Other
+    /// topologies are returned unchanged.
+    pub fn with_io_dies(mut self, io_dies: usize) -> Self {
+        if self.topology != Topology::Mesh || io_dies == 0 {
+            return self;
+        }
+        let dx = self.dx.max(1);
+        let dy = self.clusters / dx;
+        for d in 0..io_dies.min(2) {
+            let io = self.clusters + d;
+            let x = if d == 0 { 0 } else { dx - 1 };
+            for y in 0..dy {
+                self.edges.push((io, y * dx + x));
+                self.edges.push((y * dx + x, io));
+            }
+        }
+        self.io_dies = io_dies.min(2);
+        self
     }
 
     /// Number of link resources.
@@ -72,10 +99,27 @@ impl Links {
             .expect("routes use existing links")
     }
 
-    /// The links a packet from `src` to `dst` crosses, in order.
+    /// The links a packet from `src` to `dst` crosses, in order. An I/O die (node
+    /// `clusters + d`) enters or leaves the mesh on the destination's (source's) row, then
+    /// the packet follows XY routing.
     pub fn route(&self, src: usize, dst: usize) -> Vec<usize> {
         if src == dst {
             return Vec::new();
+        }
+        let k = self.clusters;
+        let dx = self.dx.max(1);
+        let side = |io: usize| if io == k { 0 } else { dx - 1 };
+        if src >= k {
+            let entry = (dst / dx) * dx + side(src);
+            let mut out = vec![self.edge(src, entry)];
+            out.extend(self.route(entry, dst));
+            return out;
+        }
+        if dst >= k {
+            let exit = (src / dx) * dx + side(dst);
+            let mut out = self.route(src, exit);
+            out.push(self.edge(exit, dst));
+            return out;
         }
         match self.topology {
             Topology::Crossbar => vec![0],
@@ -207,7 +251,28 @@ impl Links {
 impl Links {
     /// Directed links into cluster `v`.
     fn links_into(&self, v: usize) -> Vec<usize> {
-        (0..self.len()).filter(|&l| self.edges[l].1 == v).collect()
+        (0..self.len())
+            .filter(|&l| self.edges[l].1 == v && self.edges[l].0 < self.clusters)
+            .collect()
+    }
+
+    /// Link bytes per byte moved between off-chip memory and cluster `c` through the I/O
+    /// dies, the bytes split evenly over the dies (the stacks interleave every object):
+    /// `(link, bytes per byte)`, inbound (memory to cluster) or outbound. Empty without I/O
+    /// dies.
+    pub fn io_path(&self, c: usize, inbound: bool) -> Vec<(usize, f64)> {
+        let share = 1.0 / self.io_dies.max(1) as f64;
+        (0..self.io_dies)
+            .flat_map(|d| {
+                let io = self.clusters + d;
+                let r = if inbound {
+                    self.route(io, c)
+                } else {
+                    self.route(c, io)
+                };
+                r.into_iter().map(move |l| (l, share))
+            })
+            .collect()
     }
 
     /// A hop-by-hop all-gather: in each hop every directed link carries at most one block
@@ -297,6 +362,29 @@ mod tests {
         let b = m2.broadcast(0, 5.0);
         assert_eq!(b.iter().filter(|&&x| x > 0.0).count(), 3);
         assert_eq!(b.iter().sum::<f64>(), 15.0);
+    }
+
+    /// cifher.md VI-A: HBM traffic enters the mesh through I/O-die edges. On a 4 x 2 mesh
+    /// the west die (node 8) links to clusters 0 and 4, the east die (node 9) to 3 and 7; a
+    /// load enters on the destination's row and goes X from there, and half of every
+    /// transfer goes through each die.
+    #[test]
+    fn io_dies_enter_on_the_destinations_row() {
+        let m = Links::new(Topology::Mesh, 8, 4).with_io_dies(2);
+        assert_eq!(m.len(), 2 * 3 * 2 + 2 * 4 + 2 * 2 * 2);
+        let hops = |r: Vec<usize>| r.iter().map(|&l| m.edges[l]).collect::<Vec<_>>();
+        assert_eq!(hops(m.route(8, 6)), vec![(8, 4), (4, 5), (5, 6)]);
+        assert_eq!(hops(m.route(9, 6)), vec![(9, 7), (7, 6)]);
+        assert_eq!(hops(m.route(1, 9)), vec![(1, 2), (2, 3), (3, 9)]);
+        let p = m.io_path(6, true);
+        assert_eq!(p.len(), 5);
+        assert!(p.iter().all(|&(_, share)| share == 0.5));
+        // Cluster-to-cluster routes and collectives ignore the dies.
+        assert_eq!(m.route(0, 7), Links::new(Topology::Mesh, 8, 4).route(0, 7));
+        assert!(m.all_to_all(1.0)[20..].iter().all(|&x| x == 0.0));
+        // Without I/O dies, or on a ring, nothing changes.
+        assert!(Links::new(Topology::Mesh, 8, 4).io_path(6, true).is_empty());
+        assert_eq!(Links::new(Topology::Ring, 4, 0).with_io_dies(2).len(), 4);
     }
 
     /// cifher.md IV-C, 4x4-BK-2x2: four 2 x 2 blocks; the coefficient clusters take one core

@@ -646,6 +646,57 @@ fn synchronous_tiles_share_key_loads() {
     assert!((shared.noc_bytes - bytes * total).abs() < 1e-3);
 }
 
+/// cifher.md VI-A: HBM data reaches the cores through the I/O dies' edges. On the 2 x 2
+/// CiFHER with limb scattering, limb l lives on core l; half of each limb enters from the
+/// west die and half from the east one, on its row. Each die edge then carries half of the
+/// two limbs of its row, one limb in all: with 10 B/cycle links that edge, not the HBM,
+/// sets the time.
+#[test]
+fn offchip_data_crosses_the_io_die_edges() {
+    let mut m = Machine::load("cifher").unwrap();
+    for (k, v) in [
+        ("chip.block_rows", "1"),
+        ("chip.block_cols", "1"),
+        ("memory.noc.bandwidth_gbs", "10.0"),
+    ] {
+        m = m.with_setting(k, v).unwrap();
+    }
+    assert_eq!(m.memory.offchip.io_dies, 2);
+    let limb = N as f64 * 4.0; // 32-bit words
+    let mut load = ins(0, Op::Load, 1, &[], 4);
+    load.kind = Some("ciphertext".into());
+    let t = vec![load];
+    let s = run(&m, &t, false).unwrap();
+    let lat = m.memory.offchip.latency_ns * m.clock.ghz;
+    assert!(
+        (s.cycles - (lat + limb / 10.0)).abs() < 1e-6,
+        "{}",
+        s.cycles
+    );
+    // Link-bytes: per limb, one hop from its near die and two from the far one, half each.
+    assert!(
+        (s.noc_bytes - 4.0 * 1.5 * limb).abs() < 1e-6,
+        "{}",
+        s.noc_bytes
+    );
+    assert_eq!(s.io_noc_bytes, s.noc_bytes);
+    // Without the dies the HBM (1000 B/cycle) sets the time and the NoC carries nothing.
+    let direct = m.with_setting("memory.offchip.io_dies", "0").unwrap();
+    let d = run(&direct, &t, false).unwrap();
+    assert!(
+        (d.cycles - (lat + 4.0 * limb / 1000.0)).abs() < 1e-6,
+        "{}",
+        d.cycles
+    );
+    assert_eq!(d.noc_bytes, 0.0);
+    // The dies need a mesh and a shared memory.
+    let e = m
+        .with_setting("memory.offchip.per_cluster", "true")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("memory.offchip.io_dies"), "{e}");
+}
+
 /// A report says what its energy covers: ARK cites component power, CiFHER only the per-bit
 /// energies of its HBM and UCIe links (its energy is exactly those), REED neither.
 #[test]
