@@ -203,14 +203,16 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
         ],
         vec!["NoC traffic".into(), format!("{:.1} MB", r.noc_bytes / 1e6)],
         vec![
-            "  of it, between I/O dies and clusters".into(),
-            format!("{:.1} MB", r.io_noc_bytes / 1e6),
-        ],
-        vec![
             "peak on-chip".into(),
             format!("{:.1} MB", r.peak_onchip_bytes / 1048576.0),
         ],
     ]);
+    if r.io_noc_bytes > 0.0 {
+        rows.push(vec![
+            "  NoC traffic between I/O dies and clusters".into(),
+            format!("{:.1} MB", r.io_noc_bytes / 1e6),
+        ]);
+    }
     for (k, v) in &r.offchip_by_kind_bytes {
         rows.push(vec![
             format!("  off-chip {k}"),

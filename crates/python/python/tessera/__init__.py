@@ -75,8 +75,9 @@ def simulate(
     digit at a time (reed.md Algorithm 3, ``--streamed-keyswitch``); ``additive=True`` adds
     ``additive_s``, the sum of the HE operations' warm times (``--additive``; latency mode on
     vector machines). Returns the report
-    (``time_s``, ``energy_j``, ``area_mm2``, ``utilization``, ``tasks_per_minute``, ...) as a
-    dict.
+    (``time_s``, ``energy_j``, ``energy_scope``, ``area_mm2``, ``noc_bytes``,
+    ``io_noc_bytes``, ``utilization``, ``tasks_per_minute``, ...) as a dict;
+    ``energy_scope`` says what the energy covers (``full``, ``data_movement`` or ``none``).
 
     >>> r = simulate("ark", "hmult", "test-small")
     >>> r["time_s"] > 0
