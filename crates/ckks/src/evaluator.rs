@@ -600,13 +600,7 @@ impl<B: Backend> Evaluator<B> {
         key: &SwitchingKey,
     ) -> Result<(B::Poly, B::Poly)> {
         let plan = key.plan();
-        if plan.beta(level) != ups.len() || ups.is_empty() {
-            return Err(CkksError::MissingKey(format!(
-                "the key has {} digits at level {level}, the input has {}",
-                plan.beta(level),
-                ups.len()
-            )));
-        }
+        Self::digits_match(plan, level, ups.len())?;
         let qp = plan.qp_limbs(level);
         let mut acc = None;
         for (i, u) in ups.iter().enumerate() {
@@ -617,8 +611,6 @@ impl<B: Backend> Evaluator<B> {
         self.mod_down_pair(&u0, &u1, level, key)
     }
 
-    /// One digit of ModUp: its own limbs from `d`, the others by BConv of `dc` (`d` in
-    /// coefficient form) and NTT, assembled over `qp`.
     /// One digit of ModUp: `sub` holds the digit's limbs of `d` in coefficient form; they are
     /// extended to the rest of `qp` and joined with the digit's own limbs of `d`.
     fn mod_up_digit(
@@ -639,6 +631,17 @@ impl<B: Backend> Evaluator<B> {
 
     fn key_reaches(key: &SwitchingKey, level: usize) -> Result<()> {
         Self::plan_reaches(key.plan(), level)
+    }
+
+    /// `digits` extended digits are what `plan`'s key takes at `level` (and there is one).
+    fn digits_match(plan: &KeySwitchPlan, level: usize, digits: usize) -> Result<()> {
+        if plan.beta(level) != digits || digits == 0 {
+            return Err(CkksError::MissingKey(format!(
+                "the key has {} digits at level {level}, the input has {digits}",
+                plan.beta(level)
+            )));
+        }
+        Ok(())
     }
 
     fn plan_reaches(plan: &KeySwitchPlan, level: usize) -> Result<()> {
@@ -696,13 +699,7 @@ impl<B: Backend> Evaluator<B> {
     ) -> Result<(B::Poly, B::Poly)> {
         Self::key_reaches(key, level)?;
         let plan = key.plan();
-        if plan.beta(level) != ups.len() || ups.is_empty() {
-            return Err(CkksError::MissingKey(format!(
-                "the key has {} digits at level {level}, the input has {}",
-                plan.beta(level),
-                ups.len()
-            )));
-        }
+        Self::digits_match(plan, level, ups.len())?;
         let qp = plan.qp_limbs(level);
         let key_b = key.b[..ups.len()]
             .iter()

@@ -50,8 +50,10 @@ impl GaloisKeyFactory {
     ) -> Self {
         let plan = KeySwitchPlan::fixed(kg.context().params());
         let seed = kg.sub_seed();
+        // Only its context and sampler are used: every key re-keys the stream below.
+        let base_seed = kg.sub_seed();
         Self {
-            base: kg.fork(),
+            base: kg.with_stream(&base_seed, b"tessera/ckks/keygen"),
             seed,
             sk,
             elements: elements.into_iter().collect(),

@@ -374,12 +374,6 @@ impl KeyGenerator {
         })
     }
 
-    /// A generator seeded from this one's stream (so from the same CSPRNG or test seed).
-    pub fn fork(&mut self) -> KeyGenerator {
-        let seed = self.sub_seed();
-        self.with_stream(&seed, b"tessera/ckks/keygen")
-    }
-
     /// A generator for the same context whose XOF is keyed by `seed` and `domain`.
     pub(crate) fn with_stream(&self, seed: &Seed, domain: &[u8]) -> KeyGenerator {
         KeyGenerator {

@@ -140,16 +140,10 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             arch.simulate(&w.label, &w.instrs)?
         }
     };
-    let additive_s = match (&arch, a.additive) {
-        (Arch::Vector(m), true) if a.mode == "latency" => {
-            Some(tessera_sim::additive::sum_of_operations(m, &w.instrs)?)
-        }
-        (_, true) => {
-            return Err(SimError::Unsupported(
-                "--additive outside latency mode on vector machines".into(),
-            ))
-        }
-        _ => None,
+    let additive_s = if a.additive {
+        Some(arch.sum_of_operations(&a.mode, &w.instrs)?)
+    } else {
+        None
     };
     let sim_s = start.elapsed().as_secs_f64();
     if a.json {

@@ -500,16 +500,11 @@ fn simulate_json(
         spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
     }
     let w = tessera_sim::workload::load(&spec).map_err(sim)?;
-    let additive_s =
-        match (mode, &m, additive) {
-            (_, _, false) => None,
-            ("latency", tessera_sim::arch::Arch::Vector(v), true) => {
-                Some(tessera_sim::additive::sum_of_operations(v, &w.instrs).map_err(sim)?)
-            }
-            _ => return Err(TesseraError::new_err(
-                "additive=True needs mode='latency' on a vector machine (not a single-PE model)",
-            )),
-        };
+    let additive_s = if additive {
+        Some(m.sum_of_operations(mode, &w.instrs).map_err(sim)?)
+    } else {
+        None
+    };
     let r = match (mode, &m) {
         ("latency", tessera_sim::arch::Arch::Vector(v)) if warm => {
             tessera_sim::simulate_warm(v, &w.label, &w.instrs).map_err(sim)?

@@ -147,6 +147,23 @@ impl Arch {
             Arch::Pe(m) => simulate_pe(m, workload, instrs),
         }
     }
+
+    /// The additive model's seconds ([`crate::additive::sum_of_operations`]) in `mode`:
+    /// defined for one task spread over a vector machine (`latency`), an error otherwise.
+    pub fn sum_of_operations(
+        &self,
+        mode: &str,
+        instrs: &[tessera_backend::trace::Instr],
+    ) -> Result<f64, SimError> {
+        match self {
+            Arch::Vector(m) if mode == "latency" => crate::additive::sum_of_operations(m, instrs),
+            _ => Err(SimError::Unsupported(
+                "the additive model (--additive, additive=True) outside latency mode on vector \
+                 machines"
+                    .into(),
+            )),
+        }
+    }
 }
 
 fn read_description(path: &std::path::Path, origin: &str) -> Result<String, SimError> {

@@ -143,6 +143,8 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
     let mut res = Residency::new(cap);
     let lay = Layout::of(m);
     let net = Net::of(m);
+    // Whether off-chip transfers cross the NoC from I/O dies (only then are reloads listed).
+    let via_io = net.links.io_dies > 0;
     let channels = lay.channels;
     // An off-chip channel per cluster (each limb to its home's) or one shared.
     let chan = |limb: usize| if channels > 1 { limb % channels } else { 0 };
@@ -272,7 +274,9 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                         for &l in &b.limbs {
                             reload[chan(l)] += per;
                         }
-                        reload_io.push((b.limbs.clone(), per));
+                        if via_io {
+                            reload_io.push((b.limbs.clone(), per));
+                        }
                     }
                 }
                 Backing::Stream => {}
@@ -285,7 +289,9 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                         } else {
                             res.insert(e, limb_bytes, limb_bytes, next, &keep, &mut spills);
                             reload[chan(l)] += limb_bytes;
-                            reload_io.push((vec![l], limb_bytes));
+                            if via_io {
+                                reload_io.push((vec![l], limb_bytes));
+                            }
                         }
                     }
                 }

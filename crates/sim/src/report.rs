@@ -246,8 +246,9 @@ pub fn throughput(
         shared,
         ..Default::default()
     };
-    let s = crate::engine::run_with(&m.slice(), instrs, &opts)?;
-    let one = report(&m.slice(), workload, &s);
+    let slice = m.slice();
+    let s = crate::engine::run_with(&slice, instrs, &opts)?;
+    let one = report(&slice, workload, &s);
     let (area, peak) = area_power(m);
     let energy = one.energy_j * k;
     Ok(Report {

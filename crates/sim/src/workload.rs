@@ -247,8 +247,7 @@ const EAGER_KEY_BYTES: usize = 4 << 30;
 
 /// Bytes the circuit's rotation and conjugation keys take when all are made up front.
 fn eager_rotation_key_bytes(ctx: &CkksContext, boot: &Bootstrapper) -> usize {
-    let plan = KeySwitchPlan::fixed(ctx.params());
-    let per_key = plan.digits.len() * plan.qp_limbs(plan.level).len() * ctx.params().n() * 8;
+    let per_key = KeySwitchPlan::fixed(ctx.params()).key_words(ctx.params()) * 8;
     (boot.rotations().len() + 1) * per_key
 }
 
