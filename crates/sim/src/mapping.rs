@@ -177,6 +177,10 @@ pub struct Net {
     all_gather: Vec<f64>,
     broadcast: Vec<f64>,
     in_block: Vec<f64>,
+    /// Per cluster, the (link, bytes per byte) of a transfer from the I/O dies to it, and
+    /// from it to them (empty without I/O dies): computed once, used by every transfer.
+    io_in: Vec<Vec<(usize, f64)>>,
+    io_out: Vec<Vec<(usize, f64)>>,
 }
 
 impl Net {
@@ -234,6 +238,8 @@ impl Net {
             all_gather,
             broadcast,
             in_block: links.all_to_all_in(&blocks, 1.0 / (g * b * b) as f64),
+            io_in: (0..k).map(|c| links.io_path(c, true)).collect(),
+            io_out: (0..k).map(|c| links.io_path(c, false)).collect(),
             block_of,
             block_size: b,
             blocks: g,
@@ -256,11 +262,12 @@ impl Net {
             return (Vec::new(), 0.0);
         }
         let bpc = m.memory.noc.bandwidth_gbs / m.clock.ghz;
+        let paths = if inbound { &self.io_in } else { &self.io_out };
         let mut load = vec![0.0f64; self.links.len()];
         for (c, n) in self.home_limbs(limbs).into_iter().enumerate() {
             let bytes = n as f64 * bytes_per_limb / self.block_size as f64;
             if bytes > 0.0 {
-                for (l, share) in self.links.io_path(c, inbound) {
+                for &(l, share) in &paths[c] {
                     load[l] += bytes * share;
                 }
             }

@@ -75,6 +75,13 @@ pub enum EnergyScope {
     None,
 }
 
+impl Report {
+    /// Bytes moved between clusters: the NoC's link-bytes less the I/O dies' share.
+    pub fn cluster_to_cluster_bytes(&self) -> f64 {
+        self.noc_bytes - self.io_noc_bytes
+    }
+}
+
 impl EnergyScope {
     /// The scope of `m`'s energy figures.
     pub fn of(m: &Machine) -> Self {

@@ -639,9 +639,10 @@ pub fn cifher(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
                 &boot.label,
                 &boot.instrs,
             )?;
-            // Core-to-core data: the NoC bytes less the I/O dies' share (HBM traffic).
-            let c2c = |r: &crate::Report| r.noc_bytes - r.io_noc_bytes;
-            let (a, b) = (c2c(&with), c2c(&without));
+            let (a, b) = (
+                with.cluster_to_cluster_bytes(),
+                without.cluster_to_cluster_bytes(),
+            );
             Ok((with, a, b))
         };
         let (r4, with4, without4) = dup_vs_ark(&Machine::load("cifher")?)?;
@@ -713,7 +714,7 @@ pub fn cifher(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
         "4 cores (2x2-DW): core-to-core data of one HMult at the top level, limb duplication vs ARK's method (reduction %)",
         "%",
         None,
-        100.0 * (1.0 - (with.noc_bytes - with.io_noc_bytes) / (without.noc_bytes - without.io_noc_bytes)),
+        100.0 * (1.0 - with.cluster_to_cluster_bytes() / without.cluster_to_cluster_bytes()),
         None,
         "model only (a proxy for the bootstrapping figure of VI-D)",
     ));
