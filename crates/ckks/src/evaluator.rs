@@ -525,6 +525,21 @@ impl<B: Backend> Evaluator<B> {
         self.mod_down_pair(&u0, &u1, level, key)
     }
 
+    /// KeySwitch as REED defines its macro-instruction: ModUp of `d` (evaluation form, level
+    /// `l`) and the inner product with `key`, left over `Q_l P` (reed.md Algorithm 3 returns
+    /// BUF over the extended basis, the Appendix counts only the INTTs, NTTs and MACs, and
+    /// Table 3 writes the row "30 -> 31"; ModDown is a macro-instruction of its own, 4.3).
+    /// Used to time that macro-instruction alone; [`Evaluator::key_switch`] is the whole
+    /// switch.
+    pub fn key_switch_extended(
+        &mut self,
+        d: &B::Poly,
+        level: usize,
+        key: &SwitchingKey,
+    ) -> Result<(B::Poly, B::Poly)> {
+        self.traced("KeySwitchExt", level, |e| e.key_switch_ext(d, level, key))
+    }
+
     /// Key switching up to and excluding ModDown: `(u0, u1)` over `Q_l P`, which ModDown
     /// divides by `P`. [`Evaluator::mul_relin_rescale`] divides by `P q_l` instead.
     fn key_switch_ext(

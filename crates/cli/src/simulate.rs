@@ -16,7 +16,7 @@ pub struct SimulateArgs {
     /// cifher-8/16/32/64, h3, h3-hbm, h3-ddr4, cofhee) or a TOML machine description.
     #[arg(long, default_value = "ark")]
     pub arch: String,
-    /// Workload: bootstrap, hmult, hrot, keyswitch, hadd, pmult, tensor, ntt (CKKS presets);
+    /// Workload: bootstrap, hmult, hrot, keyswitch, keyswitch-ext (ModUp and inner product, no ModDown: REED's KeySwitch), hadd, pmult, tensor, ntt (CKKS presets);
     /// ntt, intt, polymul, ctmult (128-bit words: cofhee-n12, cofhee-n13); or a tessera-trace
     /// file.
     #[arg(long, default_value = "bootstrap")]

@@ -18,6 +18,7 @@ pub const WORKLOADS: &[&str] = &[
     "hmult",
     "hrot",
     "keyswitch",
+    "keyswitch-ext",
     "hadd",
     "pmult",
     "tensor",
@@ -179,6 +180,16 @@ fn one(
             let x = ev.load(&ct)?;
             let z = ev.rotate(&x, 1, keys)?;
             store(&mut ev, &z);
+        }
+        "keyswitch-ext" => {
+            // REED's KeySwitch macro-instruction: ModUp and inner product of c1 into Q_l P,
+            // no ModDown (see `Evaluator::key_switch_extended`).
+            let key = keys.relin.as_ref().expect("relinearisation key generated");
+            let x = ev.load(&ct)?;
+            let (u0, u1) = ev.key_switch_extended(&x.c1, level, key)?;
+            let b = ev.backend_mut();
+            b.record_store(&u0);
+            b.record_store(&u1);
         }
         _ => {
             let key = keys.relin.as_ref().expect("relinearisation key generated");

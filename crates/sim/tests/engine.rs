@@ -816,3 +816,46 @@ fn the_sum_of_operations_adds_warm_operation_times() {
     broken.retain(|i| i.op != Op::End);
     assert!(sum_of_operations(&m, &broken).is_err());
 }
+
+#[test]
+fn keyswitch_ext_is_the_key_switch_without_moddown() {
+    // REED's KeySwitch macro-instruction (reed.md Algorithm 3, Appendix): the whole key
+    // switch's ModUp and inner product, and then nothing: no ModDown, no addition of c0.
+    let compute = |w: &str| -> (Vec<Op>, Vec<usize>) {
+        let mut spec = WorkloadSpec::new(w, "test-small");
+        spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
+        let t = record(&spec).unwrap().instrs;
+        let ops = t
+            .iter()
+            .filter(|i| !matches!(i.op, Op::Load | Op::Store | Op::Begin | Op::End))
+            .map(|i| i.op)
+            .collect();
+        let stored = t
+            .iter()
+            .filter(|i| i.op == Op::Store)
+            .map(|i| i.limbs.len())
+            .collect();
+        (ops, stored)
+    };
+    let (ext, ext_out) = compute("keyswitch-ext");
+    let (whole, whole_out) = compute("keyswitch");
+    assert!(ext.len() < whole.len());
+    assert_eq!(
+        ext[..],
+        whole[..ext.len()],
+        "the same ModUp and inner product"
+    );
+    let rest = &whole[ext.len()..];
+    assert!(
+        rest.contains(&Op::Intt) && rest.contains(&Op::MulScalar),
+        "{rest:?}"
+    );
+    assert!(!rest.contains(&Op::MulAcc) && !rest.contains(&Op::ExpandSeed));
+    // The results stay over Q_l P: one special limb more than the whole switch's.
+    let p = tessera_ckks::Parameters::preset("test-small")
+        .unwrap()
+        .p()
+        .len();
+    assert_eq!(ext_out.len(), 2);
+    assert!(ext_out.iter().zip(&whole_out).all(|(e, w)| *e == w + p));
+}

@@ -66,8 +66,8 @@ def simulate(
     """Runs a workload on an accelerator model, like ``tessera simulate --json``.
 
     ``arch`` is a built-in machine (``"ark"``) or a TOML file; ``workload`` one of
-    ``bootstrap``, ``hmult``, ``hrot``, ``keyswitch``, ``hadd``, ``pmult``, ``tensor``,
-    ``ntt`` or a tessera-trace file; ``sets`` overrides machine values, e.g.
+    ``bootstrap``, ``hmult``, ``hrot``, ``keyswitch``, ``keyswitch-ext`` (no ModDown),
+    ``hadd``, ``pmult``, ``tensor``, ``ntt`` or a tessera-trace file; ``sets`` overrides machine values, e.g.
     ``["chip.clusters=8"]``; ``mode`` is ``latency`` (one task over the machine) or
     ``throughput`` (one task per cluster); ``warm=True`` times the workload with its input
     ciphertexts already on chip and its results left there, as micro-benchmarks time an
