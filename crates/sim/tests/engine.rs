@@ -785,10 +785,15 @@ fn h3_memory_variants_order_by_offchip_bandwidth() {
     };
     let (hbm, ddr4) = (time("h3-hbm"), time("h3-ddr4"));
     assert!(ddr4 > 2.0 * hbm, "hbm {hbm}, ddr4 {ddr4}");
-    // Neither variant has the stacked DRAM's area.
+    // Neither variant has the stacked DRAM's area; their 64 MB of SRAM (16 x 4 MB) is four
+    // times H3's 1 MB tile SRAM (16 x 1.87 mm2).
     let (a_h3, _) = area_power(&Machine::load("h3").unwrap());
     let (a_hbm, _) = area_power(&Machine::load("h3-hbm").unwrap());
-    assert!((a_h3 - a_hbm - 192.0).abs() < 1e-9, "{a_h3} {a_hbm}");
+    let sram = 16.0 * 3.0 * 1.87;
+    assert!((a_h3 - a_hbm - 192.0 + sram).abs() < 1e-9, "{a_h3} {a_hbm}");
+    for v in ["h3-hbm", "h3-ddr4"] {
+        assert_eq!(Machine::load(v).unwrap().scratchpad_mb(), 64.0, "{v}");
+    }
 }
 
 /// The additive model: a program of one HE operation sums to that operation's warm time,
