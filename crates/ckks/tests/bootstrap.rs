@@ -614,3 +614,57 @@ fn paper_bootstrapping_presets_have_the_papers_level_structure() {
         "reed.md: dnum = L + 1"
     );
 }
+
+/// Without hoisting each baby step does its own ModUp: the same rotation keys, and the same
+/// result within the bootstrapping precision (hoisting differs only by the fast BConv's
+/// overflow multiple, far below it).
+#[test]
+fn bootstrapping_without_hoisting_agrees_with_hoisting() {
+    let st = setup();
+    let ctx = st.ctx.clone();
+    let plain = Bootstrapper::new(
+        &ctx,
+        BootstrapParameters {
+            hoisting: false,
+            ..circuit()
+        },
+    )
+    .unwrap();
+    assert_eq!(plain.rotations(), st.boot.rotations());
+    let mut kg = st.kg;
+    let slots = ctx.params().max_slots();
+    let z = values(43, slots);
+    let ct = kg
+        .encrypt_sk(
+            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
+                .unwrap(),
+            &st.sk,
+        )
+        .unwrap();
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let got: Vec<Vec<Complex64>> = [&plain, &st.boot]
+        .iter()
+        .map(|b| {
+            let y = b.bootstrap(&mut ev, &x, &st.bkeys).unwrap();
+            decrypt_slots(&ctx, &st.sk, &ev.store(&y).unwrap())
+        })
+        .collect();
+    for g in &got {
+        let p = PrecisionStats::new(&z, g);
+        assert!(
+            p.mean_precision_bits() > 22.0,
+            "{} bits",
+            p.mean_precision_bits()
+        );
+    }
+    // The two differ by far less than either differs from the message.
+    let between = PrecisionStats::new(&got[1], &got[0]);
+    let hoisted = PrecisionStats::new(&z, &got[1]);
+    assert!(
+        between.max_error < hoisted.max_error,
+        "{} vs {}",
+        between.max_error,
+        hoisted.max_error
+    );
+}

@@ -34,6 +34,10 @@ pub struct SimulateArgs {
     /// Bootstrapping with minimum key-switching / multi-hop rotations (ark.md IV-A).
     #[arg(long)]
     pub min_ks: bool,
+    /// Bootstrapping without hoisting: each baby-step rotation of the DFTs does its own ModUp
+    /// (as a machine whose rotation macro-instruction recomputes it would run them).
+    #[arg(long)]
+    pub no_hoisting: bool,
     /// Key switching one digit at a time, accumulated (reed.md Algorithm 3), instead of all
     /// digits then the inner products.
     #[arg(long)]
@@ -76,6 +80,7 @@ pub fn workload(a: &SimulateArgs, arch: &Arch) -> Result<Workload, SimError> {
     spec.level = a.level;
     spec.of_limb = a.of_limb;
     spec.min_ks = a.min_ks;
+    spec.hoisting = !a.no_hoisting;
     if a.streamed_keyswitch {
         spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
     }

@@ -37,6 +37,9 @@ pub struct SweepArgs {
     /// Bootstrapping with minimum key-switching / multi-hop rotations (ark.md IV-A).
     #[arg(long)]
     pub min_ks: bool,
+    /// Bootstrapping without hoisting (each baby step does its own ModUp).
+    #[arg(long)]
+    pub no_hoisting: bool,
     /// Output prefix: writes PREFIX.csv and PREFIX.svg.
     #[arg(long, default_value = "sweep")]
     pub out: String,
@@ -57,6 +60,7 @@ pub fn run(a: &SweepArgs) -> Result<(), SimError> {
             level: a.level,
             of_limb: a.of_limb,
             min_ks: a.min_ks,
+            no_hoisting: a.no_hoisting,
             streamed_keyswitch: a.streamed_keyswitch,
             set: Vec::new(),
             mode: "latency".into(),

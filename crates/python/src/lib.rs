@@ -475,7 +475,7 @@ fn presets() -> Vec<&'static str> {
 /// Runs a workload on an accelerator model; returns the report as a JSON string (the
 /// Python wrapper `tessera.simulate` parses it into a dict).
 #[pyfunction]
-#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new(), mode="latency", warm=false, streamed_keyswitch=false, additive=false))]
+#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new(), mode="latency", warm=false, streamed_keyswitch=false, additive=false, hoisting=true))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_json(
     arch: &str,
@@ -489,6 +489,7 @@ fn simulate_json(
     warm: bool,
     streamed_keyswitch: bool,
     additive: bool,
+    hoisting: bool,
 ) -> PyResult<String> {
     let sim = |e: tessera_sim::SimError| TesseraError::new_err(e.to_string());
     let m = tessera_sim::arch::Arch::load_with(arch, &sets).map_err(sim)?;
@@ -496,6 +497,7 @@ fn simulate_json(
     spec.level = level;
     spec.of_limb = of_limb;
     spec.min_ks = min_ks;
+    spec.hoisting = hoisting;
     if streamed_keyswitch {
         spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
     }

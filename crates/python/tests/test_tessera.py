@@ -205,3 +205,16 @@ def test_additive_and_streamed_keyswitch():
     batched = tessera.simulate("ark", "keyswitch", "test-small")
     streamed = tessera.simulate("ark", "keyswitch", "test-small", streamed_keyswitch=True)
     assert streamed["peak_onchip_bytes"] < batched["peak_onchip_bytes"]
+
+
+def test_keyswitch_ext_and_bootstrapping_without_hoisting():
+    # REED's KeySwitch (no ModDown) is less work than the whole switch.
+    ext = tessera.simulate("ark", "keyswitch-ext", "test-small", warm=True)
+    whole = tessera.simulate("ark", "keyswitch", "test-small", warm=True)
+    assert ext["instructions"] < whole["instructions"]
+    # Without hoisting, the baby steps do their own ModUps: no hoisted spans.
+    hoisted = tessera.simulate("ark", "bootstrap", "test-boot")
+    plain = tessera.simulate("ark", "bootstrap", "test-boot", hoisting=False)
+    assert "HRotHoisted" in hoisted["time_by_op_s"]
+    assert "HRotHoisted" not in plain["time_by_op_s"]
+    assert plain["workload"].endswith("+no-hoisting")

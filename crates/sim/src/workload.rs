@@ -38,6 +38,9 @@ pub struct WorkloadSpec {
     pub of_limb: bool,
     /// Minimum key-switching (multi-hop rotations) in bootstrapping (ark.md IV-A).
     pub min_ks: bool,
+    /// Hoisted baby steps in bootstrapping's DFTs (`BootstrapParameters::hoisting`); `false`
+    /// rotates each baby step on its own.
+    pub hoisting: bool,
     /// Key-switch dataflow: batched (all digits, then inner products) or streamed (one
     /// digit at a time, reed.md Algorithm 3).
     pub dataflow: KeySwitchDataflow,
@@ -52,6 +55,7 @@ impl WorkloadSpec {
             level: None,
             of_limb: false,
             min_ks: false,
+            hoisting: true,
             dataflow: KeySwitchDataflow::Batched,
         }
     }
@@ -266,6 +270,7 @@ fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, SimError> {
     let (ckks, mut bp) = BootstrapParameters::preset(&spec.params)?;
     bp.of_limb = spec.of_limb;
     bp.min_ks = spec.min_ks;
+    bp.hoisting = spec.hoisting;
     let ctx = CkksContext::new(Parameters::preset(ckks)?)?;
     let boot = Bootstrapper::new(&ctx, bp)?;
     let mut kg = KeyGenerator::from_seed(&ctx, &seed())?;
@@ -294,6 +299,9 @@ fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, SimError> {
     }
     if spec.of_limb {
         label.push_str("+of-limb");
+    }
+    if !spec.hoisting {
+        label.push_str("+no-hoisting");
     }
     Ok(Workload {
         label,

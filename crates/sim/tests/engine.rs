@@ -864,3 +864,27 @@ fn keyswitch_ext_is_the_key_switch_without_moddown() {
     assert_eq!(ext_out.len(), 2);
     assert!(ext_out.iter().zip(&whole_out).all(|(e, w)| *e == w + p));
 }
+
+#[test]
+fn bootstrapping_without_hoisting_rotates_each_baby_step_alone() {
+    let spans = |hoisting: bool| -> std::collections::HashMap<String, usize> {
+        let mut spec = WorkloadSpec::new("bootstrap", "test-boot");
+        spec.hoisting = hoisting;
+        let w = record(&spec).unwrap();
+        assert_eq!(w.label.ends_with("+no-hoisting"), !hoisting);
+        let mut n = std::collections::HashMap::new();
+        for i in w.instrs.iter().filter(|i| i.op == Op::Begin) {
+            *n.entry(i.name.clone().unwrap_or_default()).or_insert(0) += 1;
+        }
+        n
+    };
+    let (hoisted, plain) = (spans(true), spans(false));
+    let get = |m: &std::collections::HashMap<String, usize>, k: &str| *m.get(k).unwrap_or(&0);
+    assert!(get(&hoisted, "HRotHoisted") > 0 && get(&hoisted, "HoistedModUp") > 0);
+    assert_eq!(get(&plain, "HRotHoisted") + get(&plain, "HoistedModUp"), 0);
+    // Every hoisted rotation became a plain one.
+    assert_eq!(
+        get(&plain, "HRot"),
+        get(&hoisted, "HRot") + get(&hoisted, "HRotHoisted")
+    );
+}

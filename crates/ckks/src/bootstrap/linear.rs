@@ -80,6 +80,8 @@ pub struct Encoding<'a> {
     /// Horner's rule with rotations by `n1` (ark.md Algorithms 4 and 5 applied to the BSGS
     /// sums), so each matrix needs two rotation keys instead of one per distinct step.
     pub min_ks: bool,
+    /// Baby steps share one ModUp (`rotate_hoisted`); otherwise each is its own `rotate`.
+    pub hoisting: bool,
 }
 
 impl Encoding<'_> {
@@ -89,6 +91,7 @@ impl Encoding<'_> {
         matrix_id: 0,
         of_limb: false,
         min_ks: false,
+        hoisting: true,
     };
 }
 
@@ -257,8 +260,13 @@ pub fn apply<B: Backend>(
             out.push(cur.clone());
         }
         out
-    } else {
+    } else if enc.hoisting {
         ev.rotate_hoisted(x, &steps, keys)?
+    } else {
+        steps
+            .iter()
+            .map(|&b| ev.rotate(x, b, keys))
+            .collect::<Result<Vec<_>>>()?
     };
     let baby: BTreeMap<usize, &Ciphertext<B::Poly>> = std::iter::once((0usize, x))
         .chain(steps.iter().map(|&b| b as usize).zip(rotated.iter()))

@@ -58,6 +58,12 @@ pub struct BootstrapParameters {
     /// ARK's minimum key-switching in the DFTs (two rotation keys per matrix; the baby steps
     /// lose their hoisting).
     pub min_ks: bool,
+    /// Hoisted baby steps: one ModUp of the DFT input shared by its baby-step rotations
+    /// (`rotate_hoisted`). `false` rotates each baby step on its own, as a machine does whose
+    /// rotation macro-instruction recomputes ModUp (REED: its NTTs run beside the MAS units
+    /// that bound a dnum = L + 1 rotation, reed.md Fig. 7), so the extended digits need not be
+    /// kept. Minimum key-switching has no hoisting either way.
+    pub hoisting: bool,
     /// META-BTS (Bae, Cheon, Kim, Stehle, CCS 2022): a second bootstrapping of the first
     /// one's error, scaled up by `2^k` with this `k`, then scaled back down and subtracted.
     /// Costs a second bootstrapping and one more level; pick `k` a little below the first
@@ -87,6 +93,7 @@ impl BootstrapParameters {
             encapsulation: Some(32),
             of_limb: false,
             min_ks: false,
+            hoisting: true,
             meta_log_scale: None,
             slots: None,
         };
@@ -299,6 +306,7 @@ impl Bootstrapper {
             matrix_id,
             of_limb: self.bp.of_limb,
             min_ks: self.bp.min_ks,
+            hoisting: self.bp.hoisting,
         }
     }
 

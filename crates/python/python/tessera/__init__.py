@@ -62,19 +62,21 @@ def simulate(
     warm: bool = False,
     streamed_keyswitch: bool = False,
     additive: bool = False,
+    hoisting: bool = True,
 ) -> dict:
     """Runs a workload on an accelerator model, like ``tessera simulate --json``.
 
     ``arch`` is a built-in machine (``"ark"``) or a TOML file; ``workload`` one of
     ``bootstrap``, ``hmult``, ``hrot``, ``keyswitch``, ``keyswitch-ext`` (no ModDown),
-    ``hadd``, ``pmult``, ``tensor``, ``ntt`` or a tessera-trace file; ``sets`` overrides machine values, e.g.
-    ``["chip.clusters=8"]``; ``mode`` is ``latency`` (one task over the machine) or
+    ``hadd``, ``pmult``, ``tensor``, ``ntt`` or a tessera-trace file; ``sets`` overrides
+    machine values, e.g. ``["chip.clusters=8"]``; ``mode`` is ``latency`` (one task over the machine) or
     ``throughput`` (one task per cluster); ``warm=True`` times the workload with its input
     ciphertexts already on chip and its results left there, as micro-benchmarks time an
     operation (``tessera simulate --warm``); ``streamed_keyswitch=True`` switches keys one
     digit at a time (reed.md Algorithm 3, ``--streamed-keyswitch``); ``additive=True`` adds
     ``additive_s``, the sum of the HE operations' warm times (``--additive``; latency mode on
-    vector machines). Returns the report
+    vector machines); ``hoisting=False`` records bootstrapping with each baby-step rotation
+    doing its own ModUp (``--no-hoisting``). Returns the report
     (``time_s``, ``energy_j``, ``energy_scope``, ``area_mm2``, ``noc_bytes``,
     ``io_noc_bytes``, ``utilization``, ``tasks_per_minute``, ...) as a dict;
     ``energy_scope`` says what the energy covers (``full``, ``data_movement`` or ``none``).
@@ -96,6 +98,7 @@ def simulate(
             warm,
             streamed_keyswitch,
             additive,
+            hoisting,
         )
     )
 

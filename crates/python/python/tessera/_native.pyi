@@ -6,7 +6,8 @@ def presets() -> List[str]: ...
 def simulate_json(
     arch: str = ..., workload: str = ..., params: str = ..., level: Optional[int] = ...,
     of_limb: bool = ..., min_ks: bool = ..., sets: List[str] = ..., mode: str = ...,
-    warm: bool = ...,
+    warm: bool = ..., streamed_keyswitch: bool = ..., additive: bool = ...,
+    hoisting: bool = ...,
 ) -> str: ...
 def reproduce_json(paper: Optional[str] = ...) -> str: ...
 
