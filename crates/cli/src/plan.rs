@@ -111,8 +111,7 @@ pub fn run(params: &str, json: bool, plot: Option<&str>) -> Result<(), Box<dyn s
                     title,
                     x_label: "level",
                     y_label,
-                    y_range: None,
-                    y_percent: false,
+                    ..Default::default()
                 },
                 &lines,
             );

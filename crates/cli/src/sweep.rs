@@ -87,11 +87,12 @@ pub fn run(a: &SweepArgs) -> Result<(), SimError> {
         message: e.to_string(),
     };
     std::fs::write(&csv_path, sweep::csv(&axes, &points)).map_err(|e| io(&csv_path, e))?;
+    let keys: Vec<&str> = axes.iter().map(|x| x.key.as_str()).collect();
     let title = format!(
-        "{} on {}: time against {}",
+        "{} on {}: sweep of {}",
         w.label,
         arch.name(),
-        axes[0].key
+        keys.join(", ")
     );
     std::fs::write(&svg_path, sweep::plot(&title, &axes, &points)?)
         .map_err(|e| io(&svg_path, e))?;

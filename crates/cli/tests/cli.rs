@@ -390,3 +390,47 @@ fn sweep_writes_csv_and_plot() {
     assert_eq!(code, 2);
     assert!(err.contains("--set"), "{err}");
 }
+
+/// The sweep plot's x axis is the first key with distinct numeric values (for `arch`,
+/// distinct cluster counts); without one, the first key's values are categories.
+#[test]
+fn sweep_plots_against_a_numeric_key_or_categories() {
+    let dir = std::env::temp_dir();
+    let svg_of = |name: &str, sets: &[&str]| -> String {
+        let out = dir.join(format!("tessera-sweep-{name}-{}", std::process::id()));
+        let mut args = vec!["sweep", "--arch", "h3"];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let o = out.to_str().unwrap().to_string();
+        args.extend([
+            "--workload",
+            "keyswitch",
+            "--params",
+            "test-small",
+            "--out",
+            &o,
+        ]);
+        let (code, _, err) = tessera(&args);
+        assert_eq!(code, 0, "{err}");
+        let svg = std::fs::read_to_string(out.with_extension("svg")).unwrap();
+        std::fs::remove_file(out.with_extension("csv")).ok();
+        std::fs::remove_file(out.with_extension("svg")).ok();
+        svg
+    };
+    // `h3` and `h3-hbm` both have 16 tiles: the SRAM size is the x axis, a line per machine.
+    let svg = svg_of(
+        "numeric",
+        &["arch=h3,h3-hbm", "memory.scratchpad.capacity_mb=1,4"],
+    );
+    assert!(svg.contains(">memory.scratchpad.capacity_mb<"), "{svg}");
+    assert_eq!(svg.matches("<polyline").count(), 2);
+    assert!(svg.contains(">arch=h3-hbm<"));
+    // No numeric key: the policies are categories on the x axis.
+    let svg = svg_of("categories", &["chip.policy=limb-duplication,alternating"]);
+    assert!(
+        svg.contains(">chip.policy<") && svg.contains(">alternating<"),
+        "{svg}"
+    );
+    assert_eq!(svg.matches("<polyline").count(), 1);
+}

@@ -148,56 +148,134 @@ pub fn csv(axes: &[Axis], points: &[Point]) -> String {
     s
 }
 
-/// An SVG of time against the first axis (numeric values; for `arch`, the machine's cluster
-/// count), one line per combination of the other axes.
+/// The x coordinate of each of `axis`'s values, if they are distinct numbers: the values
+/// themselves, or for `arch` the machines' cluster counts.
+fn numeric_positions(axis: &Axis) -> Result<Option<Vec<f64>>, SimError> {
+    let xs: Vec<f64> = if axis.key == "arch" {
+        axis.values
+            .iter()
+            .map(|v| {
+                Ok(match Arch::load(v)? {
+                    Arch::Vector(m) => m.chip.clusters as f64,
+                    Arch::Pe(_) => 1.0,
+                })
+            })
+            .collect::<Result<_, SimError>>()?
+    } else {
+        match axis.values.iter().map(|v| v.parse::<f64>()).collect() {
+            Ok(xs) => xs,
+            Err(_) => return Ok(None),
+        }
+    };
+    let mut sorted = xs.clone();
+    sorted.sort_by(f64::total_cmp);
+    sorted.dedup();
+    Ok((sorted.len() == xs.len()).then_some(xs))
+}
+
+/// An SVG of time against one swept key, one line per combination of the others. The x axis
+/// is the first key whose values are distinct numbers (for `arch`: distinct cluster counts),
+/// on a log scale when they span a factor of 16 or more; if no key is numeric, the first key's
+/// values are categories in the order given. Time goes on a log scale when it spans a factor
+/// of 20 or more.
 pub fn plot(title: &str, axes: &[Axis], points: &[Point]) -> Result<String, SimError> {
-    let first = axes.first().ok_or_else(|| SimError::Invalid {
-        name: "--set",
-        value: String::new(),
-        allowed: "at least one swept key".into(),
-    })?;
+    if axes.is_empty() {
+        return Err(SimError::Invalid {
+            name: "--set",
+            value: String::new(),
+            allowed: "at least one swept key".into(),
+        });
+    }
+    let mut numeric = None;
+    for (i, a) in axes.iter().enumerate() {
+        if let Some(xs) = numeric_positions(a)? {
+            numeric = Some((i, xs));
+            break;
+        }
+    }
+    let (xi, xs, categorical) = match numeric {
+        Some((i, xs)) => (i, xs, false),
+        None => (
+            0,
+            (0..axes[0].values.len()).map(|k| k as f64).collect(),
+            true,
+        ),
+    };
+    let x_axis = &axes[xi];
     let mut series: Vec<Series> = Vec::new();
     for p in points {
-        let x: f64 = if first.key == "arch" {
-            match Arch::load(&p.settings[0].1)? {
-                Arch::Vector(m) => m.chip.clusters as f64,
-                Arch::Pe(_) => 1.0,
-            }
-        } else {
-            p.settings[0].1.parse().map_err(|_| SimError::Invalid {
-                name: "--set",
-                value: p.settings[0].1.clone(),
-                allowed: format!("numbers for the plotted key {}", first.key),
-            })?
-        };
-        let rest: Vec<String> = p.settings[1..]
+        let value = &p.settings[xi].1;
+        let k = x_axis
+            .values
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .position(|v| v == value)
+            .ok_or_else(|| SimError::Invalid {
+                name: "--set",
+                value: value.clone(),
+                allowed: format!("a value of {}", x_axis.key),
+            })?;
+        let rest: Vec<String> = p
+            .settings
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != xi)
+            .map(|(_, (k, v))| format!("{k}={v}"))
             .collect();
         let name = if rest.is_empty() {
             "time".to_string()
         } else {
             rest.join(" ")
         };
+        let pt = (xs[k], p.report.time_s * 1e3);
         match series.iter_mut().find(|s| s.0 == name) {
-            Some(s) => s.1.push((x, p.report.time_s * 1e3)),
-            None => series.push((name, vec![(x, p.report.time_s * 1e3)])),
+            Some(s) => s.1.push(pt),
+            None => series.push((name, vec![pt])),
         }
     }
     for s in &mut series {
         s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
+    let spread = |v: &mut dyn Iterator<Item = f64>| {
+        let (lo, hi) = v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
+        if lo > 0.0 {
+            hi / lo
+        } else {
+            1.0
+        }
+    };
+    let x_log = !categorical && spread(&mut xs.iter().copied()) >= 16.0;
+    let y_log = spread(&mut series.iter().flat_map(|s| s.1.iter().map(|p| p.1))) >= 20.0;
+    // A tick per swept value (labelled with the value, or for `arch` the cluster count), as
+    // long as they stay legible.
+    let x_ticks = (xs.len() <= 12).then(|| {
+        xs.iter()
+            .zip(&x_axis.values)
+            .map(|(&x, v)| {
+                let label = if x_axis.key == "arch" && !categorical {
+                    format!("{x}")
+                } else {
+                    v.clone()
+                };
+                (x, label)
+            })
+            .collect()
+    });
+    let x_label = if x_axis.key == "arch" && !categorical {
+        "clusters (cores / chiplets)".to_string()
+    } else {
+        x_axis.key.clone()
+    };
     Ok(line_plot(
         &Axes {
             title,
-            x_label: if first.key == "arch" {
-                "clusters (cores / chiplets)"
-            } else {
-                &first.key
-            },
+            x_label: &x_label,
             y_label: "time (ms)",
-            y_range: None,
-            y_percent: false,
+            x_log,
+            y_log,
+            x_ticks,
+            ..Default::default()
         },
         &series,
     ))

@@ -159,6 +159,7 @@ pub fn write_utilization_svg(
             y_label: "busy fraction",
             y_range: Some((0.0, 1.0)),
             y_percent: true,
+            ..Default::default()
         },
         &series,
     );
