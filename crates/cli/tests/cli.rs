@@ -434,3 +434,20 @@ fn sweep_plots_against_a_numeric_key_or_categories() {
     );
     assert_eq!(svg.matches("<polyline").count(), 1);
 }
+
+/// Bootstrapping's circuit options on another workload are refused, not ignored.
+#[test]
+fn bootstrapping_options_need_the_bootstrap_workload() {
+    for flag in ["--min-ks", "--of-limb", "--no-hoisting"] {
+        let (code, _, err) = tessera(&[
+            "simulate",
+            "--workload",
+            "hmult",
+            "--params",
+            "test-small",
+            flag,
+        ]);
+        assert_eq!(code, 2, "{flag}: {err}");
+        assert!(err.contains(flag) && err.contains("bootstrap"), "{err}");
+    }
+}

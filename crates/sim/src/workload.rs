@@ -83,8 +83,29 @@ fn seed() -> Seed {
     Seed([0x5a; 32])
 }
 
+/// Bootstrapping's circuit options on another workload are an error, not silently ignored.
+fn options_fit(spec: &WorkloadSpec) -> Result<(), SimError> {
+    if spec.name == "bootstrap" {
+        return Ok(());
+    }
+    for (name, set) in [
+        ("--min-ks (min_ks)", spec.min_ks),
+        ("--of-limb (of_limb)", spec.of_limb),
+        ("--no-hoisting (hoisting = false)", !spec.hoisting),
+    ] {
+        if set {
+            return Err(SimError::Unsupported(format!(
+                "{name} is an option of the bootstrap workload's circuit, not of '{}'",
+                spec.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Records the stream of `spec`.
 pub fn record(spec: &WorkloadSpec) -> Result<Workload, SimError> {
+    options_fit(spec)?;
     if spec.name == "bootstrap" {
         return bootstrap(spec);
     }
@@ -213,6 +234,7 @@ fn one(
 /// A built-in workload (`spec.name` one of [`WORKLOADS`]) or, otherwise, a tessera-trace
 /// file at the path `spec.name`.
 pub fn load(spec: &WorkloadSpec) -> Result<Workload, SimError> {
+    options_fit(spec)?;
     if crate::cofhee::wide_params(&spec.params).is_ok()
         && crate::cofhee::WIDE_WORKLOADS.contains(&spec.name.as_str())
     {
