@@ -435,9 +435,10 @@ fn sweep_plots_against_a_numeric_key_or_categories() {
     assert_eq!(svg.matches("<polyline").count(), 1);
 }
 
-/// Bootstrapping's circuit options on another workload are refused, not ignored.
+/// Options that do not apply to a workload are refused, not ignored: bootstrapping's circuit
+/// options elsewhere, a level for bootstrapping, a key-switch dataflow for 128-bit workloads.
 #[test]
-fn bootstrapping_options_need_the_bootstrap_workload() {
+fn options_that_do_not_apply_are_refused() {
     for flag in ["--min-ks", "--of-limb", "--no-hoisting"] {
         let (code, _, err) = tessera(&[
             "simulate",
@@ -449,5 +450,37 @@ fn bootstrapping_options_need_the_bootstrap_workload() {
         ]);
         assert_eq!(code, 2, "{flag}: {err}");
         assert!(err.contains(flag) && err.contains("bootstrap"), "{err}");
+    }
+    // Nor does an option apply where it has no meaning.
+    for (args, said) in [
+        (
+            &[
+                "--workload",
+                "bootstrap",
+                "--params",
+                "test-boot",
+                "--level",
+                "3",
+            ][..],
+            "--level",
+        ),
+        (
+            &[
+                "--arch",
+                "cofhee",
+                "--workload",
+                "ntt",
+                "--params",
+                "cofhee-n12",
+                "--streamed-keyswitch",
+            ][..],
+            "--streamed-keyswitch",
+        ),
+    ] {
+        let mut all = vec!["simulate"];
+        all.extend_from_slice(args);
+        let (code, _, err) = tessera(&all);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(said) && err.contains("not supported"), "{err}");
     }
 }

@@ -83,9 +83,43 @@ fn seed() -> Seed {
     Seed([0x5a; 32])
 }
 
-/// Bootstrapping's circuit options on another workload are an error, not silently ignored.
-fn options_fit(spec: &WorkloadSpec) -> Result<(), SimError> {
+/// Where a workload's instructions come from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// Recorded here from the CKKS evaluator.
+    Ckks,
+    /// Recorded here from CoFHEE's 128-bit-word arithmetic.
+    Wide,
+    /// Read from a tessera-trace file.
+    TraceFile,
+}
+
+/// Options that do not apply to `spec`'s workload are an error, not silently ignored:
+/// bootstrapping's circuit options elsewhere, an input level for bootstrapping (it starts
+/// from its preset's base level), and, for workloads not recorded from CKKS here (128-bit
+/// CoFHEE workloads, trace files), the key-switch dataflow and the level.
+fn options_fit(spec: &WorkloadSpec, origin: Origin) -> Result<(), SimError> {
+    let unsupported = |what: &str| {
+        let this = match origin {
+            Origin::Wide => format!("'{}' at '{}' (128-bit words)", spec.name, spec.params),
+            _ => format!("the trace file '{}'", spec.name),
+        };
+        Err(SimError::Unsupported(format!("{what}, not to {this}")))
+    };
+    if origin != Origin::Ckks {
+        if spec.dataflow == KeySwitchDataflow::Streamed {
+            return unsupported("--streamed-keyswitch applies to CKKS workloads recorded here");
+        }
+        if spec.level.is_some() {
+            return unsupported("--level applies to CKKS HE-operation workloads");
+        }
+    }
     if spec.name == "bootstrap" {
+        if spec.level.is_some() {
+            return Err(SimError::Unsupported(
+                "--level: bootstrapping starts from its preset's base level".into(),
+            ));
+        }
         return Ok(());
     }
     for (name, set) in [
@@ -105,7 +139,7 @@ fn options_fit(spec: &WorkloadSpec) -> Result<(), SimError> {
 
 /// Records the stream of `spec`.
 pub fn record(spec: &WorkloadSpec) -> Result<Workload, SimError> {
-    options_fit(spec)?;
+    options_fit(spec, Origin::Ckks)?;
     if spec.name == "bootstrap" {
         return bootstrap(spec);
     }
@@ -234,10 +268,20 @@ fn one(
 /// A built-in workload (`spec.name` one of [`WORKLOADS`]) or, otherwise, a tessera-trace
 /// file at the path `spec.name`.
 pub fn load(spec: &WorkloadSpec) -> Result<Workload, SimError> {
-    options_fit(spec)?;
-    if crate::cofhee::wide_params(&spec.params).is_ok()
-        && crate::cofhee::WIDE_WORKLOADS.contains(&spec.name.as_str())
-    {
+    let wide = crate::cofhee::wide_params(&spec.params).is_ok()
+        && crate::cofhee::WIDE_WORKLOADS.contains(&spec.name.as_str());
+    let origin = if wide {
+        Origin::Wide
+    } else if WORKLOADS.contains(&spec.name.as_str()) {
+        Origin::Ckks
+    } else {
+        Origin::TraceFile
+    };
+    // A trace file that is not there is an unknown workload first (below).
+    if origin != Origin::TraceFile || std::path::Path::new(&spec.name).exists() {
+        options_fit(spec, origin)?;
+    }
+    if wide {
         let w = crate::cofhee::record_wide(&spec.name, &spec.params)?;
         return Ok(Workload {
             label: w.label,
