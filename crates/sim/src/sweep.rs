@@ -248,8 +248,8 @@ pub fn plot(title: &str, axes: &[Axis], points: &[Point]) -> Result<String, SimE
     let x_log = !categorical && spread(&mut xs.iter().copied()) >= 16.0;
     let y_log = spread(&mut series.iter().flat_map(|s| s.1.iter().map(|p| p.1))) >= 20.0;
     // A tick per swept value (labelled with the value, or for `arch` the cluster count), as
-    // long as they stay legible.
-    let x_ticks = (xs.len() <= 12).then(|| {
+    // long as numbers stay legible; categories are always labelled.
+    let x_ticks = (categorical || xs.len() <= 12).then(|| {
         xs.iter()
             .zip(&x_axis.values)
             .map(|(&x, v)| {
