@@ -154,8 +154,9 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
     if a.json {
         let mut v = serde_json::to_value(&r).map_err(|e| SimError::Trace(e.to_string()))?;
         v["simulation_s"] = json!(sim_s);
-        if let Some(t) = additive_s {
-            v["additive_s"] = json!(t);
+        if let Some(a) = &additive_s {
+            v["additive_s"] = json!(a.total_s);
+            v["additive_by_op"] = json!(a.by_op);
         }
         json_line(&v);
         return Ok(());
@@ -176,11 +177,17 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
         vec!["time".into(), format!("{:.3} ms", r.time_s * 1e3)],
         vec!["cycles".into(), format!("{:.0}", r.cycles)],
     ];
-    if let Some(t) = additive_s {
+    if let Some(a) = &additive_s {
         rows.push(vec![
             "additive (sum of warm operations)".into(),
-            format!("{:.3} ms", t * 1e3),
+            format!("{:.3} ms", a.total_s * 1e3),
         ]);
+        for (op, o) in &a.by_op {
+            rows.push(vec![
+                format!("  additive: {op}"),
+                format!("{} x, {:.3} ms", o.count, o.seconds * 1e3),
+            ]);
+        }
     }
     rows.extend([
         vec![

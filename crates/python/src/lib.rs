@@ -527,8 +527,9 @@ fn simulate_json(
         }
     };
     let mut v = serde_json::to_value(&r).map_err(|e| TesseraError::new_err(e.to_string()))?;
-    if let Some(t) = additive_s {
-        v["additive_s"] = serde_json::json!(t);
+    if let Some(a) = &additive_s {
+        v["additive_s"] = serde_json::json!(a.total_s);
+        v["additive_by_op"] = serde_json::json!(a.by_op);
     }
     Ok(v.to_string())
 }

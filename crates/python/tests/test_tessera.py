@@ -198,6 +198,7 @@ def test_additive_and_streamed_keyswitch():
     warm = tessera.simulate("ark", "hmult", "test-small", warm=True)
     add = tessera.simulate("ark", "hmult", "test-small", additive=True)
     assert abs(add["additive_s"] - warm["time_s"]) <= 1e-9 * warm["time_s"] + 1e-15
+    assert add["additive_by_op"]["HMultRescale"]["count"] == 1
     assert "additive_s" not in warm
     with pytest.raises(tessera.TesseraError, match="additive"):
         tessera.simulate("ark", "hmult", "test-small", additive=True, mode="throughput")

@@ -10,8 +10,26 @@
 use crate::engine::{run_with, RunOptions};
 use crate::error::SimError;
 use crate::machine::Machine;
-use std::collections::{HashMap, HashSet};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use tessera_backend::trace::{Instr, Op};
+
+/// The additive model of a program, in total and by HE operation.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Additive {
+    /// Seconds: the sum of every operation's warm time.
+    pub total_s: f64,
+    /// By operation name (the trace's span names: `HRot`, `HMultRescale`, ...): how many
+    /// there are and their seconds together.
+    pub by_op: BTreeMap<String, OpSum>,
+}
+
+/// One operation's share of [`Additive`].
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct OpSum {
+    pub count: usize,
+    pub seconds: f64,
+}
 
 /// Seconds: the sum over the trace's outermost HE operations (its `begin`/`end` spans) of
 /// each one simulated alone and warm ([`RunOptions::warm`]): its input ciphertexts on chip,
@@ -19,6 +37,11 @@ use tessera_backend::trace::{Instr, Op};
 /// Instructions outside every span are ignored (the program's own input loads and final
 /// stores).
 pub fn sum_of_operations(m: &Machine, instrs: &[Instr]) -> Result<f64, SimError> {
+    Ok(operations(m, instrs)?.total_s)
+}
+
+/// [`sum_of_operations`] with its breakdown by operation.
+pub fn operations(m: &Machine, instrs: &[Instr]) -> Result<Additive, SimError> {
     // Shape of every buffer, for the loads that stand in for an operation's inputs.
     let mut shape: HashMap<u64, (Vec<usize>, usize)> = HashMap::new();
     for i in instrs {
@@ -31,15 +54,18 @@ pub fn sum_of_operations(m: &Machine, instrs: &[Instr]) -> Result<f64, SimError>
         warm: true,
         ..Default::default()
     };
-    let mut total = 0.0;
+    let seconds = |cycles: f64| cycles / (m.clock.ghz * 1e9);
+    let mut out = Additive::default();
     let mut depth = 0usize;
     let mut group: Vec<Instr> = Vec::new();
+    let mut name = String::new();
     for i in instrs {
         match i.op {
             Op::Begin => {
                 depth += 1;
                 if depth == 1 {
                     group.clear();
+                    name = i.name.clone().unwrap_or_else(|| "(unnamed)".into());
                     continue;
                 }
             }
@@ -49,7 +75,11 @@ pub fn sum_of_operations(m: &Machine, instrs: &[Instr]) -> Result<f64, SimError>
                     .ok_or_else(|| SimError::Trace(format!("seq {}: end without begin", i.seq)))?;
                 if depth == 0 {
                     let one = with_inputs(&group, &shape)?;
-                    total += run_with(m, &one, &opts)?.cycles;
+                    let t = seconds(run_with(m, &one, &opts)?.cycles);
+                    out.total_s += t;
+                    let e = out.by_op.entry(name.clone()).or_default();
+                    e.count += 1;
+                    e.seconds += t;
                     continue;
                 }
             }
@@ -64,7 +94,7 @@ pub fn sum_of_operations(m: &Machine, instrs: &[Instr]) -> Result<f64, SimError>
             "{depth} HE operation(s) begun and never ended"
         )));
     }
-    Ok(total / (m.clock.ghz * 1e9))
+    Ok(out)
 }
 
 /// `group` preceded by a ciphertext load of every buffer it reads but does not write.

@@ -148,15 +148,15 @@ impl Arch {
         }
     }
 
-    /// The additive model's seconds ([`crate::additive::sum_of_operations`]) in `mode`:
-    /// defined for one task spread over a vector machine (`latency`), an error otherwise.
+    /// The additive model ([`crate::additive::operations`]) in `mode`: defined for one task
+    /// spread over a vector machine (`latency`), an error otherwise.
     pub fn sum_of_operations(
         &self,
         mode: &str,
         instrs: &[tessera_backend::trace::Instr],
-    ) -> Result<f64, SimError> {
+    ) -> Result<crate::additive::Additive, SimError> {
         match self {
-            Arch::Vector(m) if mode == "latency" => crate::additive::sum_of_operations(m, instrs),
+            Arch::Vector(m) if mode == "latency" => crate::additive::operations(m, instrs),
             _ => Err(SimError::Unsupported(
                 "the additive model (--additive, additive=True) outside latency mode on vector \
                  machines"

@@ -816,6 +816,29 @@ fn the_sum_of_operations_adds_warm_operation_times() {
     let sum = sum_of_operations(&m, &b.instrs).unwrap();
     let whole = run(&m, &b.instrs, false).unwrap().cycles / 1e9;
     assert!(sum > 0.0 && whole > 0.0);
+    // The breakdown: one entry per span name, counting every outermost span, adding up.
+    let by = tessera_sim::additive::operations(&m, &b.instrs).unwrap();
+    let spans = |name: &str| {
+        let mut depth = 0;
+        let mut n = 0;
+        for i in &b.instrs {
+            match i.op {
+                Op::Begin => {
+                    depth += 1;
+                    if depth == 1 && i.name.as_deref() == Some(name) {
+                        n += 1;
+                    }
+                }
+                Op::End => depth -= 1,
+                _ => {}
+            }
+        }
+        n
+    };
+    assert_eq!(by.by_op["HRot"].count, spans("HRot"));
+    assert_eq!(by.by_op["HMultRescale"].count, spans("HMultRescale"));
+    let parts: f64 = by.by_op.values().map(|o| o.seconds).sum();
+    assert!((parts - sum).abs() <= 1e-9 * sum, "{parts} vs {sum}");
     // Unbalanced spans are an error, not a silent sum.
     let mut broken = w.instrs.clone();
     broken.retain(|i| i.op != Op::End);

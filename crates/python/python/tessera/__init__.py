@@ -74,8 +74,8 @@ def simulate(
     ciphertexts already on chip and its results left there, as micro-benchmarks time an
     operation (``tessera simulate --warm``); ``streamed_keyswitch=True`` switches keys one
     digit at a time (reed.md Algorithm 3, ``--streamed-keyswitch``); ``additive=True`` adds
-    ``additive_s``, the sum of the HE operations' warm times (``--additive``; latency mode on
-    vector machines); ``hoisting=False`` records bootstrapping with each baby-step rotation
+    ``additive_s``, the sum of the HE operations' warm times, and ``additive_by_op``, their
+    count and seconds by operation (``--additive``; latency mode on vector machines); ``hoisting=False`` records bootstrapping with each baby-step rotation
     doing its own ModUp (``--no-hoisting``). Returns the report
     (``time_s``, ``energy_j``, ``energy_scope``, ``area_mm2``, ``noc_bytes``,
     ``io_noc_bytes``, ``utilization``, ``tasks_per_minute``, ...) as a dict;
