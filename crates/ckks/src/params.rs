@@ -469,6 +469,7 @@ pub fn preset_names() -> Vec<&'static str> {
         "lattigo-boot",
         "h3-boot",
         "reed-boot",
+        "reed-dnum3-boot",
         "cifher-boot",
     ]
 }
@@ -601,6 +602,20 @@ pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
             log_default_scale: 44,
             ..base("reed-boot", 16, "reed.md Table 3 bootstrapping (N = 2^16, L = 30, L_boot = 15, dnum = L + 1, K = 1); prime sizes ours (44- and 54-bit where REED's words are 54)")
         },
+        // REED's bootstrapping for Table 4 (reed.md 6.3: "dnum = 3 ... L = 23, K = 8, and
+        // L_boot = 17", chosen to compare with SHARP at w = 54): N = 2^16, 24 chain limbs in
+        // three digits of 8, eight special primes, 17 bootstrapping levels (4 CoeffToSlot, 9
+        // EvalMod, 4 SlotToCoeff) and L_eff = 6. As in `reed-boot`, q_0 and the CoeffToSlot and
+        // EvalMod levels are 54-bit primes, the user and SlotToCoeff levels 44-bit (Delta =
+        // 2^44), the special primes 54-bit; the widest digit (eight 54-bit primes) stays under
+        // P. Sizes ours; log2(PQ) ~ 1628.
+        "reed-dnum3-boot" => ParametersLiteral {
+            log_q: [vec![54], rep(44, 6), rep(44, 4), rep(54, 9), rep(54, 4)].concat(),
+            log_p: rep(54, 8),
+            dnum: 3,
+            log_default_scale: 44,
+            ..base("reed-dnum3-boot", 16, "reed.md 6.3 / Table 4 bootstrapping (N = 2^16, L = 23, K = 8, dnum = 3, L_boot = 17); prime sizes ours (44- and 54-bit where REED's words are 54)")
+        },
         // CiFHER's bootstrapping (cifher.md VI-B: L = 48, nine rescalings between
         // bootstrappings; Table I: 32-bit words, double-prime rescaling, K = 12, P = 2^336).
         // Every level is a pair of primes under 2^32: the base modulus q_0 q_1 (two 32-bit
@@ -701,6 +716,7 @@ mod tests {
             "lattigo-boot",
             "h3-boot",
             "reed-boot",
+            "reed-dnum3-boot",
             "cifher-boot",
         ] {
             let p = Parameters::preset(name).unwrap();

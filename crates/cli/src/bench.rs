@@ -46,7 +46,7 @@ pub enum BenchCommand {
     Hoisted16(CkksBenchArgs),
     /// Full-slot bootstrapping (ModRaise, CoeffToSlot, EvalMod, SlotToCoeff).
     Bootstrap {
-        /// Parameter preset with a bootstrapping circuit: ark, lattigo, h3, reed, cifher, test-boot or test-boot-double.
+        /// Parameter preset with a bootstrapping circuit: ark, lattigo, h3, reed, reed-dnum3, cifher, test-boot or test-boot-double.
         #[arg(long, default_value = "ark")]
         params: String,
         /// Worker threads.

@@ -22,7 +22,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "bootstrap")]
     pub workload: String,
     /// Parameter preset of a built-in workload (default: ark on vector machines,
-    /// cofhee-n12 on single-PE machines; bootstrap: ark, lattigo, h3, reed, cifher, test-boot).
+    /// cofhee-n12 on single-PE machines; bootstrap: ark, lattigo, h3, reed, reed-dnum3, cifher, test-boot).
     #[arg(long)]
     pub params: Option<String>,
     /// Input level of an HE-operation workload (default: the top level).

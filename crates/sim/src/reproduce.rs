@@ -505,6 +505,35 @@ pub fn reed(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
             )),
         }
     }
+    // Table 4's comparison set for 1024x64 (reed.md 6.3: dnum = 3, L = 23, K = 8, L_boot =
+    // 17), as T_A.S. = bootstrapping time / (L_eff x slots). Reported only: the issue's
+    // targets are Tables 2 and 3. Needs about 4.6 GB to record, under REED_BOOT_GB.
+    if short.is_none() {
+        progress("recording REED's Table 4 bootstrapping at 'reed-dnum3-boot' and simulating it");
+        let mut spec = WorkloadSpec::new("bootstrap", "reed-dnum3");
+        spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
+        let b = record(&spec)?;
+        let m = Machine::load("reed")?;
+        let r = simulate(&m, &b.label, &b.instrs)?;
+        let sum = crate::additive::sum_of_operations(&m, &b.instrs)?;
+        let per = 1e9 / (b.level as f64 * b.slots as f64);
+        v.push(row(
+            "reed",
+            "1024x64: T_A.S. at N = 2^16, L = 23, dnum = 3 (Table 4)",
+            "ns",
+            Some(6.6),
+            r.time_s * per,
+            None,
+            &format!(
+                "reed.md Table 4 and 6.3; reed-dnum3-boot (L_boot = 17, L_eff = {}, {} slots; prime sizes ours), streamed key switch; whole program {:.3} ms, additive {:.3} ms ({:.1} ns)",
+                b.level,
+                b.slots,
+                r.time_s * 1e3,
+                sum * 1e3,
+                sum * per
+            ),
+        ));
+    }
     for (arch, label, paper, note) in [
         (
             "reed-28nm",

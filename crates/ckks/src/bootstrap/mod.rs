@@ -113,6 +113,15 @@ impl BootstrapParameters {
             "h3" | "h3-boot" => ("h3-boot", base),
             // reed.md Table 3: "1 -> 30 -> 15", 15 bootstrapping levels (3 + 9 + 3).
             "reed" | "reed-boot" => ("reed-boot", base),
+            // reed.md 6.3 / Table 4: L_boot = 17 (4 + 9 + 4) at dnum = 3.
+            "reed-dnum3" | "reed-dnum3-boot" => (
+                "reed-dnum3-boot",
+                Self {
+                    cts_levels: 4,
+                    stc_levels: 4,
+                    ..base
+                },
+            ),
             // cifher.md V-B: minimum key-switching yes, on-the-fly limb extension no (its
             // NTTs cost more die-to-die traffic than the plaintext loads they save);
             // sparse-secret encapsulation ([12]) is part of its bootstrapping.
@@ -139,7 +148,8 @@ impl BootstrapParameters {
             _ => {
                 return Err(CkksError::UnknownPreset(
                     name.to_string(),
-                    "ark, lattigo, h3, reed, cifher, test-boot, test-boot-double".into(),
+                    "ark, lattigo, h3, reed, reed-dnum3, cifher, test-boot, test-boot-double"
+                        .into(),
                 ))
             }
         })
