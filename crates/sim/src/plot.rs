@@ -37,9 +37,9 @@ const COLORS: [&str; 8] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
 ];
 
-/// A tick label: up to four decimals, scientific from 1000 on.
+/// A tick label: up to four decimals, scientific from 1000 on and below 0.001.
 fn number(v: f64) -> String {
-    if v.abs() >= 1000.0 {
+    if v.abs() >= 1000.0 || (v != 0.0 && v.abs() < 0.001) {
         format!("{v:.3e}")
     } else {
         let s = format!("{v:.4}");
@@ -198,6 +198,10 @@ mod tests {
         };
         let svg = line_plot(&log, &s);
         assert_eq!(ticks(&svg), ["1", "10", "100", "1.000e3"]);
+        assert_eq!(
+            [number(0.0), number(2.5), number(1e-5)],
+            ["0", "2.5", "1.000e-5"]
+        );
         // On a log x axis from 1 to 16, 4 sits halfway.
         let xs: Vec<f64> = svg
             .lines()
