@@ -484,3 +484,51 @@ fn options_that_do_not_apply_are_refused() {
         assert!(err.contains(said) && err.contains("not supported"), "{err}");
     }
 }
+
+/// `--metric` picks the plotted quantity; one the machine does not model fails the plot
+/// (exit 2, saying why) but still writes the CSV.
+#[test]
+fn sweep_plots_the_chosen_metric() {
+    let dir = std::env::temp_dir();
+    let run = |metric: &str| {
+        let out = dir.join(format!(
+            "tessera-sweep-metric-{metric}-{}",
+            std::process::id()
+        ));
+        let o = out.to_str().unwrap().to_string();
+        let (code, _, err) = tessera(&[
+            "sweep",
+            "--arch",
+            "reed",
+            "--set",
+            "chip.clusters=1,2",
+            "--workload",
+            "hmult",
+            "--params",
+            "test-small",
+            "--metric",
+            metric,
+            "--out",
+            &o,
+        ]);
+        let svg = std::fs::read_to_string(out.with_extension("svg")).ok();
+        let csv = out.with_extension("csv").exists();
+        std::fs::remove_file(out.with_extension("csv")).ok();
+        std::fs::remove_file(out.with_extension("svg")).ok();
+        (code, err, svg, csv)
+    };
+    let (code, err, svg, _) = run("cost");
+    assert_eq!(code, 0, "{err}");
+    assert!(svg.unwrap().contains("cost per good package (USD)"));
+    // REED's description cites no power: no energy plot, but the CSV is there.
+    let (code, err, svg, csv) = run("energy");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--metric energy") && err.contains("no energy"),
+        "{err}"
+    );
+    assert!(svg.is_none() && csv);
+    let (code, err, _, _) = run("nope");
+    assert_eq!(code, 2);
+    assert!(err.contains("--metric") && err.contains("edap"), "{err}");
+}

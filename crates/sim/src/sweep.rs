@@ -148,6 +148,99 @@ pub fn csv(axes: &[Axis], points: &[Point]) -> String {
     s
 }
 
+/// What a sweep plot shows on its y axis (`tessera sweep --metric`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    Time,
+    Energy,
+    Area,
+    Edap,
+    Offchip,
+    Noc,
+    Yield,
+    Cost,
+}
+
+impl Metric {
+    /// The names `--metric` takes.
+    pub const NAMES: &'static [&'static str] = &[
+        "time", "energy", "area", "edap", "offchip", "noc", "yield", "cost",
+    ];
+
+    pub fn parse(s: &str) -> Result<Self, SimError> {
+        Ok(match s {
+            "time" => Metric::Time,
+            "energy" => Metric::Energy,
+            "area" => Metric::Area,
+            "edap" => Metric::Edap,
+            "offchip" => Metric::Offchip,
+            "noc" => Metric::Noc,
+            "yield" => Metric::Yield,
+            "cost" => Metric::Cost,
+            _ => {
+                return Err(SimError::Invalid {
+                    name: "--metric",
+                    value: s.into(),
+                    allowed: Self::NAMES.join(", "),
+                })
+            }
+        })
+    }
+
+    /// The axis label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Time => "time (ms)",
+            Metric::Energy => "energy (J)",
+            Metric::Area => "area (mm2)",
+            Metric::Edap => "EDAP (J s mm2)",
+            Metric::Offchip => "off-chip traffic (GB)",
+            Metric::Noc => "NoC traffic (GB)",
+            Metric::Yield => "die yield",
+            Metric::Cost => "cost per good package (USD)",
+        }
+    }
+
+    /// The value for one report; an error where the machine does not model it (no energy
+    /// cited, no cost model), rather than a plotted zero.
+    pub fn of(self, r: &Report) -> Result<f64, SimError> {
+        let energy = |x: f64| {
+            if r.energy_scope == crate::report::EnergyScope::None {
+                Err(SimError::Unsupported(format!(
+                    "--metric {}: '{}' models no energy (its description cites no power or per-bit energy)",
+                    self.name(),
+                    r.arch
+                )))
+            } else {
+                Ok(x)
+            }
+        };
+        let package = || {
+            r.package.as_ref().ok_or_else(|| {
+                SimError::Unsupported(format!(
+                    "--metric {}: '{}' has no yield and cost model ([cost] in its description)",
+                    self.name(),
+                    r.arch
+                ))
+            })
+        };
+        match self {
+            Metric::Time => Ok(r.time_s * 1e3),
+            Metric::Energy => energy(r.energy_j),
+            Metric::Area => Ok(r.area_mm2),
+            Metric::Edap => energy(r.edap),
+            Metric::Offchip => Ok(r.offchip_bytes / 1e9),
+            Metric::Noc => Ok(r.noc_bytes / 1e9),
+            Metric::Yield => Ok(package()?.die_yield),
+            Metric::Cost => Ok(package()?.cost_per_good_package_usd),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
 /// The x coordinate of each of `axis`'s values, if they are distinct numbers: the values
 /// themselves, or for `arch` the machines' cluster counts.
 fn numeric_positions(axis: &Axis) -> Result<Option<Vec<f64>>, SimError> {
@@ -173,12 +266,17 @@ fn numeric_positions(axis: &Axis) -> Result<Option<Vec<f64>>, SimError> {
     Ok((sorted.len() == xs.len()).then_some(xs))
 }
 
-/// An SVG of time against one swept key, one line per combination of the others. The x axis
-/// is the first key whose values are distinct numbers (for `arch`: distinct cluster counts),
-/// on a log scale when they span a factor of 16 or more; if no key is numeric, the first key's
-/// values are categories in the order given. Time goes on a log scale when it spans a factor
-/// of 20 or more.
-pub fn plot(title: &str, axes: &[Axis], points: &[Point]) -> Result<String, SimError> {
+/// An SVG of `metric` against one swept key, one line per combination of the others. The x
+/// axis is the first key whose values are distinct numbers (for `arch`: distinct cluster
+/// counts), on a log scale when they span a factor of 16 or more; if no key is numeric, the
+/// first key's values are categories in the order given. The y axis goes on a log scale when
+/// it spans a factor of 20 or more.
+pub fn plot(
+    title: &str,
+    axes: &[Axis],
+    points: &[Point],
+    metric: Metric,
+) -> Result<String, SimError> {
     if axes.is_empty() {
         return Err(SimError::Invalid {
             name: "--set",
@@ -226,7 +324,7 @@ pub fn plot(title: &str, axes: &[Axis], points: &[Point]) -> Result<String, SimE
         } else {
             rest.join(" ")
         };
-        let pt = (xs[k], p.report.time_s * 1e3);
+        let pt = (xs[k], metric.of(&p.report)?);
         match series.iter_mut().find(|s| s.0 == name) {
             Some(s) => s.1.push(pt),
             None => series.push((name, vec![pt])),
@@ -271,7 +369,7 @@ pub fn plot(title: &str, axes: &[Axis], points: &[Point]) -> Result<String, SimE
         &Axes {
             title,
             x_label: &x_label,
-            y_label: "time (ms)",
+            y_label: metric.label(),
             x_log,
             y_log,
             x_ticks,
