@@ -52,6 +52,28 @@ fn decrypt_slots(
     ctx.decode(&decrypt(ct, sk).unwrap()).unwrap()
 }
 
+/// Random full-slot values (from `seed`) encrypted under `sk` at the base level, where
+/// bootstrapping starts.
+fn encrypt_values(
+    ctx: &CkksContext,
+    kg: &mut KeyGenerator,
+    sk: &SecretKey,
+    seed: u64,
+) -> (Vec<Complex64>, Ciphertext<tessera_math::RnsPoly>) {
+    let slots = ctx.params().max_slots();
+    let z = values(seed, slots);
+    let pt = ctx
+        .encode(
+            &z,
+            slots,
+            ctx.params().base_level(),
+            ctx.params().default_scale(),
+        )
+        .unwrap();
+    let ct = kg.encrypt_sk(&pt, sk).unwrap();
+    (z, ct)
+}
+
 #[test]
 fn linear_transforms_match_their_matrices() {
     let mut st = setup();
@@ -154,21 +176,7 @@ fn double_prime_bootstrapping_restores_the_message() {
 
 fn restores_the_message(mut st: Setup, mean_bits: f64, worst_bits: f64) {
     let ctx = st.ctx.clone();
-    let slots = ctx.params().max_slots();
-    let z = values(11, slots);
-    let ct = st
-        .kg
-        .encrypt_sk(
-            &ctx.encode(
-                &z,
-                slots,
-                ctx.params().base_level(),
-                ctx.params().default_scale(),
-            )
-            .unwrap(),
-            &st.sk,
-        )
-        .unwrap();
+    let (z, ct) = encrypt_values(&ctx, &mut st.kg, &st.sk, 11);
     let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
     let x = ev.load(&ct).unwrap();
     let y = st.boot.bootstrap(&mut ev, &x, &st.bkeys).unwrap();
@@ -206,16 +214,7 @@ fn restores_the_message(mut st: Setup, mean_bits: f64, worst_bits: f64) {
 fn meta_bts_adds_precision_for_one_level() {
     let mut st = setup();
     let ctx = st.ctx.clone();
-    let slots = ctx.params().max_slots();
-    let z = values(11, slots);
-    let ct = st
-        .kg
-        .encrypt_sk(
-            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
-                .unwrap(),
-            &st.sk,
-        )
-        .unwrap();
+    let (z, ct) = encrypt_values(&ctx, &mut st.kg, &st.sk, 11);
     let meta = Bootstrapper::new(
         &ctx,
         BootstrapParameters {
@@ -276,15 +275,7 @@ fn encapsulation_lets_dense_secrets_bootstrap() {
     let mut kg = KeyGenerator::from_seed(&ctx, &Seed([4; 32])).unwrap();
     let sk = kg.secret_key().unwrap();
     let keys = boot.keygen(&mut kg, &sk).unwrap();
-    let slots = ctx.params().max_slots();
-    let z = values(12, slots);
-    let ct = kg
-        .encrypt_sk(
-            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
-                .unwrap(),
-            &sk,
-        )
-        .unwrap();
+    let (z, ct) = encrypt_values(&ctx, &mut kg, &sk, 12);
     let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
     let x = ev.load(&ct).unwrap();
     let y = boot.bootstrap(&mut ev, &x, &keys).unwrap();
@@ -324,16 +315,8 @@ fn of_limb_dft_plaintexts_agree_and_store_one_limb() {
         },
     )
     .unwrap();
-    let slots = ctx.params().max_slots();
-    let z = values(21, slots);
     let mut kg = st.kg;
-    let ct = kg
-        .encrypt_sk(
-            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
-                .unwrap(),
-            &st.sk,
-        )
-        .unwrap();
+    let (z, ct) = encrypt_values(&ctx, &mut kg, &st.sk, 21);
     let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
     let x = ev.load(&ct).unwrap();
     let full = st.boot.bootstrap(&mut ev, &x, &st.bkeys).unwrap();
@@ -439,15 +422,7 @@ fn minimum_key_switching_agrees_with_fewer_keys() {
     assert!(boot_min.rotations().len() < st.boot.rotations().len());
     let mut kg = st.kg;
     let keys = boot_min.keygen(&mut kg, &st.sk).unwrap();
-    let slots = ctx.params().max_slots();
-    let z = values(41, slots);
-    let ct = kg
-        .encrypt_sk(
-            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
-                .unwrap(),
-            &st.sk,
-        )
-        .unwrap();
+    let (z, ct) = encrypt_values(&ctx, &mut kg, &st.sk, 41);
     let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
     let x = ev.load(&ct).unwrap();
     let y = boot_min.bootstrap(&mut ev, &x, &keys).unwrap();
@@ -476,17 +451,9 @@ fn double_prime_mod_raise_adds_a_small_multiple_of_q0_q1() {
 fn mod_raise_adds_a_small_multiple_of_the_base_modulus(name: &str) {
     let st = setup_for(name);
     let ctx = st.ctx.clone();
-    let slots = ctx.params().max_slots();
-    let z = values(51, slots);
     let mut kg = st.kg;
     let base = ctx.params().base_level();
-    let ct = kg
-        .encrypt_sk(
-            &ctx.encode(&z, slots, base, ctx.params().default_scale())
-                .unwrap(),
-            &st.sk,
-        )
-        .unwrap();
+    let (_, ct) = encrypt_values(&ctx, &mut kg, &st.sk, 51);
     let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
     let x = ev.load(&ct).unwrap();
     let raised = st.boot.mod_raise(&mut ev, &x).unwrap();
@@ -632,15 +599,7 @@ fn bootstrapping_without_hoisting_agrees_with_hoisting() {
     .unwrap();
     assert_eq!(plain.rotations(), st.boot.rotations());
     let mut kg = st.kg;
-    let slots = ctx.params().max_slots();
-    let z = values(43, slots);
-    let ct = kg
-        .encrypt_sk(
-            &ctx.encode(&z, slots, 0, ctx.params().default_scale())
-                .unwrap(),
-            &st.sk,
-        )
-        .unwrap();
+    let (z, ct) = encrypt_values(&ctx, &mut kg, &st.sk, 43);
     let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
     let x = ev.load(&ct).unwrap();
     let got: Vec<Vec<Complex64>> = [&plain, &st.boot]
