@@ -162,29 +162,33 @@ pub enum Metric {
 }
 
 impl Metric {
+    /// Every metric, in the order of [`Metric::NAMES`].
+    const ALL: [Metric; 8] = [
+        Metric::Time,
+        Metric::Energy,
+        Metric::Area,
+        Metric::Edap,
+        Metric::Offchip,
+        Metric::Noc,
+        Metric::Yield,
+        Metric::Cost,
+    ];
+
     /// The names `--metric` takes.
     pub const NAMES: &'static [&'static str] = &[
         "time", "energy", "area", "edap", "offchip", "noc", "yield", "cost",
     ];
 
     pub fn parse(s: &str) -> Result<Self, SimError> {
-        Ok(match s {
-            "time" => Metric::Time,
-            "energy" => Metric::Energy,
-            "area" => Metric::Area,
-            "edap" => Metric::Edap,
-            "offchip" => Metric::Offchip,
-            "noc" => Metric::Noc,
-            "yield" => Metric::Yield,
-            "cost" => Metric::Cost,
-            _ => {
-                return Err(SimError::Invalid {
-                    name: "--metric",
-                    value: s.into(),
-                    allowed: Self::NAMES.join(", "),
-                })
-            }
-        })
+        Self::NAMES
+            .iter()
+            .position(|n| *n == s)
+            .map(|i| Self::ALL[i])
+            .ok_or_else(|| SimError::Invalid {
+                name: "--metric",
+                value: s.into(),
+                allowed: Self::NAMES.join(", "),
+            })
     }
 
     /// The axis label.
@@ -399,6 +403,15 @@ mod tests {
             ]
         );
         assert!(Axis::parse("chip.clusters").is_err());
+    }
+
+    #[test]
+    fn metric_names_round_trip() {
+        for (i, m) in Metric::ALL.iter().enumerate() {
+            assert_eq!(*m as usize, i);
+            assert_eq!(Metric::parse(m.name()).unwrap(), *m);
+        }
+        assert!(Metric::parse("joules").is_err());
         assert!(Axis::parse("chip.clusters=").is_err());
     }
 }
