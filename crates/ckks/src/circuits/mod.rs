@@ -11,4 +11,6 @@
 
 pub mod linear;
 pub mod polynomial;
+pub mod remez;
+pub mod sign;
 pub mod sums;
