@@ -83,7 +83,8 @@ pub fn inverse_plain(x: f64, hi: f64, iterations: usize) -> f64 {
 /// let ct = kg.encrypt_sk(&ctx.encode_real(&x, 4, l, s)?, &sk)?;
 /// let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
 /// let d = iterations_for(0.5, 4.0, 10)?; // 5: (7/8)^64 < 2^-10, depth 7
-/// let y = inverse(&mut ev, &ev.load(&ct)?, 0.5, 4.0, d, &keys)?;
+/// let cx = ev.load(&ct)?;
+/// let y = inverse(&mut ev, &cx, 0.5, 4.0, d, &keys)?;
 /// let out = ctx.decode(&decrypt(&ev.store(&y)?, &sk)?)?;
 /// for (o, v) in out.iter().zip(x) {
 ///     assert!((o.re * v - 1.0).abs() < 2e-3);
