@@ -275,3 +275,128 @@ fn linear_transforms_match_the_dense_product() {
     let small = st.ev.load(&small).unwrap();
     assert!(lts[0].apply(&mut st.ev, &small, &st.keys).is_err());
 }
+
+#[test]
+fn goldschmidt_inverse_matches_the_clear() {
+    use tessera_ckks::circuits::inverse;
+    let mut st = setup(&[]);
+    let (lo, hi) = (0.25, 3.0);
+    let d = 5;
+    assert_eq!(inverse::depth(d), 7);
+    let xs: Vec<f64> = reals(21, 64)
+        .iter()
+        .map(|r| lo + (hi - lo) * (r + 1.0) / 2.0)
+        .collect();
+    let z: Vec<Complex64> = xs.iter().map(|&x| Complex64::new(x, 0.0)).collect();
+    let ct = st.encrypt(&z);
+    let x = st.ev.load(&ct).unwrap();
+    let y = inverse::inverse(&mut st.ev, &x, lo, hi, d, &st.keys).unwrap();
+    assert_eq!(y.level, x.level - inverse::depth(d));
+    assert_eq!(y.scale, x.scale);
+    let got = st.open(&y);
+    let mut worst = 0.0f64;
+    for (g, &x) in got.iter().zip(&xs) {
+        // Against the same iteration in the clear: CKKS noise only.
+        let want = inverse::inverse_plain(x, hi, d);
+        worst = worst.max((g.re - want).abs());
+        // And against 1/x: the iteration's bound plus the noise.
+        assert!((g.re * x - 1.0).abs() <= inverse::relative_error(lo, hi, d) + 1e-6);
+    }
+    eprintln!("Goldschmidt inverse: max |HE - replica| = {worst:e}");
+    assert!(worst < 1e-6, "{worst}");
+    assert!(inverse::inverse(&mut st.ev, &x, 0.0, 1.0, 3, &st.keys).is_err());
+    assert!(matches!(
+        inverse::inverse(&mut st.ev, &x, lo, hi, 7, &st.keys),
+        Err(CkksError::OutOfLevels { .. })
+    ));
+}
+
+/// An insecure set deep enough for the composite signs: N = 2^11, 16 levels of 40 bits.
+fn deep() -> Setup {
+    let mut lit = tessera_ckks::params::preset_literal("test-medium").unwrap();
+    lit.name = "test-deep-circuits".into();
+    lit.log_n = 11;
+    lit.log_q = [vec![60], vec![40; 16]].concat();
+    lit.log_p = vec![61; 3];
+    lit.dnum = 6;
+    lit.log_default_scale = 40;
+    lit.dynamic_special = 0;
+    let ctx = CkksContext::new(Parameters::new(lit).unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([6; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let keys = kg.evaluation_keys(&sk, &[], false).unwrap();
+    let ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    Setup {
+        ctx,
+        kg,
+        sk,
+        keys,
+        ev,
+    }
+}
+
+#[test]
+fn ckk_comparison_matches_its_replica() {
+    use tessera_ckks::circuits::sign::CompositeSign;
+    let mut st = deep();
+    let s = CompositeSign::ckk(3, 2, 2).unwrap();
+    assert_eq!(s.depth(), 12);
+    let n = 128;
+    let a: Vec<f64> = reals(31, n).iter().map(|v| (v + 1.0) / 2.0).collect();
+    let b: Vec<f64> = reals(32, n).iter().map(|v| (v + 1.0) / 2.0).collect();
+    let enc = |st: &mut Setup, v: &[f64]| {
+        let z: Vec<Complex64> = v.iter().map(|&x| Complex64::new(x, 0.0)).collect();
+        st.encrypt(&z)
+    };
+    let (ca, cb) = (enc(&mut st, &a), enc(&mut st, &b));
+    let (xa, xb) = (st.ev.load(&ca).unwrap(), st.ev.load(&cb).unwrap());
+    let y = s.compare(&mut st.ev, &xa, &xb, &st.keys).unwrap();
+    assert_eq!(y.level, xa.level - 12);
+    let got = st.open(&y);
+    let mut worst = 0.0f64;
+    for i in 0..n {
+        let want = s.compare_plain(a[i], b[i]);
+        worst = worst.max((got[i].re - want).abs());
+        // Away from ties the comparison is decided.
+        if (a[i] - b[i]).abs() > 0.1 {
+            assert!((got[i].re - f64::from(u8::from(a[i] > b[i]))).abs() < 0.01);
+        }
+    }
+    eprintln!("CKK compare (n = 3, d_f = d_g = 2): max |HE - replica| = {worst:e}");
+    assert!(worst < 1e-6, "{worst}");
+}
+
+#[test]
+fn lee_app_relu_matches_its_replica() {
+    use tessera_ckks::circuits::sign::CompositeSign;
+    let mut st = deep();
+    let s = CompositeSign::lee_relu().unwrap();
+    let bound = 40.0;
+    let n = 128;
+    let xs: Vec<f64> = reals(41, n).iter().map(|v| bound * v).collect();
+    let z: Vec<Complex64> = xs.iter().map(|&x| Complex64::new(x, 0.0)).collect();
+    let ct = st.encrypt(&z);
+    let x = st.ev.load(&ct).unwrap();
+    let y = s.app_relu(&mut st.ev, &x, bound, &st.keys).unwrap();
+    assert_eq!(y.level, x.level - s.depth() - 2);
+    assert_eq!(y.scale, x.scale);
+    let got = st.open(&y);
+    let (eps, err) = s.precision().unwrap();
+    let mut worst = 0.0f64;
+    for (g, &x) in got.iter().zip(&xs) {
+        let want = s.app_relu_plain(x, bound);
+        worst = worst.max((g.re - want).abs());
+        if x.abs() >= eps * bound {
+            assert!((g.re - x.max(0.0)).abs() <= x.abs() * err + 1e-3);
+        }
+    }
+    eprintln!("AppReLU {{15, 15, 27}}: max |HE - replica| = {worst:e}");
+    assert!(worst < 1e-5, "{worst}");
+    // Not enough levels, a bad bound.
+    let u = st.ev.drop_levels(&x, 3).unwrap();
+    assert!(matches!(
+        s.app_relu(&mut st.ev, &u, bound, &st.keys),
+        Err(CkksError::OutOfLevels { .. })
+    ));
+    assert!(s.app_relu(&mut st.ev, &x, 0.0, &st.keys).is_err());
+}

@@ -265,7 +265,8 @@ impl Default for LinearOptions {
 /// let (l, s) = (ctx.params().max_level(), ctx.params().default_scale());
 /// let ct = kg.encrypt_sk(&ctx.encode_real(&[1.0, 2.0, 3.0, 4.0], 4, l, s)?, &sk)?;
 /// let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
-/// let y = lt.apply(&mut ev, &ev.load(&ct)?, &keys)?;
+/// let x = ev.load(&ct)?;
+/// let y = lt.apply(&mut ev, &x, &keys)?;
 /// assert_eq!(y.level, l - 1);
 /// let out = ctx.decode(&decrypt(&ev.store(&y)?, &sk)?)?;
 /// assert!((out[0].re - 4.0).abs() < 1e-3 && (out[3].re - 9.0).abs() < 1e-3);

@@ -9,6 +9,9 @@
 //! - [`sign`]: composite sign and comparison (Cheon-Kim-Kim; Lee et al.'s minimax), AppReLU.
 //! - [`inverse`]: `1/x` by Goldschmidt iterations.
 
+pub mod inverse;
 pub mod linear;
 pub mod polynomial;
+pub mod remez;
+pub mod sign;
 pub mod sums;

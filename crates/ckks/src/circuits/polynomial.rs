@@ -472,7 +472,8 @@ pub fn chebyshev_eval(c: &[f64], u: f64) -> f64 {
 ///
 /// // 1.5 x - 0.5 x^3 (a step of the smooth sign), two levels.
 /// let p = Polynomial::power(vec![0.0, 1.5, 0.0, -0.5])?;
-/// let y = evaluate(&mut ev, &ev.load(&ct)?, &p, &keys)?;
+/// let cx = ev.load(&ct)?;
+/// let y = evaluate(&mut ev, &cx, &p, &keys)?;
 /// assert_eq!(y.level, level - 2);
 /// let out = ctx.decode(&decrypt(&ev.store(&y)?, &sk)?)?;
 /// for (o, v) in out.iter().zip(x) {

@@ -51,7 +51,8 @@ pub fn rotations_for_replicate(block: usize, copies: usize) -> Vec<i64> {
 /// let (l, s) = (ctx.params().max_level(), ctx.params().default_scale());
 /// let ct = kg.encrypt_sk(&ctx.encode_real(&x, 8, l, s)?, &sk)?;
 /// let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
-/// let y = rotate_and_sum(&mut ev, &ev.load(&ct)?, 1, 4, &keys)?;
+/// let x = ev.load(&ct)?;
+/// let y = rotate_and_sum(&mut ev, &x, 1, 4, &keys)?;
 /// let out = ctx.decode(&decrypt(&ev.store(&y)?, &sk)?)?;
 /// assert!((out[0].re - 10.0).abs() < 1e-3); // 1 + 2 + 3 + 4
 /// assert!((out[4].re - 26.0).abs() < 1e-3); // 5 + 6 + 7 + 8
