@@ -347,6 +347,34 @@ mod tests {
         assert!(f.validate(&p).is_err());
     }
 
+    /// The dense-to-sparse encapsulation key's plan at every bootstrapping preset: the base
+    /// limbs and the special primes covering them, at most 148 bits (docs/security.md's table).
+    #[test]
+    fn base_plans_span_the_base_modulus_and_its_covering_special_primes() {
+        for (name, base_limbs, k, bits) in [
+            ("ark-boot", 1, 1, 121.0),
+            ("lattigo-boot", 1, 1, 111.0),
+            ("h3-boot", 1, 1, 90.0),
+            ("reed-boot", 1, 1, 108.0),
+            ("reed-dnum3-boot", 1, 1, 108.0),
+            ("cifher-boot", 2, 3, 148.0),
+        ] {
+            let p = Parameters::preset(name).unwrap();
+            let plan = KeySwitchPlan::base(&p);
+            plan.validate(&p).unwrap();
+            let first = p.q().len();
+            assert_eq!(plan.digits.len(), 1, "{name}");
+            assert_eq!(plan.digits[0], 0..base_limbs, "{name}");
+            assert_eq!(
+                plan.special,
+                (first..first + k).collect::<Vec<_>>(),
+                "{name}"
+            );
+            let got = plan.log_qp_bits(&p, plan.level);
+            assert!((got - bits).abs() < 0.5, "{name}: {got}");
+        }
+    }
+
     /// Issue 24 item 2: at `h3` the fixed digits with every special prime of the pool make a
     /// 1,980-bit key, over the 1,772-bit bound for N = 2^16; one special prime does not cover
     /// a digit.
