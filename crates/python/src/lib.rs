@@ -337,6 +337,9 @@ impl Context {
                 None,
             )
         };
+        // Lock order: never hold the generator while taking the keys (`encrypt` takes the keys
+        // and then the generator, and now runs beside a keygen that released the GIL).
+        drop(kg);
         *self.inner.keys.lock().unwrap_or_else(|e| e.into_inner()) =
             Some(Keys { sk, pk, keys, boot });
         Ok(())

@@ -284,3 +284,35 @@ def test_long_operations_release_the_gil():
     # only waits for the interpreter's switch interval and the OS scheduler.
     assert min(calls) > 0.05, calls
     assert gap < 0.5 * min(calls), (gap, calls)
+
+
+def test_keygen_beside_encryption_does_not_deadlock():
+    # keygen runs without the GIL; encrypt and decrypt in another thread meanwhile must not
+    # deadlock on the context's locks. In a subprocess, so a deadlock fails instead of hanging.
+    import subprocess
+    import sys
+
+    code = """
+import threading, tessera
+c = tessera.Context("test-boot")
+c.keygen(bootstrapping=True)
+stop = threading.Event()
+def gen():
+    for _ in range(4):
+        c.keygen(bootstrapping=True)
+    stop.set()
+t = threading.Thread(target=gen)
+t.start()
+n = 0
+while not stop.is_set():
+    try:
+        c.decrypt(c.encrypt([0.5]))
+    except tessera.TesseraError:
+        pass  # a ciphertext made just before a new keygen
+    n += 1
+t.join()
+print(n)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.split()[-1]) > 0
