@@ -109,6 +109,7 @@ impl CkksContext {
     ) -> Result<Plaintext> {
         self.check_level(level)?;
         let coeffs = self.encoder.encode(values, slots, scale)?;
+        self.check_fits(&coeffs, level)?;
         let mut poly = RnsPoly::from_i128(&self.ring, &self.chain_limbs(level), &coeffs)?;
         poly.ntt()?;
         Ok(Plaintext {
@@ -117,6 +118,29 @@ impl CkksContext {
             scale,
             slots,
         })
+    }
+
+    /// Errors if an encoded coefficient does not fit in `Q_level / 2` in magnitude: it would
+    /// wrap modulo `Q_level` and decode to something else (`[1e6]` at `test-medium`'s level 0,
+    /// 2^65 against a 55-bit `q_0`, decoded to 64).
+    fn check_fits(&self, coeffs: &[i128], level: usize) -> Result<()> {
+        let q = &self.params.q()[..=level];
+        let log_q: f64 = q.iter().map(|&x| (x as f64).log2()).sum();
+        if log_q >= 128.0 {
+            return Ok(()); // every i128 fits
+        }
+        let half = q.iter().map(|&x| x as u128).product::<u128>() / 2;
+        if let Some(c) = coeffs.iter().find(|c| c.unsigned_abs() >= half) {
+            return Err(CkksError::InvalidParameter {
+                name: "values",
+                value: format!("an encoded coefficient of 2^{:.1}", (c.unsigned_abs() as f64).log2()),
+                allowed: format!(
+                    "encoded coefficients below Q_{level} / 2 = 2^{:.1} (values times the scale must fit the modulus at level {level}: lower the values or the scale, or encode at a higher level)",
+                    log_q - 1.0
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Encodes into an OF-Limb plaintext; fails if a coefficient does not fit in `q_0 / 2`.
@@ -172,5 +196,27 @@ impl CkksContext {
             .map(|c| c.to_f64().unwrap_or(f64::NAN))
             .collect();
         self.encoder.decode(&coeffs, pt.slots, pt.scale)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 24 item 8: a value whose encoding exceeds `Q_level / 2` is an error, not a
+    /// wrapped coefficient.
+    #[test]
+    fn encodings_that_overflow_the_level_are_refused() {
+        let ctx = CkksContext::new(Parameters::preset("test-medium").unwrap()).unwrap();
+        let scale = ctx.params().default_scale();
+        let e = ctx
+            .encode_real(&[1e6], 1, 0, scale)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("values") && e.contains("level 0"), "{e}");
+        // The same value fits two levels up, and small values fit at level 0.
+        let pt = ctx.encode_real(&[1e6], 1, 2, scale).unwrap();
+        assert!((ctx.decode(&pt).unwrap()[0].re - 1e6).abs() < 1e-3);
+        assert!(ctx.encode_real(&[0.5], 1, 0, scale).is_ok());
     }
 }

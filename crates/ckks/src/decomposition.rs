@@ -47,6 +47,34 @@ impl KeySwitchPlan {
         }
     }
 
+    /// The plan of a key used only at the base level (ModRaise's modulus: `q_0`, or `q_0 q_1`
+    /// with double-prime rescaling): one digit over the base limbs and the fewest special
+    /// primes whose product covers it (to within the one bit [`KeySwitchPlan::validate`]
+    /// allows). The dense-to-sparse key of sparse-secret encapsulation
+    /// is made for it, as Lattigo makes it over `q_0` and its first special prime: its samples
+    /// are RLWE under the sparse secret, which is secure only at such a small modulus
+    /// (docs/security.md).
+    pub fn base(params: &Parameters) -> Self {
+        let level = params.base_level();
+        let ring = ring_bits(params);
+        let first = params.q().len();
+        let digit: f64 = ring[..=level].iter().sum();
+        let mut acc = 0.0;
+        let k = params
+            .p()
+            .iter()
+            .position(|&p| {
+                acc += (p as f64).log2();
+                acc + 1.0 >= digit
+            })
+            .map_or(params.p().len(), |i| i + 1);
+        Self {
+            level,
+            digits: std::iter::once(0..level + 1).collect(),
+            special: (first..first + k).collect(),
+        }
+    }
+
     /// The cheapest plan for level `level` under the cost model (h3.md section 3.1). Falls
     /// back to the fixed plan if no candidate fits the budget (it always fits at the top).
     pub fn dynamic(params: &Parameters, level: usize) -> Result<Self> {
@@ -141,17 +169,8 @@ impl KeySwitchPlan {
 
     /// `log2(Q_level * P)` of this plan.
     pub fn log_qp_bits(&self, params: &Parameters, level: usize) -> f64 {
-        let ring: Vec<u64> = params
-            .q()
-            .iter()
-            .chain(params.p())
-            .chain(params.p_extra())
-            .copied()
-            .collect();
-        self.qp_limbs(level)
-            .iter()
-            .map(|&i| (ring[i] as f64).log2())
-            .sum()
+        let ring = ring_bits(params);
+        self.qp_limbs(level).iter().map(|&i| ring[i]).sum()
     }
 
     /// Words of a key for this plan (the `b` halves: `dnum (level + 1 + K) N`).
@@ -169,25 +188,32 @@ impl KeySwitchPlan {
     }
 
     /// Checks that the plan is well formed for `params` (digits contiguous from 0 to `level`,
-    /// special indices distinct and within the special-prime pool).
+    /// special indices distinct and within the special-prime pool), that `P` covers every
+    /// digit (the same rule [`Parameters::new`] applies to the set's own digits: `log2 P` at
+    /// least the digit's bits less one, else key-switching noise swamps the message), and that
+    /// the key's modulus `Q_level P` stays within the set's key-modulus budget
+    /// ([`Parameters::key_modulus_budget_bits`]: the 128-bit bound for a secure set), so no
+    /// key is made, or accepted from bytes, at a modulus larger than the one the set's
+    /// security was checked at.
     pub fn validate(&self, params: &Parameters) -> Result<()> {
-        let bad = |what: String| CkksError::InvalidParameter {
+        let bad = |what: String, allowed: &str| CkksError::InvalidParameter {
             name: "key-switching plan",
             value: what,
-            allowed: "contiguous digits covering 0..=level <= L, distinct special primes".into(),
+            allowed: allowed.into(),
         };
+        let shape = "contiguous digits covering 0..=level <= L, distinct special primes";
         if self.level > params.max_level() || self.digits.is_empty() {
-            return Err(bad(format!("level {}", self.level)));
+            return Err(bad(format!("level {}", self.level), shape));
         }
         let mut next = 0;
         for d in &self.digits {
             if d.start != next || d.end <= d.start {
-                return Err(bad(format!("digit {d:?}")));
+                return Err(bad(format!("digit {d:?}"), shape));
             }
             next = d.end;
         }
         if next != self.level + 1 {
-            return Err(bad(format!("digits end at {next}")));
+            return Err(bad(format!("digits end at {next}"), shape));
         }
         let first = params.q().len();
         let last = first + params.p().len() + params.p_extra().len();
@@ -198,10 +224,43 @@ impl KeySwitchPlan {
                 .iter()
                 .any(|&i| i < first || i >= last || !seen.insert(i))
         {
-            return Err(bad(format!("special limbs {:?}", self.special)));
+            return Err(bad(format!("special limbs {:?}", self.special), shape));
+        }
+        let ring = ring_bits(params);
+        let log_p: f64 = self.special.iter().map(|&i| ring[i]).sum();
+        for d in &self.digits {
+            let log_d: f64 = ring[d.clone()].iter().sum();
+            if log_d > log_p + 1.0 {
+                return Err(bad(
+                    format!("digit {d:?} of {log_d:.1} bits with log2 P = {log_p:.1}"),
+                    "special primes whose product P is at least half of every digit",
+                ));
+            }
+        }
+        let log_qp = self.log_qp_bits(params, self.level);
+        let budget = params.key_modulus_budget_bits();
+        if log_qp > budget + 1e-9 {
+            return Err(bad(
+                format!("log2(Q_{} P) = {log_qp:.1}", self.level),
+                &format!(
+                    "at most the key-modulus budget {budget:.1} bits of parameter set '{}' (its 128-bit bound, or its own log2(PQ) for an insecure test set)",
+                    params.name()
+                ),
+            ));
         }
         Ok(())
     }
+}
+
+/// `log2` of every ring prime (chain, special, extra special), by ring index.
+fn ring_bits(params: &Parameters) -> Vec<f64> {
+    params
+        .q()
+        .iter()
+        .chain(params.p())
+        .chain(params.p_extra())
+        .map(|&x| (x as f64).log2())
+        .collect()
 }
 
 /// `count` contiguous ranges covering `0..limbs` whose sizes differ by at most one (the
@@ -244,13 +303,7 @@ mod tests {
                 assert_eq!(d.level, level);
                 assert!(d.log_qp_bits(&p, level) <= p.key_modulus_budget_bits() + 1e-9);
                 // P covers the widest digit.
-                let ring: Vec<f64> = p
-                    .q()
-                    .iter()
-                    .chain(p.p())
-                    .chain(p.p_extra())
-                    .map(|&x| (x as f64).log2())
-                    .collect();
+                let ring = ring_bits(&p);
                 let widest = d
                     .digits
                     .iter()
@@ -292,5 +345,53 @@ mod tests {
         let mut f = KeySwitchPlan::fixed(&p);
         f.special.push(f.special[0]);
         assert!(f.validate(&p).is_err());
+    }
+
+    /// The dense-to-sparse encapsulation key's plan at every bootstrapping preset: the base
+    /// limbs and the special primes covering them, at most 148 bits (docs/security.md's table).
+    #[test]
+    fn base_plans_span_the_base_modulus_and_its_covering_special_primes() {
+        for (name, base_limbs, k, bits) in [
+            ("ark-boot", 1, 1, 121.0),
+            ("lattigo-boot", 1, 1, 111.0),
+            ("h3-boot", 1, 1, 90.0),
+            ("reed-boot", 1, 1, 108.0),
+            ("reed-dnum3-boot", 1, 1, 108.0),
+            ("cifher-boot", 2, 3, 148.0),
+        ] {
+            let p = Parameters::preset(name).unwrap();
+            let plan = KeySwitchPlan::base(&p);
+            plan.validate(&p).unwrap();
+            let first = p.q().len();
+            assert_eq!(plan.digits.len(), 1, "{name}");
+            assert_eq!(plan.digits[0], 0..base_limbs, "{name}");
+            assert_eq!(
+                plan.special,
+                (first..first + k).collect::<Vec<_>>(),
+                "{name}"
+            );
+            let got = plan.log_qp_bits(&p, plan.level);
+            assert!((got - bits).abs() < 0.5, "{name}: {got}");
+        }
+    }
+
+    /// Issue 24 item 2: at `h3` the fixed digits with every special prime of the pool make a
+    /// 1,980-bit key, over the 1,772-bit bound for N = 2^16; one special prime does not cover
+    /// a digit.
+    #[test]
+    fn plans_over_the_modulus_budget_or_short_of_p_are_refused() {
+        let p = Parameters::preset("h3").unwrap();
+        let mut over = KeySwitchPlan::fixed(&p);
+        let first = p.q().len();
+        over.special = (first..first + p.p().len() + p.p_extra().len()).collect();
+        assert!(over.log_qp_bits(&p, over.level) > 1772.0);
+        let e = over.validate(&p).unwrap_err().to_string();
+        assert!(e.contains("budget") && e.contains("h3"), "{e}");
+        let mut short = KeySwitchPlan::fixed(&p);
+        short.special.truncate(1);
+        let e = short.validate(&p).unwrap_err().to_string();
+        assert!(e.contains("log2 P"), "{e}");
+        // The fixed and dynamic plans pass.
+        KeySwitchPlan::fixed(&p).validate(&p).unwrap();
     }
 }

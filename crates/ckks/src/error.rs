@@ -20,7 +20,7 @@ pub enum CkksError {
 
     /// The parameters do not reach 128-bit security and are not a `test-*` set.
     #[error(
-        "parameter set '{name}' is not 128-bit secure: log2(PQ) = {log_qp:.1} exceeds the bound {bound} for N = {n} ({source_table}); only sets named test-* may be insecure"
+        "parameter set '{name}' is not 128-bit secure: log2(PQ) = {log_qp:.1} exceeds the bound {bound} for N = {n} ({source_table}); only sets named test-* that ask for it (ParametersLiteral::allow_insecure) may be insecure"
     )]
     Insecure {
         name: String,
@@ -71,6 +71,14 @@ pub enum CkksError {
     /// A feature this build does not implement.
     #[error("not supported: {0}")]
     Unsupported(String),
+
+    /// Objects of two different key generations used together.
+    #[error("{op}: objects of different key sets ({left} and {right}): they come from different key generations")]
+    KeySetMismatch {
+        op: &'static str,
+        left: String,
+        right: String,
+    },
 
     /// Too many values for the slots available.
     #[error("{what}: {found} values do not fit in {slots} slots (slots must be a power of two up to N/2 = {max})")]

@@ -88,6 +88,7 @@ impl<B: Backend> Evaluator<B> {
             level: ct.level,
             scale: ct.scale,
             slots: ct.slots,
+            key_set: ct.key_set,
         })
     }
 
@@ -99,6 +100,7 @@ impl<B: Backend> Evaluator<B> {
             level: ct.level,
             scale: ct.scale,
             slots: ct.slots,
+            key_set: ct.key_set,
         })
     }
 
@@ -143,6 +145,7 @@ impl<B: Backend> Evaluator<B> {
     ) -> Result<Ciphertext<B::Poly>> {
         Self::same_level(op, a.level, b.level)?;
         Self::same_scale(op, a.scale, b.scale)?;
+        a.key_set.check(op, b.key_set)?;
         let (c0, c1) = self.traced(op, a.level, |e| {
             Ok((
                 f(&mut e.backend, &a.c0, &b.c0)?,
@@ -155,6 +158,7 @@ impl<B: Backend> Evaluator<B> {
             level: a.level,
             scale: a.scale,
             slots: a.slots.max(b.slots),
+            key_set: a.key_set,
         })
     }
 
@@ -210,6 +214,7 @@ impl<B: Backend> Evaluator<B> {
             level: a.level,
             scale: a.scale,
             slots: a.slots.max(pt.slots),
+            key_set: a.key_set,
         })
     }
 
@@ -244,6 +249,7 @@ impl<B: Backend> Evaluator<B> {
             level: a.level,
             scale: a.scale * pt_scale,
             slots: a.slots.max(pt_slots),
+            key_set: a.key_set,
         })
     }
 
@@ -463,6 +469,7 @@ impl<B: Backend> Evaluator<B> {
             level: a.level - 1,
             scale: a.scale / ql,
             slots: a.slots,
+            key_set: a.key_set,
         })
     }
 
@@ -811,6 +818,7 @@ impl<B: Backend> Evaluator<B> {
                     "hoisted rotation needs the key for Galois element {g}"
                 ))
             })?;
+            key.key_set().check("HRotHoisted", a.key_set)?;
             let (c0, c1) = self.traced("HRotHoisted", a.level, |e| {
                 let (u0, u1) = if e.dataflow == KeySwitchDataflow::Streamed {
                     e.rotated_inner_product_streamed(&ups, g, a.level, &key)?
@@ -842,6 +850,7 @@ impl<B: Backend> Evaluator<B> {
         b: &Ciphertext<B::Poly>,
     ) -> Result<[B::Poly; 3]> {
         Self::same_level("Tensor", a.level, b.level)?;
+        a.key_set.check("Tensor", b.key_set)?;
         self.traced("Tensor", a.level, |e| e.tensor_parts(a, b))
     }
 
@@ -866,9 +875,11 @@ impl<B: Backend> Evaluator<B> {
         keys: &EvaluationKeys,
     ) -> Result<Ciphertext<B::Poly>> {
         Self::same_level("HMult", a.level, b.level)?;
+        a.key_set.check("HMult", b.key_set)?;
         let rlk = keys
             .relin_for(a.level)
             .ok_or_else(|| CkksError::MissingKey("relinearisation key".into()))?;
+        rlk.key_set().check("HMult", a.key_set)?;
         let (c0, c1) = self.traced("HMult", a.level, |e| {
             let [d0, d1, d2] = e.tensor_parts(a, b)?;
             let (u0, u1) = e.key_switch(&d2, a.level, rlk)?;
@@ -880,6 +891,7 @@ impl<B: Backend> Evaluator<B> {
             level: a.level,
             scale: a.scale * b.scale,
             slots: a.slots.max(b.slots),
+            key_set: a.key_set,
         })
     }
 
@@ -899,6 +911,7 @@ impl<B: Backend> Evaluator<B> {
         keys: &EvaluationKeys,
     ) -> Result<Ciphertext<B::Poly>> {
         Self::same_level("HMult", a.level, b.level)?;
+        a.key_set.check("HMult", b.key_set)?;
         let r = self.ctx.params().primes_per_rescale();
         if a.level < r {
             return Err(CkksError::OutOfLevels {
@@ -910,6 +923,7 @@ impl<B: Backend> Evaluator<B> {
         let rlk = keys
             .relin_for(a.level)
             .ok_or_else(|| CkksError::MissingKey("relinearisation key".into()))?;
+        rlk.key_set().check("HMult", a.key_set)?;
         let (c0, c1) = self.traced("HMultRescale", a.level, |e| {
             let [d0, d1, d2] = e.tensor_parts(a, b)?;
             let (u0, u1) = e.key_switch_ext(&d2, a.level, rlk)?;
@@ -924,6 +938,7 @@ impl<B: Backend> Evaluator<B> {
             level: a.level - r,
             scale: a.scale * b.scale / self.ctx.params().rescale_divisor(a.level),
             slots: a.slots.max(b.slots),
+            key_set: a.key_set,
         })
     }
 
@@ -984,6 +999,7 @@ impl<B: Backend> Evaluator<B> {
         let key = keys.galois_for(g, a.level)?.ok_or_else(|| {
             CkksError::MissingKey(format!("{op} needs the key for Galois element {g}"))
         })?;
+        key.key_set().check(op, a.key_set)?;
         let (c0, c1) = self.traced(op, a.level, |e| {
             let c0 = e.backend.automorphism(&a.c0, g)?;
             let c1 = e.backend.automorphism(&a.c1, g)?;
@@ -1005,6 +1021,7 @@ impl<B: Backend> Evaluator<B> {
         a: &Ciphertext<B::Poly>,
         key: &SwitchingKey,
     ) -> Result<Ciphertext<B::Poly>> {
+        key.key_set().check("KeySwitch", a.key_set)?;
         let (c0, c1) = self.traced("KeySwitch", a.level, |e| {
             let (u0, u1) = e.key_switch(&a.c1, a.level, key)?;
             Ok((e.backend.add(&a.c0, &u0)?, u1))

@@ -3,25 +3,75 @@
 //! Randomness: every sampler draws from the math layer's XOF (`tessera_math::sampling::Xof`, BLAKE3) keyed
 //! by a seed from the operating system's CSPRNG ([`KeyGenerator::new`]), or by a caller-given
 //! seed for reproducible tests ([`KeyGenerator::from_seed`]). Keys never print their contents.
+//!
+//! Every secret key draws a [`KeySetId`] when it is generated; the public and switching keys
+//! made from it and every ciphertext encrypted under it carry that id, so an object of one key
+//! generation used with another is an error ([`CkksError::KeySetMismatch`]) instead of noise.
 
 use crate::context::{CkksContext, Plaintext};
 use crate::decomposition::KeySwitchPlan;
-use crate::error::Result;
+use crate::error::{CkksError, Result};
 use crate::key_factory::{GaloisKeyFactory, KeyRef};
 use crate::params::SecretDistribution;
 use std::sync::Arc;
 use tessera_math::sampling::{ternary, GaussianSampler, Seed, Xof};
 use tessera_math::RnsPoly;
 
+/// The identity of one key generation: 16 random bytes drawn with the secret key and carried
+/// by every key and ciphertext derived from it (and by their serialised forms).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KeySetId(pub [u8; 16]);
+
+impl std::fmt::Debug for KeySetId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KeySetId({self})")
+    }
+}
+
+impl std::fmt::Display for KeySetId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for b in &self.0[..8] {
+            write!(f, "{b:02x}")?;
+        }
+        f.write_str("..")
+    }
+}
+
+impl KeySetId {
+    /// Errors unless `self` and `other` are the same key set (`op` names the operation).
+    ///
+    /// ```
+    /// use tessera_ckks::KeySetId;
+    /// assert!(KeySetId([1; 16]).check("HAdd", KeySetId([1; 16])).is_ok());
+    /// assert!(KeySetId([1; 16]).check("HAdd", KeySetId([2; 16])).is_err());
+    /// ```
+    pub fn check(self, op: &'static str, other: KeySetId) -> Result<()> {
+        if self != other {
+            return Err(CkksError::KeySetMismatch {
+                op,
+                left: self.to_string(),
+                right: other.to_string(),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// The secret key `s`, held over every prime (chain and special) in evaluation form.
 #[derive(Clone)]
 pub struct SecretKey {
     pub(crate) s: RnsPoly,
+    pub(crate) id: KeySetId,
 }
 
 impl SecretKey {
-    pub(crate) fn from_poly(s: RnsPoly) -> Self {
-        Self { s }
+    pub(crate) fn from_poly(s: RnsPoly, id: KeySetId) -> Self {
+        Self { s, id }
+    }
+
+    /// The key set this secret heads.
+    pub fn key_set(&self) -> KeySetId {
+        self.id
     }
 
     /// The secret polynomial (evaluation form over every prime). Exposed for tests and tools
@@ -42,6 +92,14 @@ impl std::fmt::Debug for SecretKey {
 pub struct PublicKey {
     pub(crate) b: RnsPoly,
     pub(crate) a: RnsPoly,
+    pub(crate) id: KeySetId,
+}
+
+impl PublicKey {
+    /// The key set this key belongs to.
+    pub fn key_set(&self) -> KeySetId {
+        self.id
+    }
 }
 
 /// A ciphertext `(c0, c1)` with `c0 + c1 s = Delta m + e`, generic over where its polynomials
@@ -58,6 +116,8 @@ pub struct Ciphertext<P> {
     pub scale: f64,
     /// Number of slots.
     pub slots: usize,
+    /// The key set it was encrypted under (operations refuse to mix key sets).
+    pub key_set: KeySetId,
 }
 
 /// A key-switching key from `s'` to `s` for a [`KeySwitchPlan`], one pair per digit `i`:
@@ -72,9 +132,15 @@ pub struct SwitchingKey {
     pub(crate) b: Vec<RnsPoly>,
     pub(crate) seeds: Vec<Seed>,
     pub(crate) plan: KeySwitchPlan,
+    pub(crate) id: KeySetId,
 }
 
 impl SwitchingKey {
+    /// The key set it belongs to (that of the secret it switches to).
+    pub fn key_set(&self) -> KeySetId {
+        self.id
+    }
+
     /// The decomposition this key was made for.
     pub fn plan(&self) -> &KeySwitchPlan {
         &self.plan
@@ -251,6 +317,7 @@ impl KeyGenerator {
         let limbs: Vec<usize> = (0..self.ctx.ring().moduli().len()).collect();
         Ok(SecretKey {
             s: self.small(&s, &limbs)?,
+            id: key_set_id(&s),
         })
     }
 
@@ -318,6 +385,7 @@ impl KeyGenerator {
             b,
             seeds,
             plan: plan.clone(),
+            id: sk.id,
         })
     }
 
@@ -419,7 +487,7 @@ impl KeyGenerator {
         let mut as_ = a.clone();
         as_.mul_assign(&s)?;
         b.sub_assign(&as_)?;
-        Ok(PublicKey { b, a })
+        Ok(PublicKey { b, a, id: sk.id })
     }
 
     /// Secret-key encryption: `(-a s + e + m, a)`.
@@ -438,6 +506,7 @@ impl KeyGenerator {
             level: pt.level,
             scale: pt.scale,
             slots: pt.slots,
+            key_set: sk.id,
         })
     }
 
@@ -458,8 +527,23 @@ impl KeyGenerator {
             level: pt.level,
             scale: pt.scale,
             slots: pt.slots,
+            key_set: pk.id,
         })
     }
+}
+
+/// The identity of the key set headed by the secret with coefficients `s`: 16 bytes of a
+/// domain-separated BLAKE3 hash of them. It is as random as the secret (a fresh secret gives a
+/// fresh id) without drawing from the generator's stream, so seeded keys stay what they were;
+/// the hash reveals nothing usable about `s`.
+pub(crate) fn key_set_id(s: &[i64]) -> KeySetId {
+    let mut h = blake3::Hasher::new_derive_key("tessera 2026 key-set id");
+    for c in s {
+        h.update(&c.to_le_bytes());
+    }
+    let mut id = [0u8; 16];
+    id.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    KeySetId(id)
 }
 
 /// The Galois elements of rotations by `steps` slots, plus conjugation when asked.
@@ -474,8 +558,9 @@ fn galois_elements(n: usize, steps: &[i64], conjugation: bool) -> Result<Vec<u64
     Ok(gs)
 }
 
-/// Decryption: `c0 + c1 s` as a plaintext.
+/// Decryption: `c0 + c1 s` as a plaintext; a ciphertext of another key set is an error.
 pub fn decrypt(ct: &Ciphertext<RnsPoly>, sk: &SecretKey) -> Result<Plaintext> {
+    sk.id.check("decrypt", ct.key_set)?;
     let s = sk.s.select_limbs(ct.c0.limb_indices())?;
     let mut m = ct.c0.clone();
     m.mul_acc(&ct.c1, &s)?;

@@ -58,7 +58,7 @@ pub use error::{CkksError, Result};
 pub use evaluator::{Evaluator, KeySwitchDataflow};
 pub use key_factory::{GaloisKeyFactory, KeyRef};
 pub use keys::{
-    decrypt, Ciphertext, EvaluationKeys, KeyGenerator, PublicKey, SecretKey, SwitchingKey,
+    decrypt, Ciphertext, EvaluationKeys, KeyGenerator, KeySetId, PublicKey, SecretKey, SwitchingKey,
 };
 pub use params::{Parameters, ParametersLiteral, Rescaling, SecretDistribution};
 pub use precision::PrecisionStats;

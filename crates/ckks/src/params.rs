@@ -12,8 +12,10 @@
 //! standard stops at N = 2^15; for N = 2^16 we use 1772 bits, the extension of the same table
 //! that OpenFHE ships (`stdlatticeparms.cpp`, `HEStd_ternary`, `HEStd_128_classic`). No bound is
 //! claimed for N = 2^17 or for sparse (fixed Hamming weight) secrets, whose security the table
-//! does not cover: such sets are refused unless they are named `test-*`, and a `test-*` set
-//! always reports itself as not secure.
+//! does not cover: such sets are refused unless they are named `test-*` *and* ask for it
+//! ([`ParametersLiteral::allow_insecure`], set by the `test-*` presets), and a `test-*` set
+//! always reports itself as not secure. The first insecure set a process builds prints one
+//! warning to stderr ([`warn_insecure_once`]). docs/security.md lists every preset's bound.
 
 use crate::error::{CkksError, Result};
 use std::sync::Arc;
@@ -77,6 +79,9 @@ pub struct ParametersLiteral {
     pub dynamic_special: usize,
     /// Where the numbers come from.
     pub source: &'static str,
+    /// The caller asks for a set that may fail the 128-bit check (for tests only; it must also
+    /// be named `test-*`). `false` refuses an insecure set whatever its name.
+    pub allow_insecure: bool,
 }
 
 /// Largest `log2(PQ)` for 128-bit classical security with a ternary secret (see the module
@@ -259,7 +264,7 @@ impl Parameters {
         let bound = max_log_qp_128(n);
         let dense = lit.secret == SecretDistribution::Ternary;
         let secure_128 = dense && bound.is_some_and(|b| log_qp <= b as f64);
-        let is_test = lit.name.starts_with("test-");
+        let is_test = lit.name.starts_with("test-") && lit.allow_insecure;
         if !secure_128 && !is_test {
             let bound_text = match (bound, dense) {
                 (_, false) => "none for sparse secrets".to_string(),
@@ -273,6 +278,9 @@ impl Parameters {
                 bound: bound_text,
                 source_table: SECURITY_SOURCE,
             });
+        }
+        if !secure_128 {
+            warn_insecure_once(&lit.name);
         }
         // Hybrid key switching adds noise ~ sqrt(N) sigma Q_j / P for each digit Q_j, so P
         // must not fall short of the widest digit (half of it costs a bit, which the 54-bit
@@ -447,6 +455,28 @@ impl Parameters {
     }
 }
 
+/// Whether the insecure-set warning was printed in this process.
+static INSECURE_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Prints, the first time a process builds a set that is not 128-bit secure, one warning to
+/// stderr (never stdout, so `--json` output stays clean); returns whether this call printed it.
+/// Test harnesses capture it.
+pub fn warn_insecure_once(name: &str) -> bool {
+    use std::sync::atomic::Ordering;
+    if INSECURE_WARNED.swap(true, Ordering::SeqCst) {
+        return false;
+    }
+    eprintln!("{}", insecure_warning(name));
+    true
+}
+
+/// The text of that warning.
+pub fn insecure_warning(name: &str) -> String {
+    format!(
+        "warning: parameter set '{name}' is NOT 128-bit secure (a test set): use it for tests only, never for real data"
+    )
+}
+
 /// Free primes tried as the larger of a double-prime pair (the one whose partner brings the
 /// product closest to the level's scale wins).
 const PAIR_CANDIDATES: usize = 8;
@@ -488,6 +518,7 @@ fn base(name: &str, log_n: u32, source: &'static str) -> ParametersLiteral {
         rescaling: Rescaling::SinglePrime,
         dynamic_special: 0,
         source,
+        allow_insecure: name.starts_with("test-"),
     }
 }
 
@@ -814,6 +845,7 @@ mod tests {
             Err(CkksError::Insecure { .. })
         ));
         lit.name = "test-sparse-ark".into();
+        lit.allow_insecure = true;
         assert!(!Parameters::new(lit).unwrap().security().secure_128);
         // A special modulus well short of the widest digit (h3-boot's shape with dnum = 3:
         // ten 50-bit primes in the top digit, eleven 45-bit special primes).
@@ -833,6 +865,51 @@ mod tests {
         lit.log_q = rep(60, 30);
         let err = Parameters::new(lit).unwrap_err().to_string();
         assert!(err.contains("not 128-bit secure"), "{err}");
+    }
+
+    /// Issue 24 item 4: a custom set named `test-*` is checked like any other unless the
+    /// caller asks for an insecure set.
+    #[test]
+    fn a_test_name_alone_does_not_bypass_the_check() {
+        let lit = ParametersLiteral {
+            name: "test-looks-harmless".into(),
+            allow_insecure: false,
+            ..preset_literal("test-small").unwrap()
+        };
+        let err = Parameters::new(lit.clone()).unwrap_err();
+        assert!(matches!(err, CkksError::Insecure { .. }), "{err}");
+        let mut ark = preset_literal("ark").unwrap();
+        ark.name = "test-ark-sparse".into();
+        ark.secret = SecretDistribution::Sparse { hamming_weight: 64 };
+        assert!(matches!(
+            Parameters::new(ark.clone()),
+            Err(CkksError::Insecure { .. })
+        ));
+        // Asked for explicitly: accepted, and reported as not secure.
+        let ok = Parameters::new(ParametersLiteral {
+            allow_insecure: true,
+            ..lit
+        })
+        .unwrap();
+        assert!(!ok.security().secure_128);
+        // The flag does not excuse a set without a test name.
+        ark.name = "production".into();
+        ark.allow_insecure = true;
+        assert!(Parameters::new(ark).is_err());
+        // Secure sets pass whatever the flag.
+        assert!(Parameters::new(ParametersLiteral {
+            allow_insecure: false,
+            ..preset_literal("ark").unwrap()
+        })
+        .is_ok());
+    }
+
+    /// The warning is printed once per process and names the set.
+    #[test]
+    fn insecure_sets_warn_once_per_process() {
+        Parameters::preset("test-small").unwrap();
+        assert!(!warn_insecure_once("test-small"), "printed a second time");
+        assert!(insecure_warning("test-small").contains("NOT 128-bit secure"));
     }
 
     #[test]

@@ -1,37 +1,54 @@
 //! Versioned binary serialisation of ciphertexts, public keys and switching keys.
 //!
-//! ## Format `TSRA`, version 2 (all integers little-endian)
+//! ## Format `TSRA`, version 3 (all integers little-endian)
 //!
 //! Version 2 added the switching key's plan (version 1 keys assumed the fixed decomposition);
-//! version 1 bytes are refused with a clear error.
+//! version 3 added the key-set identity ([`crate::KeySetId`]). Older versions are refused with
+//! an error that names the version.
 //! | field | bytes |
 //! |---|---|
 //! | magic `"TSRA"` | 4 |
-//! | format version (2) | 2 |
+//! | format version (3) | 2 |
 //! | object type: 1 ciphertext, 2 public key, 3 switching key, 4 secret key | 1 |
-//! | reserved (0) | 1 |
+//! | reserved (must be 0) | 1 |
 //! | ring fingerprint: BLAKE3 of `N` and every modulus | 32 |
+//! | key-set identity | 16 |
 //! | payload (per type, below) | ... |
 //! | checksum: BLAKE3 of every preceding byte | 32 |
 //!
 //! A polynomial is `repr (u8: 0 coefficient, 1 evaluation) | limb count (u16) | limb indices
-//! (u16 each) | limbs x N words (u64)`. Ciphertext payload: `level (u32) | scale (f64) | slots
-//! (u32) | c0 | c1`. Public key: `b | a`. Switching key: its plan, `level (u32) | digit count
-//! (u16) | digit count x (start (u16), end (u16)) | special count (u16) | special limb indices
-//! (u16 each)`, then one `seed (32 bytes) | b` per digit. Secret key: `s` (every limb, evaluation form). Decoding checks the checksum, the fingerprint (objects only load into the ring they
-//! were made for), every length, that limb indices are valid and distinct, that every word is
-//! below its modulus, and that levels match limb counts; any failure is a typed error.
+//! (u16 each) | limbs x N words (u64)`; every stored polynomial is in evaluation form, and the
+//! coefficient tag is refused. Ciphertext payload: `level (u32) | scale (f64) | slots (u32) |
+//! c0 | c1`. Public key: `b | a`. Switching key: its plan, `level (u32) | digit count (u16) |
+//! digit count x (start (u16), end (u16)) | special count (u16) | special limb indices (u16
+//! each)`, then one `seed (32 bytes) | b` per digit. Secret key: `s` (every limb).
+//!
+//! ## What decoding checks
+//! The checksum (accidental corruption only: it is unkeyed, so anyone can recompute it), the
+//! fingerprint (objects only load into the ring they were made for), the reserved byte, every
+//! length, that limb indices are valid and distinct, that every word is below its modulus,
+//! that levels match limb counts, that a scale lies in `[1, Q_level)` and a slot count is a
+//! power of two up to N/2, that a switching key's plan passes [`KeySwitchPlan::validate`]
+//! (modulus budget, P covering every digit), and that a secret key is a non-zero ternary
+//! polynomial, the same on every limb, whose key-set identity is the one its coefficients
+//! give. Any failure is a typed error. Operations on deserialised objects then refuse to mix
+//! key sets. What it cannot see: an edit, by someone who recomputes the checksum, that leaves
+//! every field within its range (a scale changed to another admissible value, another slot
+//! count, other ciphertext words): nothing short of a signature from the key owner detects
+//! that (docs/security.md).
 
 use crate::context::CkksContext;
 use crate::decomposition::KeySwitchPlan;
 use crate::error::{CkksError, Result};
-use crate::keys::{Ciphertext, PublicKey, SecretKey, SwitchingKey};
+use crate::keys::{key_set_id, Ciphertext, KeySetId, PublicKey, SecretKey, SwitchingKey};
 use tessera_math::sampling::Seed;
 use tessera_math::{Representation, RnsPoly};
 
 const MAGIC: &[u8; 4] = b"TSRA";
 /// Serialisation format version.
-pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_VERSION: u16 = 3;
+/// Bytes before the payload: magic, version, type, reserved, fingerprint, key-set identity.
+const HEADER: usize = 4 + 2 + 1 + 1 + 32 + 16;
 const TYPE_CIPHERTEXT: u8 = 1;
 const TYPE_PUBLIC_KEY: u8 = 2;
 const TYPE_SWITCHING_KEY: u8 = 3;
@@ -49,13 +66,14 @@ fn fingerprint(ctx: &CkksContext) -> [u8; 32] {
 struct Writer(Vec<u8>);
 
 impl Writer {
-    fn new(ctx: &CkksContext, ty: u8) -> Self {
+    fn new(ctx: &CkksContext, ty: u8, id: KeySetId) -> Self {
         let mut v = Vec::new();
         v.extend_from_slice(MAGIC);
         v.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         v.push(ty);
         v.push(0);
         v.extend_from_slice(&fingerprint(ctx));
+        v.extend_from_slice(&id.0);
         Self(v)
     }
     fn u16(&mut self, x: u16) {
@@ -89,6 +107,8 @@ struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
     what: &'static str,
+    /// The key-set identity of the header.
+    id: KeySetId,
 }
 
 impl<'a> Reader<'a> {
@@ -105,8 +125,9 @@ impl<'a> Reader<'a> {
             bytes,
             pos: 0,
             what,
+            id: KeySetId([0; 16]),
         };
-        if bytes.len() < 4 + 2 + 2 + 32 + 32 {
+        if bytes.len() < HEADER + 32 {
             return Err(r.err(format!(
                 "{} bytes is shorter than the smallest object",
                 bytes.len()
@@ -116,6 +137,11 @@ impl<'a> Reader<'a> {
             return Err(r.err("not a Tessera object (bad magic)"));
         }
         let version = u16::from_le_bytes([bytes[4], bytes[5]]);
+        if version < FORMAT_VERSION {
+            return Err(r.err(format!(
+                "format version {version} is no longer read (this build reads version {FORMAT_VERSION}, which adds the key-set identity): make the object again with this build"
+            )));
+        }
         if version != FORMAT_VERSION {
             return Err(r.err(format!(
                 "format version {version}, this build reads {FORMAT_VERSION}"
@@ -123,6 +149,9 @@ impl<'a> Reader<'a> {
         }
         if bytes[6] != ty {
             return Err(r.err(format!("object type {} where {ty} was expected", bytes[6])));
+        }
+        if bytes[7] != 0 {
+            return Err(r.err(format!("reserved byte is {} (must be 0)", bytes[7])));
         }
         let (body, sum) = bytes.split_at(bytes.len() - 32);
         if blake3::hash(body).as_bytes() != sum {
@@ -133,8 +162,9 @@ impl<'a> Reader<'a> {
         }
         Ok(Reader {
             bytes: body,
-            pos: 40,
+            pos: HEADER,
             what,
+            id: KeySetId(body[40..HEADER].try_into().expect("16 bytes")),
         })
     }
 
@@ -164,11 +194,15 @@ impl<'a> Reader<'a> {
             self.take(8)?.try_into().expect("8 bytes"),
         ))
     }
+    /// A polynomial; every object stores them in evaluation form.
     fn poly(&mut self, ctx: &CkksContext) -> Result<RnsPoly> {
         let repr = match self.u8()? {
-            0 => Representation::Coefficient,
             1 => Representation::Evaluation,
-            r => return Err(self.err(format!("representation tag {r}"))),
+            r => {
+                return Err(self.err(format!(
+                    "representation tag {r} (stored polynomials are in evaluation form, tag 1)"
+                )))
+            }
         };
         let count = self.u16()? as usize;
         let total = ctx.ring().moduli().len();
@@ -196,7 +230,7 @@ impl<'a> Reader<'a> {
 
 /// Serialises a ciphertext.
 pub fn ciphertext_to_bytes(ct: &Ciphertext<RnsPoly>, ctx: &CkksContext) -> Vec<u8> {
-    let mut w = Writer::new(ctx, TYPE_CIPHERTEXT);
+    let mut w = Writer::new(ctx, TYPE_CIPHERTEXT, ct.key_set);
     w.u32(ct.level as u32);
     w.0.extend_from_slice(&ct.scale.to_le_bytes());
     w.u32(ct.slots as u32);
@@ -218,10 +252,21 @@ pub fn ciphertext_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<Cipherte
     {
         return Err(r.err(format!("level {level} does not match the limbs")));
     }
-    let scale_ok = scale.is_finite() && scale >= 1.0;
-    let slots_ok = slots.is_power_of_two() && slots <= ctx.params().max_slots();
-    if !(scale_ok && slots_ok) {
-        return Err(r.err(format!("scale {scale} or slots {slots} out of range")));
+    // A scale at or above the level's modulus leaves no room for a message.
+    let log_q: f64 = ctx.params().q()[..=level]
+        .iter()
+        .map(|&q| (q as f64).log2())
+        .sum();
+    if !(scale.is_finite() && scale >= 1.0 && scale.log2() < log_q) {
+        return Err(r.err(format!(
+            "scale {scale} out of range: 1 to below Q_{level} = 2^{log_q:.1}"
+        )));
+    }
+    if !(slots.is_power_of_two() && slots <= ctx.params().max_slots()) {
+        return Err(r.err(format!(
+            "slots {slots} out of range: a power of two up to N/2 = {}",
+            ctx.params().max_slots()
+        )));
     }
     Ok(Ciphertext {
         c0,
@@ -229,12 +274,13 @@ pub fn ciphertext_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<Cipherte
         level,
         scale,
         slots,
+        key_set: r.id,
     })
 }
 
 /// Serialises a public key.
 pub fn public_key_to_bytes(pk: &PublicKey, ctx: &CkksContext) -> Vec<u8> {
-    let mut w = Writer::new(ctx, TYPE_PUBLIC_KEY);
+    let mut w = Writer::new(ctx, TYPE_PUBLIC_KEY, pk.key_set());
     w.poly(&pk.b);
     w.poly(&pk.a);
     w.finish()
@@ -249,12 +295,12 @@ pub fn public_key_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<PublicKe
     if b.limb_indices() != chain || a.limb_indices() != chain {
         return Err(r.err("a public key spans the whole chain"));
     }
-    Ok(PublicKey { b, a })
+    Ok(PublicKey { b, a, id: r.id })
 }
 
 /// Serialises a switching key (its plan, `b` halves and seeds).
 pub fn switching_key_to_bytes(k: &SwitchingKey, ctx: &CkksContext) -> Vec<u8> {
-    let mut w = Writer::new(ctx, TYPE_SWITCHING_KEY);
+    let mut w = Writer::new(ctx, TYPE_SWITCHING_KEY, k.key_set());
     let plan = k.plan();
     w.u32(plan.level as u32);
     w.u16(plan.digits.len() as u16);
@@ -299,19 +345,24 @@ pub fn switching_key_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<Switc
     for _ in 0..plan.digits.len() {
         let seed = Seed(r.take(32)?.try_into().expect("32 bytes"));
         let p = r.poly(ctx)?;
-        if p.limb_indices() != limbs || p.repr() != Representation::Evaluation {
-            return Err(r.err("a key digit spans its plan's limbs in evaluation form"));
+        if p.limb_indices() != limbs {
+            return Err(r.err("a key digit spans its plan's limbs"));
         }
         seeds.push(seed);
         b.push(p);
     }
     r.end()?;
-    Ok(SwitchingKey { b, seeds, plan })
+    Ok(SwitchingKey {
+        b,
+        seeds,
+        plan,
+        id: r.id,
+    })
 }
 
 /// Serialises a secret key. The bytes are the secret: store them as such.
 pub fn secret_key_to_bytes(sk: &SecretKey, ctx: &CkksContext) -> Vec<u8> {
-    let mut w = Writer::new(ctx, TYPE_SECRET_KEY);
+    let mut w = Writer::new(ctx, TYPE_SECRET_KEY, sk.key_set());
     w.poly(sk.poly());
     w.finish()
 }
@@ -322,8 +373,92 @@ pub fn secret_key_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<SecretKe
     let s = r.poly(ctx)?;
     r.end()?;
     let all: Vec<usize> = (0..ctx.ring().moduli().len()).collect();
-    if s.limb_indices() != all || s.repr() != Representation::Evaluation {
-        return Err(r.err("a secret key spans every limb in evaluation form"));
+    if s.limb_indices() != all {
+        return Err(r.err("a secret key spans every limb"));
     }
-    Ok(SecretKey::from_poly(s))
+    let coeffs = ternary_coefficients(&s).map_err(|e| r.err(e))?;
+    if coeffs.iter().all(|&c| c == 0) {
+        return Err(r.err("the secret key is zero"));
+    }
+    if key_set_id(&coeffs) != r.id {
+        return Err(
+            r.err("its key-set identity is not the one its coefficients give (edited header)")
+        );
+    }
+    Ok(SecretKey::from_poly(s, r.id))
+}
+
+/// The coefficients of a secret polynomial (evaluation form) if they are ternary and the same
+/// on every limb; otherwise why not.
+fn ternary_coefficients(s: &RnsPoly) -> std::result::Result<Vec<i64>, String> {
+    let mut c = s.clone();
+    c.intt().map_err(|e| e.to_string())?;
+    let moduli = c.moduli();
+    let mut out: Vec<i64> = Vec::new();
+    for (k, &q) in moduli.iter().enumerate() {
+        for (i, &w) in c.limb(k).iter().enumerate() {
+            let v = match w {
+                0 => 0,
+                1 => 1,
+                w if w == q - 1 => -1,
+                _ => {
+                    return Err(format!(
+                        "coefficient {i} on limb {k} is not in {{-1, 0, 1}}"
+                    ))
+                }
+            };
+            if k == 0 {
+                out.push(v);
+            } else if out[i] != v {
+                return Err(format!("coefficient {i} differs between limbs 0 and {k}"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Parameters;
+
+    /// A key for `plan` with zero `b` halves: bytes a hostile writer could produce.
+    fn key_bytes(ctx: &CkksContext, plan: KeySwitchPlan) -> Vec<u8> {
+        let limbs = plan.qp_limbs(plan.level);
+        let b = RnsPoly::zero(ctx.ring(), &limbs, Representation::Evaluation).unwrap();
+        let k = SwitchingKey {
+            b: vec![b; plan.digits.len()],
+            seeds: vec![Seed([1; 32]); plan.digits.len()],
+            plan,
+            id: KeySetId([7; 16]),
+        };
+        switching_key_to_bytes(&k, ctx)
+    }
+
+    /// Issue 24 item 2: keys over the modulus budget, or whose P does not cover a digit, are
+    /// refused when read (a too-small P gives garbage without error otherwise).
+    #[test]
+    fn keys_over_budget_or_short_of_p_are_refused() {
+        let ctx = CkksContext::new(Parameters::preset("test-medium").unwrap()).unwrap();
+        let params = ctx.params();
+        let fixed = KeySwitchPlan::fixed(params);
+        assert!(switching_key_from_bytes(&key_bytes(&ctx, fixed.clone()), &ctx).is_ok());
+        let first = params.q().len();
+        let over = KeySwitchPlan {
+            special: (first..first + params.p().len() + params.p_extra().len()).collect(),
+            ..fixed.clone()
+        };
+        let e = switching_key_from_bytes(&key_bytes(&ctx, over), &ctx)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("budget"), "{e}");
+        let short = KeySwitchPlan {
+            special: vec![first],
+            ..fixed
+        };
+        let e = switching_key_from_bytes(&key_bytes(&ctx, short), &ctx)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("log2 P"), "{e}");
+    }
 }

@@ -275,6 +275,7 @@ fn encapsulation_lets_dense_secrets_bootstrap() {
     let mut kg = KeyGenerator::from_seed(&ctx, &Seed([4; 32])).unwrap();
     let sk = kg.secret_key().unwrap();
     let keys = boot.keygen(&mut kg, &sk).unwrap();
+    assert_encapsulation_at_base_modulus(&ctx, &keys, &sk);
     let (z, ct) = encrypt_values(&ctx, &mut kg, &sk, 12);
     let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
     let x = ev.load(&ct).unwrap();
@@ -299,6 +300,105 @@ fn encapsulation_lets_dense_secrets_bootstrap() {
         no_encaps.bootstrap(&mut ev, &x, &keys),
         Err(CkksError::MissingKey(_))
     ));
+}
+
+/// Issue 24 item 1: the dense-to-sparse key (RLWE under the h = 32 secret) spans exactly the
+/// base limbs and the special primes that cover them (q_0 and p_0 here, as in Lattigo), never
+/// the full chain; the sparse-to-dense key (RLWE under the dense secret) keeps the full
+/// decomposition it is used with after ModRaise. Both belong to the user's key set.
+fn assert_encapsulation_at_base_modulus(
+    ctx: &std::sync::Arc<CkksContext>,
+    keys: &tessera_ckks::bootstrap::BootstrapKeys,
+    sk: &SecretKey,
+) {
+    let params = ctx.params();
+    let (to_sparse, to_dense) = keys.encapsulation.as_ref().expect("encapsulation keys");
+    let base = params.base_level();
+    let first_special = params.q().len();
+    let base_bits: f64 = params.q()[..=base].iter().map(|&q| (q as f64).log2()).sum();
+    let mut want: Vec<usize> = (0..=base).collect();
+    let mut p_bits = 0.0;
+    for (i, &p) in params.p().iter().enumerate() {
+        want.push(first_special + i);
+        p_bits += (p as f64).log2();
+        if p_bits + 1.0 >= base_bits {
+            break;
+        }
+    }
+    assert_eq!(to_sparse.dnum(), 1);
+    assert_eq!(to_sparse.b(0).limb_indices(), &want[..]);
+    assert_eq!(to_sparse.plan().qp_limbs(to_sparse.plan().level), want);
+    assert_eq!(to_dense.plan(), &KeySwitchPlan::fixed(params));
+    assert_eq!(to_sparse.key_set(), sk.key_set());
+    assert_eq!(to_dense.key_set(), sk.key_set());
+}
+
+/// The same at double-prime rescaling: the base modulus is q_0 q_1.
+#[test]
+fn encapsulation_key_spans_the_double_prime_base_modulus() {
+    let lit = ParametersLiteral {
+        name: "test-boot-double-dense".into(),
+        secret: SecretDistribution::Ternary,
+        ..tessera_ckks::params::preset_literal("test-boot-double").unwrap()
+    };
+    let ctx = CkksContext::new(Parameters::new(lit).unwrap()).unwrap();
+    let bp = BootstrapParameters {
+        encapsulation: Some(32),
+        ..BootstrapParameters::preset("test-boot-double").unwrap().1
+    };
+    let boot = Bootstrapper::new(&ctx, bp).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([6; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let keys = boot.keygen_on_demand(&mut kg, &sk).unwrap();
+    assert_encapsulation_at_base_modulus(&ctx, &keys, &sk);
+    assert_eq!(
+        keys.encapsulation.as_ref().unwrap().0.b(0).limb_indices()[..2],
+        [0, 1]
+    );
+}
+
+/// Issue 24 item 10: the whole bootstrapping program the CPU backend executes (recorded
+/// through the wrapper the trace backend is made of) equals the trace backend's stream,
+/// instruction for instruction, at single- and double-prime test sets (with encapsulation on
+/// a dense secret, and META-BTS); the computed result is a correct bootstrapping.
+#[test]
+fn bootstrapping_executes_exactly_its_trace() {
+    let dense = ParametersLiteral {
+        name: "test-boot-dense".into(),
+        secret: SecretDistribution::Ternary,
+        ..tessera_ckks::params::preset_literal("test-boot").unwrap()
+    };
+    let cases = [
+        (Parameters::preset("test-boot").unwrap(), circuit()),
+        (
+            Parameters::preset("test-boot-double").unwrap(),
+            BootstrapParameters::preset("test-boot-double").unwrap().1,
+        ),
+        (
+            Parameters::new(dense).unwrap(),
+            BootstrapParameters {
+                encapsulation: Some(32),
+                meta_log_scale: Some(8),
+                ..circuit()
+            },
+        ),
+    ];
+    for (params, bp) in cases {
+        let name = params.name().to_string();
+        let ctx = CkksContext::new(params).unwrap();
+        let boot = Bootstrapper::new(&ctx, bp).unwrap();
+        let mut kg = KeyGenerator::from_seed(&ctx, &Seed([10; 32])).unwrap();
+        let sk = kg.secret_key().unwrap();
+        let keys = boot.keygen(&mut kg, &sk).unwrap();
+        let (z, ct) = encrypt_values(&ctx, &mut kg, &sk, 21);
+        let (out, len) = common::bootstrap_cpu_equals_trace(&ctx, &boot, &keys, &ct);
+        let p = PrecisionStats::new(&z, &decrypt_slots(&ctx, &sk, &out));
+        eprintln!(
+            "{name}: {len} instructions, mean {:.1} bits",
+            p.mean_precision_bits()
+        );
+        assert!(p.mean_precision_bits() > 15.0, "{name}: {p:?}");
+    }
 }
 
 /// ARK's OF-Limb plaintexts in the DFTs: the same result within the bootstrapping precision,

@@ -408,3 +408,30 @@ fn streamed_key_switching_equals_batched() {
         assert_eq!(r1.c1, r2.c1, "dnum {dnum}");
     }
 }
+
+/// Issue 24 item 2: `switching_key_for` at `h3` with the fixed digits and every special prime
+/// of the dynamic pool would make a key of about 1,980 bits, over the 1,772-bit bound for
+/// N = 2^16: it is refused before any sampling, as is a plan whose P does not cover a digit.
+#[test]
+fn switching_key_for_refuses_over_budget_plans_at_h3() {
+    let ctx = CkksContext::new(Parameters::preset("h3").unwrap()).unwrap();
+    let params = ctx.params();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([24; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let first = params.q().len();
+    let over = KeySwitchPlan {
+        special: (first..first + params.p().len() + params.p_extra().len()).collect(),
+        ..KeySwitchPlan::fixed(params)
+    };
+    assert!(over.log_qp_bits(params, over.level) > 1772.0);
+    let e = kg
+        .switching_key_for(&sk, sk.poly(), &over)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("budget"), "{e}");
+    let short = KeySwitchPlan {
+        special: vec![first],
+        ..KeySwitchPlan::fixed(params)
+    };
+    assert!(kg.switching_key_for(&sk, sk.poly(), &short).is_err());
+}

@@ -89,8 +89,8 @@ fn malformed_bytes_are_errors() {
         .unwrap_err()
         .to_string()
         .contains("object type"));
-    // Version 1 (before switching keys carried their plan) and a future version 3.
-    for version in [1u8, 3] {
+    // Versions 1 and 2 (before the plan and the key-set identity) and a future version 4.
+    for version in [1u8, 2, 4] {
         let mut other_version = bytes.clone();
         other_version[4] = version;
         assert!(ciphertext_from_bytes(&other_version, &ctx)
@@ -109,6 +109,122 @@ fn malformed_bytes_are_errors() {
         &ctx
     )
     .is_err());
+}
+
+/// Byte offsets of the version 3 header and the ciphertext payload.
+const RESERVED: usize = 7;
+const KEY_SET: usize = 40;
+const PAYLOAD: usize = 56;
+
+/// Issue 24 item 3: what a hostile file with a recomputed checksum can no longer slip past.
+#[test]
+fn resealed_edits_are_refused() {
+    let (ctx, sk, pk, keys, ct) = setup();
+    let bytes = ciphertext_to_bytes(&ct, &ctx);
+    let refuse = |b: Vec<u8>, needle: &str| {
+        let e = ciphertext_from_bytes(&reseal(b), &ctx)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(needle), "expected '{needle}' in: {e}");
+    };
+    // A non-zero reserved byte.
+    let mut b = bytes.clone();
+    b[RESERVED] = 1;
+    refuse(b, "reserved");
+    // A scale at or above Q_level (level 2 of test-small: about 2^117).
+    for scale in [2f64.powi(200), 2f64.powi(117), f64::INFINITY, 0.5] {
+        let mut b = bytes.clone();
+        b[PAYLOAD + 4..PAYLOAD + 12].copy_from_slice(&scale.to_le_bytes());
+        refuse(b, "scale");
+    }
+    // Slot counts that are not a power of two up to N/2.
+    for slots in [0u32, 3, 1024] {
+        let mut b = bytes.clone();
+        b[PAYLOAD + 12..PAYLOAD + 16].copy_from_slice(&slots.to_le_bytes());
+        refuse(b, "slots");
+    }
+    // c0 tagged as coefficient form (tag 0) or an unknown tag.
+    for tag in [0u8, 2] {
+        let mut b = bytes.clone();
+        b[PAYLOAD + 16] = tag;
+        refuse(b, "representation");
+    }
+    // The same for a public key and a switching key.
+    let mut b = public_key_to_bytes(&pk, &ctx);
+    b[PAYLOAD] = 0;
+    assert!(public_key_from_bytes(&reseal(b), &ctx)
+        .unwrap_err()
+        .to_string()
+        .contains("representation"));
+    let rk = keys.relin.as_ref().unwrap();
+    let mut b = switching_key_to_bytes(rk, &ctx);
+    b[7] = 0x80;
+    assert!(switching_key_from_bytes(&reseal(b), &ctx)
+        .unwrap_err()
+        .to_string()
+        .contains("reserved"));
+    // A secret key: zero, not ternary, or with an edited key-set identity.
+    let good = secret_key_to_bytes(&sk, &ctx);
+    let n = ctx.params().n();
+    let limbs = ctx.ring().moduli().len();
+    let words = PAYLOAD + 1 + 2 + 2 * limbs;
+    let mut zero = good.clone();
+    zero[words..words + 8 * n * limbs].fill(0);
+    let e = secret_key_from_bytes(&reseal(zero), &ctx)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("zero"), "{e}");
+    let mut big = good.clone();
+    big[words..words + 8].copy_from_slice(&12345u64.to_le_bytes());
+    let e = secret_key_from_bytes(&reseal(big), &ctx)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("-1, 0, 1") || e.contains("differs"), "{e}");
+    let mut other_id = good.clone();
+    other_id[KEY_SET] ^= 1;
+    let e = secret_key_from_bytes(&reseal(other_id), &ctx)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("identity"), "{e}");
+    assert!(secret_key_from_bytes(&good, &ctx).is_ok());
+}
+
+/// Issue 24 item 3: objects of two key generations of the same preset are errors together,
+/// before and after serialisation, instead of decrypting to noise.
+#[test]
+fn objects_of_another_key_generation_are_refused() {
+    let (ctx, sk, _, keys, ct) = setup();
+    let mut kg2 = KeyGenerator::from_seed(&ctx, &Seed([9; 32])).unwrap();
+    let sk2 = kg2.secret_key().unwrap();
+    assert_ne!(sk.key_set(), sk2.key_set());
+    let keys2 = kg2.evaluation_keys(&sk2, &[1], false).unwrap();
+    let pk2 = kg2.public_key(&sk2).unwrap();
+    let ct2 = kg2
+        .encrypt_pk(&ctx.encode_real(&[0.5], 4, 2, ct.scale).unwrap(), &pk2)
+        .unwrap();
+    // Through bytes: the identity survives the round trip.
+    let back = ciphertext_from_bytes(&ciphertext_to_bytes(&ct, &ctx), &ctx).unwrap();
+    assert_eq!(back.key_set, sk.key_set());
+    let sk_back = secret_key_from_bytes(&secret_key_to_bytes(&sk, &ctx), &ctx).unwrap();
+    assert_eq!(sk_back.key_set(), sk.key_set());
+    let rk2 =
+        switching_key_from_bytes(&switching_key_to_bytes(&keys2.galois[&5], &ctx), &ctx).unwrap();
+    assert_eq!(rk2.key_set(), sk2.key_set());
+    let is_mismatch = |e: CkksError| matches!(e, CkksError::KeySetMismatch { .. });
+    assert!(is_mismatch(decrypt(&back, &sk2).unwrap_err()));
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let (a, b) = (ev.load(&back).unwrap(), ev.load(&ct2).unwrap());
+    assert!(is_mismatch(ev.add(&a, &b).unwrap_err()));
+    assert!(is_mismatch(ev.mul_relin(&a, &b, &keys).unwrap_err()));
+    assert!(is_mismatch(ev.mul_relin(&a, &a, &keys2).unwrap_err()));
+    assert!(is_mismatch(ev.rotate(&a, 1, &keys2).unwrap_err()));
+    assert!(is_mismatch(ev.switch_key(&a, &rk2).unwrap_err()));
+    assert!(is_mismatch(
+        ev.rotate_hoisted(&a, &[1], &keys2).unwrap_err()
+    ));
+    // The matching key set works.
+    assert!(ev.rotate(&a, 1, &keys).is_ok());
+    assert!(decrypt(&ev.store(&b).unwrap(), &sk2).is_ok());
 }
 
 /// Re-seals mutated bytes with a valid checksum so that the mutation reaches the parser.

@@ -85,6 +85,25 @@ impl Ciphertext {
         }
     }
 
+    /// [`Ciphertext::bootstrap`] without the GIL.
+    fn bootstrap_detached(&self) -> PyResult<Ct<RnsPoly>> {
+        self.inner.with_keys(|k| {
+            let boot = k.boot.as_ref().ok_or_else(|| {
+                CkksError::MissingKey(
+                    "bootstrapping keys: call Context.keygen(bootstrapping=True)".into(),
+                )
+            })?;
+            let mut ev = self
+                .inner
+                .evaluator
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let a = ev.load(&self.ct)?;
+            let r = boot.bootstrap(&mut ev, &a, &k.keys)?;
+            ev.store(&r)
+        })
+    }
+
     fn same_context(&self, other: &Ciphertext) -> PyResult<()> {
         if !Arc::ptr_eq(&self.inner, &other.inner) {
             return Err(TesseraError::new_err(
@@ -105,9 +124,10 @@ impl Context {
 
     /// A context for custom parameters: ring degree 2^log_n, chain and special prime sizes in
     /// bits, dnum, log2 of the default scale; optional fixed Hamming weight, error sigma,
-    /// double-prime rescaling, and extra special primes for per-level dynamic decomposition. Sets that fail the 128-bit check must be named `test-*`.
+    /// double-prime rescaling, and extra special primes for per-level dynamic decomposition.
+    /// Sets that fail the 128-bit check must be named `test-*` and pass `insecure=True`.
     #[staticmethod]
-    #[pyo3(signature = (name, log_n, log_q, log_p, dnum, log_scale, hamming_weight=None, sigma=3.2, double_prime=false, dynamic_special=0))]
+    #[pyo3(signature = (name, log_n, log_q, log_p, dnum, log_scale, hamming_weight=None, sigma=3.2, double_prime=false, dynamic_special=0, insecure=false))]
     #[allow(clippy::too_many_arguments)]
     fn custom(
         name: &str,
@@ -120,6 +140,7 @@ impl Context {
         sigma: f64,
         double_prime: bool,
         dynamic_special: usize,
+        insecure: bool,
     ) -> PyResult<Self> {
         let lit = ParametersLiteral {
             name: name.to_string(),
@@ -140,6 +161,7 @@ impl Context {
             },
             dynamic_special,
             source: "custom parameters from Python",
+            allow_insecure: insecure,
         };
         Self::from_parameters(Parameters::new(lit).map_err(err)?)
     }
@@ -189,6 +211,7 @@ impl Context {
     #[allow(clippy::too_many_arguments)]
     fn keygen(
         &self,
+        py: Python<'_>,
         rotations: Vec<i64>,
         conjugation: bool,
         seed: Option<Vec<u8>>,
@@ -196,50 +219,17 @@ impl Context {
         bootstrap_slots: Option<usize>,
         bootstrap_meta: Option<u32>,
     ) -> PyResult<()> {
-        let mut kg = self.inner.keygen.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(s) = seed {
-            let s: [u8; 32] = s
-                .try_into()
-                .map_err(|_| TesseraError::new_err("seed must be exactly 32 bytes"))?;
-            *kg = KeyGenerator::from_seed(&self.inner.ctx, &Seed(s)).map_err(err)?;
-        }
-        let sk = kg.secret_key().map_err(err)?;
-        let pk = kg.public_key(&sk).map_err(err)?;
-        let (keys, boot) = if bootstrapping {
-            let name = &self.inner.ctx.params().literal().name;
-            let (ckks, bp) = BootstrapParameters::preset(name).map_err(|_| {
-                TesseraError::new_err(format!(
-                    "parameters '{name}' have no bootstrapping circuit: use ark-boot, lattigo-boot, h3-boot, reed-boot, cifher-boot, test-boot or test-boot-double"
-                ))
-            })?;
-            if ckks != name.as_str() {
-                return Err(TesseraError::new_err(format!(
-                    "parameters '{name}' have no bootstrapping circuit: its bootstrapping set is '{ckks}'"
-                )));
-            }
-            let bp = BootstrapParameters {
-                slots: bootstrap_slots,
-                meta_log_scale: bootstrap_meta,
-                ..bp
-            };
-            let boot = Bootstrapper::new(&self.inner.ctx, bp).map_err(err)?;
-            let keys = boot.keygen_with(&mut kg, &sk, &rotations).map_err(err)?;
-            (keys, Some(boot))
-        } else {
-            let eval = kg
-                .evaluation_keys(&sk, &rotations, conjugation)
-                .map_err(err)?;
-            (
-                BootstrapKeys {
-                    eval,
-                    encapsulation: None,
-                },
-                None,
+        // Seconds to minutes at N = 2^16: other Python threads run meanwhile.
+        py.detach(|| {
+            self.keygen_detached(
+                rotations,
+                conjugation,
+                seed,
+                bootstrapping,
+                bootstrap_slots,
+                bootstrap_meta,
             )
-        };
-        *self.inner.keys.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(Keys { sk, pk, keys, boot });
-        Ok(())
+        })
     }
 
     /// Levels a bootstrapped ciphertext has left (rescales before the base modulus), or
@@ -296,6 +286,65 @@ impl Context {
 }
 
 impl Context {
+    /// [`Context::keygen`] without the GIL.
+    fn keygen_detached(
+        &self,
+        rotations: Vec<i64>,
+        conjugation: bool,
+        seed: Option<Vec<u8>>,
+        bootstrapping: bool,
+        bootstrap_slots: Option<usize>,
+        bootstrap_meta: Option<u32>,
+    ) -> PyResult<()> {
+        let mut kg = self.inner.keygen.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = seed {
+            let s: [u8; 32] = s
+                .try_into()
+                .map_err(|_| TesseraError::new_err("seed must be exactly 32 bytes"))?;
+            *kg = KeyGenerator::from_seed(&self.inner.ctx, &Seed(s)).map_err(err)?;
+        }
+        let sk = kg.secret_key().map_err(err)?;
+        let pk = kg.public_key(&sk).map_err(err)?;
+        let (keys, boot) = if bootstrapping {
+            let name = &self.inner.ctx.params().literal().name;
+            let (ckks, bp) = BootstrapParameters::preset(name).map_err(|_| {
+                TesseraError::new_err(format!(
+                    "parameters '{name}' have no bootstrapping circuit: use ark-boot, lattigo-boot, h3-boot, reed-boot, cifher-boot, test-boot or test-boot-double"
+                ))
+            })?;
+            if ckks != name.as_str() {
+                return Err(TesseraError::new_err(format!(
+                    "parameters '{name}' have no bootstrapping circuit: its bootstrapping set is '{ckks}'"
+                )));
+            }
+            let bp = BootstrapParameters {
+                slots: bootstrap_slots,
+                meta_log_scale: bootstrap_meta,
+                ..bp
+            };
+            let boot = Bootstrapper::new(&self.inner.ctx, bp).map_err(err)?;
+            let keys = boot.keygen_with(&mut kg, &sk, &rotations).map_err(err)?;
+            (keys, Some(boot))
+        } else {
+            let eval = kg
+                .evaluation_keys(&sk, &rotations, conjugation)
+                .map_err(err)?;
+            (
+                BootstrapKeys {
+                    eval,
+                    encapsulation: None,
+                },
+                None,
+            )
+        };
+        // Lock order: never hold the generator while taking the keys (`encrypt` takes the keys
+        // and then the generator, and now runs beside a keygen that released the GIL).
+        drop(kg);
+        *self.inner.keys.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(Keys { sk, pk, keys, boot });
+        Ok(())
+    }
+
     fn from_parameters(params: Parameters) -> PyResult<Self> {
         let ctx = CkksContext::new(params).map_err(err)?;
         let evaluator = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).map_err(err)?;
@@ -360,15 +409,19 @@ impl Ciphertext {
         Ok(self.wrap(ct))
     }
 
-    /// `ct * ct` (relinearised) or `ct * number`; both rescale once afterwards.
+    /// `ct * ct` (relinearised) or `ct * number`; both rescale once afterwards. Runs without
+    /// the GIL.
     fn __mul__(&self, other: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+        let py = other.py();
         if let Ok(o) = other.cast::<Ciphertext>() {
             let o = o.get();
             self.same_context(o)?;
-            let ct = self.inner.eval(|ev, keys| {
-                let (a, b) = (ev.load(&self.ct)?, ev.load(&o.ct)?);
-                let r = ev.mul_relin_rescale(&a, &b, keys)?;
-                ev.store(&r)
+            let ct = py.detach(|| {
+                self.inner.eval(|ev, keys| {
+                    let (a, b) = (ev.load(&self.ct)?, ev.load(&o.ct)?);
+                    let r = ev.mul_relin_rescale(&a, &b, keys)?;
+                    ev.store(&r)
+                })
             })?;
             return Ok(self.wrap(ct));
         }
@@ -376,11 +429,13 @@ impl Ciphertext {
             TesseraError::new_err("a ciphertext multiplies a ciphertext or a real number")
         })?;
         let q = self.inner.ctx.params().q()[self.ct.level] as f64;
-        let ct = self.inner.eval(|ev, _| {
-            let a = ev.load(&self.ct)?;
-            let m = ev.mul_const(&a, c, q)?;
-            let r = ev.rescale(&m)?;
-            ev.store(&r)
+        let ct = py.detach(|| {
+            self.inner.eval(|ev, _| {
+                let a = ev.load(&self.ct)?;
+                let m = ev.mul_const(&a, c, q)?;
+                let r = ev.rescale(&m)?;
+                ev.store(&r)
+            })
         })?;
         Ok(self.wrap(ct))
     }
@@ -389,22 +444,27 @@ impl Ciphertext {
         self.__mul__(other)
     }
 
-    /// Rotates the slots left by `steps` (negative: right); needs the rotation key.
-    fn rotate(&self, steps: i64) -> PyResult<Ciphertext> {
-        let ct = self.inner.eval(|ev, keys| {
-            let a = ev.load(&self.ct)?;
-            let r = ev.rotate(&a, steps, keys)?;
-            ev.store(&r)
+    /// Rotates the slots left by `steps` (negative: right); needs the rotation key. Runs
+    /// without the GIL.
+    fn rotate(&self, py: Python<'_>, steps: i64) -> PyResult<Ciphertext> {
+        let ct = py.detach(|| {
+            self.inner.eval(|ev, keys| {
+                let a = ev.load(&self.ct)?;
+                let r = ev.rotate(&a, steps, keys)?;
+                ev.store(&r)
+            })
         })?;
         Ok(self.wrap(ct))
     }
 
-    /// Complex conjugation of every slot; needs the conjugation key.
-    fn conjugate(&self) -> PyResult<Ciphertext> {
-        let ct = self.inner.eval(|ev, keys| {
-            let a = ev.load(&self.ct)?;
-            let r = ev.conjugate(&a, keys)?;
-            ev.store(&r)
+    /// Complex conjugation of every slot; needs the conjugation key. Runs without the GIL.
+    fn conjugate(&self, py: Python<'_>) -> PyResult<Ciphertext> {
+        let ct = py.detach(|| {
+            self.inner.eval(|ev, keys| {
+                let a = ev.load(&self.ct)?;
+                let r = ev.conjugate(&a, keys)?;
+                ev.store(&r)
+            })
         })?;
         Ok(self.wrap(ct))
     }
@@ -421,23 +481,9 @@ impl Ciphertext {
 
     /// Refreshes the ciphertext (any level, the circuit's slot count) to one with levels to
     /// spare: ModRaise, CoeffToSlot, EvalMod, SlotToCoeff. Needs
-    /// `Context.keygen(bootstrapping=True)`.
-    fn bootstrap(&self) -> PyResult<Ciphertext> {
-        let ct = self.inner.with_keys(|k| {
-            let boot = k.boot.as_ref().ok_or_else(|| {
-                CkksError::MissingKey(
-                    "bootstrapping keys: call Context.keygen(bootstrapping=True)".into(),
-                )
-            })?;
-            let mut ev = self
-                .inner
-                .evaluator
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            let a = ev.load(&self.ct)?;
-            let r = boot.bootstrap(&mut ev, &a, &k.keys)?;
-            ev.store(&r)
-        })?;
+    /// `Context.keygen(bootstrapping=True)`. Runs without the GIL.
+    fn bootstrap(&self, py: Python<'_>) -> PyResult<Ciphertext> {
+        let ct = py.detach(|| self.bootstrap_detached())?;
         Ok(self.wrap(ct))
     }
 

@@ -102,14 +102,17 @@ def test_package_docstring_example_runs():
 
 
 def test_custom_parameters():
-    c = tessera.Context.custom("test-custom", 11, [50, 40, 40], [51], 3, 40)
+    # An insecure custom set needs a test-* name and insecure=True (issue 24 item 4).
+    with pytest.raises(tessera.TesseraError, match="not 128-bit secure"):
+        tessera.Context.custom("test-custom", 11, [50, 40, 40], [51], 3, 40)
+    c = tessera.Context.custom("test-custom", 11, [50, 40, 40], [51], 3, 40, insecure=True)
     c.keygen(seed=SEED)
     x = rand(16, 9)
     assert np.max(np.abs(tessera.decrypt_real(c, tessera.encrypt(c, x) * 2.0) - 2 * x)) < 2.0**-10
     with pytest.raises(tessera.TesseraError, match="not 128-bit secure"):
-        tessera.Context.custom("production", 11, [50, 40, 40], [51], 3, 40)
+        tessera.Context.custom("production", 11, [50, 40, 40], [51], 3, 40, insecure=True)
     with pytest.raises(tessera.TesseraError, match="dnum"):
-        tessera.Context.custom("test-bad", 11, [50, 40], [51], 5, 40)
+        tessera.Context.custom("test-bad", 11, [50, 40], [51], 5, 40, insecure=True)
 
 
 def test_simulate_reports_time_energy_and_area():
@@ -219,3 +222,103 @@ def test_keyswitch_ext_and_bootstrapping_without_hoisting():
     assert "HRotHoisted" in hoisted["time_by_op_s"]
     assert "HRotHoisted" not in plain["time_by_op_s"]
     assert plain["workload"].endswith("+no-hoisting")
+
+
+# Issue 24 item 8.
+
+
+def test_values_that_overflow_the_level_are_refused(ctx):
+    # 1e6 * 2^45 is about 2^65, over test-medium's 55-bit q_0: it used to decrypt to 64.0.
+    with pytest.raises(tessera.TesseraError, match="level 0"):
+        ctx.encrypt([1e6], level=0)
+    # Two levels up it fits and comes back.
+    got = tessera.decrypt_real(ctx, ctx.encrypt([1e6], level=2))
+    assert abs(got[0] - 1e6) < 1e-2
+
+
+def test_ciphertexts_of_an_earlier_keygen_are_refused():
+    c = tessera.Context("test-small")
+    c.keygen(rotations=[1], seed=SEED)
+    old = c.encrypt([0.5, 0.25])
+    c.keygen(rotations=[1])  # fresh keys from the OS CSPRNG
+    new = c.encrypt([0.5, 0.25])
+    for use in (
+        lambda: c.decrypt(old),
+        lambda: old + new,
+        lambda: old * new,
+        lambda: old.rotate(1),
+    ):
+        with pytest.raises(tessera.TesseraError, match="key sets"):
+            use()
+    assert abs(c.decrypt(new)[0] - 0.5) < 1e-3
+    # The same seed again is the same key set.
+    c.keygen(rotations=[1], seed=SEED)
+    assert abs(c.decrypt(old)[0] - 0.5) < 1e-3
+
+
+def test_long_operations_release_the_gil():
+    import threading
+    import time
+
+    c = tessera.Context("test-boot")
+    c.keygen(seed=SEED, bootstrapping=True)
+    ct = c.encrypt(rand(c.max_slots, 11), level=0)
+    big = tessera.Context("test-medium")
+    calls = []
+    done = threading.Event()
+
+    def work():
+        for op in (
+            ct.bootstrap,
+            lambda: c.keygen(seed=SEED, bootstrapping=True),
+            lambda: big.keygen(rotations=list(range(1, 200))),
+        ):
+            t0 = time.perf_counter()
+            op()
+            calls.append(time.perf_counter() - t0)
+        done.set()
+
+    th = threading.Thread(target=work)
+    stamps = [time.perf_counter()]
+    th.start()
+    while not done.is_set():
+        stamps.append(time.perf_counter())
+    th.join()
+    gap = max(b - a for a, b in zip(stamps, stamps[1:]))
+    # Holding the GIL through a call stops this loop for the whole call (the longest, a
+    # 199-key keygen, takes about half a second); released, the loop only waits for the
+    # interpreter's switch interval and the OS scheduler.
+    assert max(calls) > 0.2, calls
+    assert gap < 0.5 * max(calls), (gap, calls)
+
+
+def test_keygen_beside_encryption_does_not_deadlock():
+    # keygen runs without the GIL; encrypt and decrypt in another thread meanwhile must not
+    # deadlock on the context's locks. In a subprocess, so a deadlock fails instead of hanging.
+    import subprocess
+    import sys
+
+    code = """
+import threading, tessera
+c = tessera.Context("test-boot")
+c.keygen(bootstrapping=True)
+stop = threading.Event()
+def gen():
+    for _ in range(4):
+        c.keygen(bootstrapping=True)
+    stop.set()
+t = threading.Thread(target=gen)
+t.start()
+n = 0
+while not stop.is_set():
+    try:
+        c.decrypt(c.encrypt([0.5]))
+    except tessera.TesseraError:
+        pass  # a ciphertext made just before a new keygen
+    n += 1
+t.join()
+print(n)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.split()[-1]) > 0

@@ -27,7 +27,7 @@ use crate::encoder::{special_fft_stages, DiagonalMatrix};
 use crate::error::{CkksError, Result};
 use crate::evaluator::Evaluator;
 use crate::keys::{Ciphertext, EvaluationKeys, KeyGenerator, SecretKey, SwitchingKey};
-use crate::{CkksContext, Plaintext};
+use crate::{CkksContext, KeySwitchPlan, Plaintext};
 use num_complex::Complex64;
 use std::f64::consts::PI;
 use std::sync::Arc;
@@ -352,7 +352,12 @@ impl Bootstrapper {
     }
 
     /// The bootstrapping keys: `eval` plus the sparse-secret encapsulation keys if the
-    /// circuit uses them.
+    /// circuit uses them. The dense-to-sparse key is RLWE under the sparse secret, so it is
+    /// made only over the moduli it is used at, the base level and the special primes that
+    /// cover it ([`KeySwitchPlan::base`], as Lattigo does): at the full modulus (about 1,700
+    /// bits at `ark-boot`) an h = 32 secret is far from secure, and recovering it would reveal
+    /// the dense secret. The sparse-to-dense key is RLWE under the user's dense secret and is
+    /// used right after ModRaise, at the top level, so it keeps the set's full decomposition.
     fn with_encapsulation(
         &self,
         kg: &mut KeyGenerator,
@@ -362,8 +367,11 @@ impl Bootstrapper {
         let encapsulation = match self.bp.encapsulation {
             None => None,
             Some(h) => {
-                let sparse = kg.sparse_secret_key(h)?;
-                let to_sparse = kg.switching_key(&sparse, sk.poly())?;
+                let mut sparse = kg.sparse_secret_key(h)?;
+                // The ephemeral secret belongs to the user's key set.
+                sparse.id = sk.key_set();
+                let base = KeySwitchPlan::base(self.ctx.params());
+                let to_sparse = kg.switching_key_for(&sparse, sk.poly(), &base)?;
                 let to_dense = kg.switching_key(sk, sparse.poly())?;
                 Some((to_sparse, to_dense))
             }
@@ -498,6 +506,7 @@ impl Bootstrapper {
             level: top,
             scale: ct.scale,
             slots: ct.slots,
+            key_set: ct.key_set,
         })
     }
 

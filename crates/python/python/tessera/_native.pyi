@@ -25,6 +25,7 @@ class Context:
         sigma: float = ...,
         double_prime: bool = ...,
         dynamic_special: int = ...,
+        insecure: bool = ...,
     ) -> Context: ...
     @property
     def n(self) -> int: ...
