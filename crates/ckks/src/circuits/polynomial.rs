@@ -10,10 +10,11 @@
 //! `1 + ceil(log2 k_max)` levels; a split `max(depth q, log2 g) + 1`. The planner keeps every
 //! node within a depth budget (by default `ceil(log2(deg + 1))`, the minimum) by splitting a
 //! leaf further whenever its top baby would exceed the budget, and picks the baby-step size `m`
-//! that needs the fewest ciphertext products. Basis elements are made at minimal depth:
-//! `B_k` from `B_(2^j)` and `B_(k - 2^j)` (`2^j < k <= 2^(j+1)`), so for an odd or even
-//! polynomial only the odd (even) babies and the powers of two are ever computed (the
-//! odd/even specialisation), and a division preserves the parity.
+//! that needs the fewest ciphertext products. Basis elements are made at minimal depth: for an
+//! odd or even polynomial `B_k` from `B_(2^j)` and `B_(k - 2^j)` (`2^j < k <= 2^(j+1)`), so
+//! only the odd (even) babies and the powers of two are ever computed (the odd/even
+//! specialisation; a division preserves the parity); for a Chebyshev series of mixed parity
+//! from `T_ceil(k/2)` and `T_floor(k/2)`, so the only term subtracted is `T_1` (or 1).
 //!
 //! ## Scales
 //! Basis elements are kept at the *canonical* scale of their level: starting from the input's
@@ -259,6 +260,12 @@ impl Polynomial {
         matches!(self.basis, Basis::Chebyshev { .. })
     }
 
+    /// Whether basis elements are made from halves ([`factors`]): Chebyshev series of mixed
+    /// parity.
+    fn halves(&self) -> bool {
+        self.is_chebyshev() && self.parity() == Parity::Mixed
+    }
+
     /// The cheapest plan within `budget` levels (the map excluded) over the baby-step sizes,
     /// with its number of ciphertext products.
     fn plan(&self, budget: usize) -> Result<(Node, usize)> {
@@ -279,7 +286,7 @@ impl Polynomial {
         let mut m = 2;
         loop {
             let node = plan_node(c, budget, m, cheb);
-            let cost = node.products(cheb);
+            let cost = node.products(cheb, self.halves());
             if best.as_ref().is_none_or(|(_, b)| cost < *b) {
                 best = Some((node, cost));
             }
@@ -350,10 +357,10 @@ impl Node {
 
     /// Ciphertext products: one per basis element beyond `B_1` (with the ones their
     /// construction needs) and one per split whose quotient is not a constant.
-    fn products(&self, cheb: bool) -> usize {
+    fn products(&self, cheb: bool, halves: bool) -> usize {
         let mut used = BTreeSet::new();
         self.uses(&mut used);
-        let basis = closure(&used, cheb);
+        let basis = closure(&used, cheb, halves);
         basis.iter().filter(|&&k| k >= 2).count() + self.splits()
     }
 
@@ -367,22 +374,30 @@ impl Node {
     }
 }
 
-/// The factors `B_k` is made from: `(2^j, k - 2^j, 2^(j+1) - k)` with `2^j < k <= 2^(j+1)`
-/// (the last is only subtracted in the Chebyshev basis; 0 stands for the constant `T_0`).
-fn factors(k: usize) -> (usize, usize, usize) {
+/// The factors `B_k` is made from, both at depth `ceil(log2 k) - 1`, and the index the
+/// Chebyshev form subtracts (`T_(a+b) = 2 T_a T_b - T_(a-b)`; 0 stands for the constant `T_0`):
+/// - `halves`: `(ceil(k/2), floor(k/2), 0 or 1)`, so only `T_1` is ever subtracted (one copy per
+///   level serves every product): for polynomials that need every baby anyway;
+/// - otherwise `(2^j, k - 2^j, 2^(j+1) - k)` with `2^j < k <= 2^(j+1)`: an odd (even) `k` then
+///   needs only odd (even) factors and powers of two (the odd/even specialisation).
+fn factors(k: usize, halves: bool) -> (usize, usize, usize) {
+    if halves {
+        let (a, b) = (k - k / 2, k / 2);
+        return (a, b, a - b);
+    }
     let a = 1usize << (usize::BITS - 1 - (k - 1).leading_zeros());
     (a, k - a, 2 * a - k)
 }
 
 /// Every basis element needed to make `used` (and `used` itself).
-fn closure(used: &BTreeSet<usize>, cheb: bool) -> BTreeSet<usize> {
+fn closure(used: &BTreeSet<usize>, cheb: bool, halves: bool) -> BTreeSet<usize> {
     let mut all = BTreeSet::new();
     let mut todo: Vec<usize> = used.iter().copied().collect();
     while let Some(k) = todo.pop() {
         if k == 0 || !all.insert(k) || k == 1 {
             continue;
         }
-        let (a, b, c) = factors(k);
+        let (a, b, c) = factors(k, halves);
         todo.push(a);
         todo.push(b);
         if cheb {
@@ -541,9 +556,16 @@ pub fn evaluate_with<B: Backend>(
     if beta != 0.0 {
         u = ev.add_const(&u, beta)?;
     }
-    let mut st = State::new(ev, keys, &u, p.is_chebyshev());
+    let mut st = State::new(ev, keys, &u, p.is_chebyshev(), p.halves());
     let rho = target.map_or(1.0, |t| t / st.canonical(out_level));
     st.rho = rho;
+    // Every basis element first, in increasing order (each product then finds its factors'
+    // copies at the levels it needs already made on the way).
+    let mut used = BTreeSet::new();
+    plan.uses(&mut used);
+    for k in closure(&used, p.is_chebyshev(), p.halves()) {
+        st.make(k)?;
+    }
     let out = match st.eval(&plan)? {
         Value::Ct(v) => st.lower(&v, out_level)?,
         Value::Const(_) => unreachable!("constant plans return above"),
@@ -562,6 +584,7 @@ struct State<'a, B: Backend> {
     ev: &'a mut Evaluator<B>,
     keys: &'a EvaluationKeys,
     cheb: bool,
+    halves: bool,
     top: usize,
     /// Canonical scale by level.
     scales: BTreeMap<usize, f64>,
@@ -575,6 +598,7 @@ impl<'a, B: Backend> State<'a, B> {
         keys: &'a EvaluationKeys,
         u: &Ciphertext<B::Poly>,
         cheb: bool,
+        halves: bool,
     ) -> Self {
         let params = ev.context().params().clone();
         let r = params.primes_per_rescale();
@@ -592,6 +616,7 @@ impl<'a, B: Backend> State<'a, B> {
             ev,
             keys,
             cheb,
+            halves,
             top: u.level,
             scales,
             basis,
@@ -620,18 +645,22 @@ impl<'a, B: Backend> State<'a, B> {
         if let Some(x) = copies.get(&level) {
             return Ok(x.clone());
         }
-        let start = copies
+        let mut x = copies
             .range(level..)
             .next()
             .map(|(_, c)| c.clone())
             .ok_or_else(|| {
                 CkksError::Unsupported(format!("basis element {k} below level {level}"))
             })?;
-        let x = self.lower(&start, level)?;
-        self.basis
-            .get_mut(&k)
-            .expect("made")
-            .insert(level, x.clone());
+        // One level at a time, keeping every copy: a later request in between starts there.
+        let r = self.ev.context().params().primes_per_rescale();
+        while x.level > level {
+            x = self.lower(&x, x.level - r)?;
+            self.basis
+                .get_mut(&k)
+                .expect("made")
+                .insert(x.level, x.clone());
+        }
         Ok(x)
     }
 
@@ -646,7 +675,7 @@ impl<'a, B: Backend> State<'a, B> {
         if self.basis.contains_key(&k) {
             return Ok(());
         }
-        let (a, b, c) = factors(k);
+        let (a, b, c) = factors(k, self.halves);
         let l = self.level_of(a).min(self.level_of(b));
         let x = self.basis_at(a, l)?;
         let y = self.basis_at(b, l)?;
@@ -826,6 +855,60 @@ mod tests {
         let p = Polynomial::chebyshev(c, -1.0, 1.0).unwrap();
         assert_eq!(p.depth(), 5);
         assert_eq!(p.ciphertext_products(Some(6)).unwrap(), 11);
+    }
+
+    /// The plan run in the clear with the homomorphic algorithm's recurrences.
+    fn run_plan(n: &Node, x: f64, cheb: bool) -> f64 {
+        fn b(k: usize, x: f64, cheb: bool) -> f64 {
+            match k {
+                0 => 1.0,
+                1 => x,
+                _ => {
+                    let (a, bb, c) = factors(k, k.is_multiple_of(3));
+                    let p = b(a, x, cheb) * b(bb, x, cheb);
+                    if cheb {
+                        2.0 * p - b(c, x, cheb)
+                    } else {
+                        p
+                    }
+                }
+            }
+        }
+        match n {
+            Node::Const(k) => *k,
+            Node::Leaf(c) => c.iter().enumerate().map(|(k, ck)| ck * b(k, x, cheb)).sum(),
+            Node::Split { g, q, r } => run_plan(q, x, cheb) * b(*g, x, cheb) + run_plan(r, x, cheb),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn plans_compute_the_polynomial(
+            c in proptest::collection::vec(-1.0f64..1.0, 1..80),
+            parity in 0usize..3,
+            cheb: bool,
+            spare in 0usize..2,
+            x in -1.0f64..1.0,
+        ) {
+            let mut c = c;
+            let d = c.len() - 1;
+            for (k, v) in c.iter_mut().enumerate() {
+                if parity > 0 && k % 2 != d % 2 {
+                    *v = 0.0;
+                }
+            }
+            let p = if cheb {
+                Polynomial::chebyshev(c.clone(), -1.0, 1.0).unwrap()
+            } else {
+                Polynomial::power(c.clone()).unwrap()
+            };
+            let (node, _) = p.plan(p.depth() + spare).unwrap();
+            proptest::prop_assert!(plan_depth(&node) <= p.depth() + spare);
+            let size: f64 = c.iter().map(|v| v.abs()).sum::<f64>().max(1.0);
+            let got = run_plan(&node, x, cheb);
+            proptest::prop_assert!((got - p.eval_plain(x)).abs() < 1e-9 * size, "{} vs {}", got, p.eval_plain(x));
+        }
     }
 
     #[test]
