@@ -78,6 +78,30 @@ pub fn rotate_and_sum<B: Backend>(
 /// Slot `j` of the output is `sum_(t < copies) x_((j - t block) mod slots)`: a vector held in
 /// slots `0..block` (zero elsewhere) comes out repeated `copies` times. `log2(copies)`
 /// rotations (right by `block`, `2 block`, ...). `copies` is a power of two.
+///
+/// ```
+/// use tessera_backend::CpuBackend;
+/// use tessera_ckks::circuits::sums::{replicate, rotations_for_replicate};
+/// use tessera_ckks::{decrypt, CkksContext, Evaluator, KeyGenerator, Parameters};
+///
+/// # fn main() -> tessera_ckks::Result<()> {
+/// let ctx = CkksContext::new(Parameters::preset("test-small")?)?;
+/// let mut kg = KeyGenerator::new(&ctx)?;
+/// let sk = kg.secret_key()?;
+/// let keys = kg.evaluation_keys(&sk, &rotations_for_replicate(2, 4), false)?;
+/// let x = [1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+/// let (l, s) = (ctx.params().max_level(), ctx.params().default_scale());
+/// let ct = kg.encrypt_sk(&ctx.encode_real(&x, 8, l, s)?, &sk)?;
+/// let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
+/// let cx = ev.load(&ct)?;
+/// let y = replicate(&mut ev, &cx, 2, 4, &keys)?;
+/// let out = ctx.decode(&decrypt(&ev.store(&y)?, &sk)?)?;
+/// for (j, o) in out.iter().enumerate() {
+///     assert!((o.re - [1.0, 2.0][j % 2]).abs() < 1e-3); // 1, 2, 1, 2, ...
+/// }
+/// # Ok(())
+/// # }
+/// ```
 pub fn replicate<B: Backend>(
     ev: &mut Evaluator<B>,
     x: &Ciphertext<B::Poly>,
