@@ -1,0 +1,56 @@
+//! HELR at CI size: computed on the CPU at `test-program` (N = 2^10, 10 levels between
+//! bootstrappings), checked against the replica, and recorded on the trace backend with the
+//! same operation counts.
+
+use tessera_programs::helr::{record, run_cpu, HelrConfig};
+
+/// Mini-batch 16 (8 ciphertexts of 2 samples), 4 iterations: two per bootstrapping.
+fn small() -> HelrConfig {
+    HelrConfig {
+        iterations: 4,
+        ..HelrConfig::new("test-program", 16)
+    }
+}
+
+#[test]
+fn helr_small_matches_replica_and_its_recording() {
+    let cfg = small();
+    let r = run_cpu(&cfg, &mut |_, _, _| {}).unwrap();
+    eprintln!("{r:#?}");
+    assert!(r.passed(), "{:?}", r.checks);
+    assert_eq!(r.boots, 1);
+    assert_eq!(r.levels_per_boot, 10);
+    // 8 ciphertexts: 4 HMult each; 16 row rotations each plus 1 sample-sum rotation (2
+    // samples per ciphertext) and the conjugation of the one bootstrapping.
+    assert_eq!(r.counts.get("HMult"), 4 * 8 * 4);
+    assert_eq!(r.counts.get("HRot"), 4 * (8 * 16 + 1));
+    assert_eq!(r.counts.get("PMult"), 4 * 8 + 2);
+    assert_eq!(r.counts.get("CMult"), 4 * (8 + 2) + 1);
+    assert_eq!(r.counts.get("Boot"), 1);
+    let rec = record(&cfg, false).unwrap();
+    assert_eq!(rec.counts, r.counts);
+    assert_eq!(rec.boots, r.boots);
+}
+
+#[test]
+fn helr_bad_input_is_a_clear_error() {
+    let e = run_cpu(&HelrConfig::new("nope", 16), &mut |_, _, _| {})
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("ark, cifher, reed, h3"), "{e}");
+    let e = run_cpu(&HelrConfig::new("test-program", 24), &mut |_, _, _| {})
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("power of two"), "{e}");
+    let cfg = HelrConfig {
+        data_dir: Some("/nonexistent/data".into()),
+        ..small()
+    };
+    let e = run_cpu(&cfg, &mut |_, _, _| {}).err().unwrap().to_string();
+    assert!(
+        e.contains("mnist-10k.npz") && e.contains("/nonexistent/data"),
+        "{e}"
+    );
+}
