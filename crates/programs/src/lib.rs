@@ -17,13 +17,13 @@ pub mod data;
 pub mod error;
 pub mod helr;
 pub mod levels;
+pub mod registry;
 pub mod report;
 pub mod setup;
 
 pub use counter::{Counting, OpCounts};
 pub use error::{ProgramError, Result};
 pub use levels::LevelBudget;
+pub use registry::{record, run, RunOptions, PROGRAMS};
+pub use report::RunReport;
 pub use setup::Setup;
-
-/// The programs `tessera run` and `tessera simulate --workload` know.
-pub const PROGRAMS: &[&str] = &["helr"];

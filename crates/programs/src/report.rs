@@ -4,6 +4,7 @@
 use crate::counter::OpCounts;
 use serde::Serialize;
 use std::time::Instant;
+use tessera_backend::Instr;
 
 /// One check of a decrypted result against the replica (or a bound).
 #[derive(Clone, Debug, Serialize)]
@@ -112,4 +113,22 @@ impl RunReport {
     pub fn passed(&self) -> bool {
         self.checks.iter().all(|c| c.pass)
     }
+}
+
+/// A program recorded on the trace backend.
+pub struct Recorded {
+    /// What it is.
+    pub label: String,
+    /// The instruction stream.
+    pub instrs: Vec<Instr>,
+    /// Outermost HE operations in it.
+    pub counts: OpCounts,
+    /// Iterations recorded.
+    pub iterations: usize,
+    /// Bootstrappings recorded.
+    pub boots: usize,
+    /// Levels between bootstrappings.
+    pub levels_per_boot: usize,
+    /// Slots of a full ciphertext (N / 2).
+    pub slots: usize,
 }

@@ -12,11 +12,11 @@ pub mod replica;
 
 use crate::counter::{Counting, OpCounts};
 use crate::error::{ProgramError, Result};
-use crate::report::{Check, Phases, RunReport, Stopwatch};
+use crate::report::{Check, Phases, Recorded, RunReport, Stopwatch};
 use crate::setup::Setup;
 use dataset::{Dataset, PADDED};
 use std::path::PathBuf;
-use tessera_backend::{CpuBackend, Instr, TraceBackend};
+use tessera_backend::{CpuBackend, TraceBackend};
 use tessera_ckks::Evaluator;
 
 /// The weights must match the replica's within this (workloads.md 2.9; issue 20).
@@ -177,22 +177,6 @@ pub fn run_cpu(
     })
 }
 
-/// A recorded HELR run.
-pub struct Recorded {
-    /// What it is.
-    pub label: String,
-    /// The instruction stream.
-    pub instrs: Vec<Instr>,
-    /// Outermost HE operations in it.
-    pub counts: OpCounts,
-    /// Iterations recorded.
-    pub iterations: usize,
-    /// Bootstrappings recorded.
-    pub boots: usize,
-    /// Levels between bootstrappings.
-    pub levels_per_boot: usize,
-}
-
 /// Records HELR on the trace backend (the same code as [`run_cpu`]). `steady`: one
 /// steady-state window, the iterations between two bootstrappings and that bootstrapping
 /// (`floor(levels / 5)` iterations), so that time per iteration = window time / iterations;
@@ -235,5 +219,6 @@ pub fn record(cfg: &HelrConfig, steady: bool) -> Result<Recorded> {
         iterations,
         boots: out.boots,
         levels_per_boot: setup.budget().after_boot,
+        slots: setup.ctx.params().max_slots(),
     })
 }
