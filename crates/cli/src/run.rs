@@ -12,16 +12,19 @@ use tessera_programs::{RunOptions, PROGRAMS};
 /// Arguments of `tessera run`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
-    /// The program: helr (HELR logistic-regression training, workloads.md 2).
+    /// The program: helr (HELR logistic-regression training, workloads.md 2) or lola
+    /// (CryptoNets-LoLa MNIST inference, workloads.md 4).
     pub program: String,
-    /// Parameter set: ark (8 levels between bootstrappings), cifher (9), reed (15), h3 (15),
-    /// lattigo (9), reed-dnum3 (6), test-program (N = 2^10, insecure, for quick checks).
-    #[arg(long, default_value = tessera_programs::registry::DEFAULT_PARAMS)]
-    pub params: String,
+    /// Parameter set. helr: ark (default; 8 levels between bootstrappings), cifher (9), reed
+    /// (15), h3 (15), lattigo (9), reed-dnum3 (6), test-program (N = 2^10, insecure, for
+    /// quick checks); lola: lola-n14 (default).
+    #[arg(long)]
+    pub params: Option<String>,
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
-    /// Program size (helr: the mini-batch, 256 or 1024 in the papers; default 256).
+    /// Program size (helr: the mini-batch, 256 or 1024 in the papers, default 256; lola: the
+    /// images, in ciphertexts of 8, default 8).
     #[arg(long)]
     pub size: Option<usize>,
     /// Iterations (helr: NAG iterations; default 32).
@@ -46,7 +49,7 @@ pub fn run(a: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     parallel::set_num_threads(a.threads)?;
     let opts = RunOptions {
-        params: Some(a.params.clone()),
+        params: a.params.clone(),
         size: a.size,
         iterations: a.iterations,
         data_dir: a.data.clone(),
@@ -127,16 +130,18 @@ pub fn run(a: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             .collect();
         rows.sort_by_key(|r| std::cmp::Reverse(r[1].parse::<u64>().unwrap_or(0)));
         table(&["HE operation", "count", "per iteration"], &rows);
-        emit(&format!(
-            "{} levels between bootstrappings; {} bootstrapping(s); rotation keys {}",
-            report.levels_per_boot,
-            report.boots,
-            if report.keys_on_demand {
-                "made on first use (memory)"
-            } else {
-                "generated up front"
-            }
-        ));
+        if report.levels_per_boot > 0 {
+            emit(&format!(
+                "{} levels between bootstrappings; {} bootstrapping(s); rotation keys {}",
+                report.levels_per_boot,
+                report.boots,
+                if report.keys_on_demand {
+                    "made on first use (memory)"
+                } else {
+                    "generated up front"
+                }
+            ));
+        }
         for n in &report.notes {
             emit(&format!("note: {n}"));
         }

@@ -80,7 +80,7 @@ pub struct SimulateArgs {
 /// A program recorded on the trace backend: one steady-state window (the iterations between
 /// two bootstrappings and that bootstrapping, `tessera_programs::helr::record`), and how many
 /// iterations it holds.
-fn program_workload(a: &SimulateArgs) -> Result<(Workload, usize), SimError> {
+fn program_workload(a: &SimulateArgs) -> Result<(Workload, Window), SimError> {
     for (flag, set) in [
         ("--level", a.level.is_some()),
         ("--of-limb", a.of_limb),
@@ -102,11 +102,11 @@ fn program_workload(a: &SimulateArgs) -> Result<(Workload, usize), SimError> {
         data_dir: a.data.clone(),
     };
     eprintln!(
-        "recording one steady-state window of '{}' at '{}' (keys, encryption and the trace backend)...",
+        "recording the program '{}' at '{}' (keys, encryption and the trace backend)...",
         a.workload,
         opts.params
             .as_deref()
-            .unwrap_or(tessera_programs::registry::DEFAULT_PARAMS)
+            .unwrap_or(tessera_programs::registry::default_params(&a.workload))
     );
     let r = tessera_programs::record(&a.workload, &opts, true)
         .map_err(|e| SimError::Unsupported(e.to_string()))?;
@@ -117,8 +117,19 @@ fn program_workload(a: &SimulateArgs) -> Result<(Workload, usize), SimError> {
             slots: r.slots,
             level: 0,
         },
-        r.iterations,
+        Window {
+            units: r.iterations,
+            unit: r.unit,
+            what: r.window,
+        },
     ))
+}
+
+/// What a program's recording holds: `units` of `unit` (iterations, images).
+struct Window {
+    units: usize,
+    unit: &'static str,
+    what: String,
 }
 
 /// The workload: a built-in name or a trace file.
@@ -224,9 +235,10 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             v["additive_s"] = json!(a.total_s);
             v["additive_by_op"] = json!(a.by_op);
         }
-        if let Some(n) = window {
-            v["window_iterations"] = json!(n);
-            v["time_per_iteration_s"] = json!(r.time_s / n as f64);
+        if let Some(w) = &window {
+            v["window"] = json!(w.what);
+            v["window_units"] = json!(w.units);
+            v[format!("time_per_{}_s", w.unit)] = json!(r.time_s / w.units as f64);
         }
         json_line(&v);
         return Ok(());
@@ -244,10 +256,10 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
         }
     ));
     let mut rows = vec![vec!["time".into(), format!("{:.3} ms", r.time_s * 1e3)]];
-    if let Some(n) = window {
+    if let Some(w) = &window {
         rows.push(vec![
-            format!("time per iteration (steady state: {n} iteration(s) + their bootstrapping)"),
-            format!("{:.3} ms", r.time_s * 1e3 / n as f64),
+            format!("time per {} ({})", w.unit, w.what),
+            format!("{:.3} ms", r.time_s * 1e3 / w.units as f64),
         ]);
     }
     rows.extend([vec!["cycles".into(), format!("{:.0}", r.cycles)]]);

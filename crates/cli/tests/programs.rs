@@ -55,7 +55,7 @@ fn simulate_helr_reports_time_per_iteration() {
     ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
-    assert_eq!(v["window_iterations"], 2);
+    assert_eq!(v["window_units"], 2);
     let t = v["time_s"].as_f64().unwrap();
     let per = v["time_per_iteration_s"].as_f64().unwrap();
     assert!(t > 0.0 && (per - t / 2.0).abs() < 1e-12 * t);
@@ -63,9 +63,12 @@ fn simulate_helr_reports_time_per_iteration() {
 
 #[test]
 fn bad_program_input_is_a_clear_error() {
-    let (code, _, err) = tessera(&["run", "lola"]);
+    let (code, _, err) = tessera(&["run", "sort"]);
     assert_eq!(code, 2);
-    assert!(err.contains("allowed: helr"), "{err}");
+    assert!(err.contains("allowed: helr, lola"), "{err}");
+    let (code, _, err) = tessera(&["run", "lola", "--params", "ark"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("lola-n14"), "{err}");
     let (code, _, err) = tessera(&["run", "helr", "--params", "test-boot"]);
     assert_eq!(code, 2);
     assert!(err.contains("test-program"), "{err}");

@@ -10,13 +10,15 @@
 //! data ([`data`]), places its bootstrappings by one rule ([`levels::LevelBudget`]) and counts
 //! its HE operations from the evaluator's operation markers ([`counter`]).
 //!
-//! Programs: [`helr`] (HELR256 / HELR1024 logistic-regression training).
+//! Programs: [`helr`] (HELR256 / HELR1024 logistic-regression training) and [`lola`]
+//! (CryptoNets-LoLa MNIST inference).
 
 pub mod counter;
 pub mod data;
 pub mod error;
 pub mod helr;
 pub mod levels;
+pub mod lola;
 pub mod registry;
 pub mod report;
 pub mod setup;

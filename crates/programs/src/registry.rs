@@ -2,12 +2,12 @@
 //! CLI, Python and the simulator name programs the same way.
 
 use crate::error::{ProgramError, Result};
-use crate::helr;
 use crate::report::{Recorded, RunReport};
+use crate::{helr, lola};
 use std::path::PathBuf;
 
 /// The programs `tessera run` and `tessera simulate --workload` know.
-pub const PROGRAMS: &[&str] = &["helr"];
+pub const PROGRAMS: &[&str] = &["helr", "lola"];
 
 /// What to run, for any program; `None` takes the program's default.
 #[derive(Clone, Debug, Default)]
@@ -22,8 +22,13 @@ pub struct RunOptions {
     pub data_dir: Option<PathBuf>,
 }
 
-/// The defaults: HELR256 at `ark`, 32 iterations.
-pub const DEFAULT_PARAMS: &str = "ark";
+/// The default parameter set of `program`: `ark` for HELR, `lola-n14` for LoLa.
+pub fn default_params(program: &str) -> &'static str {
+    match program {
+        "lola" => "lola-n14",
+        _ => "ark",
+    }
+}
 
 fn unknown(name: &str) -> ProgramError {
     ProgramError::Invalid {
@@ -35,7 +40,7 @@ fn unknown(name: &str) -> ProgramError {
 
 fn helr_config(o: &RunOptions) -> helr::HelrConfig {
     let mut c = helr::HelrConfig::new(
-        o.params.as_deref().unwrap_or(DEFAULT_PARAMS),
+        o.params.as_deref().unwrap_or(default_params("helr")),
         o.size.unwrap_or(256),
     );
     if let Some(i) = o.iterations {
@@ -43,6 +48,25 @@ fn helr_config(o: &RunOptions) -> helr::HelrConfig {
     }
     c.data_dir = o.data_dir.clone();
     c
+}
+
+/// LoLa: 8 images (one ciphertext) by default.
+fn lola_config(o: &RunOptions) -> Result<lola::LolaConfig> {
+    if o.iterations.is_some() {
+        return Err(ProgramError::Invalid {
+            name: "iterations",
+            value: format!("{:?}", o.iterations),
+            allowed: "none for lola (its size is the number of images)".into(),
+        });
+    }
+    Ok(lola::LolaConfig {
+        params: o
+            .params
+            .clone()
+            .unwrap_or_else(|| default_params("lola").into()),
+        images: o.size.unwrap_or(8),
+        data_dir: o.data_dir.clone(),
+    })
 }
 
 /// Runs `program` encrypted on the CPU and checks it against its replica.
@@ -53,15 +77,17 @@ pub fn run(
 ) -> Result<RunReport> {
     match program {
         "helr" => helr::run_cpu(&helr_config(o), progress),
+        "lola" => lola::run_cpu(&lola_config(o)?, progress),
         _ => Err(unknown(program)),
     }
 }
 
-/// Records `program` on the trace backend (`steady`: one steady-state window, see
-/// [`helr::record`]).
+/// Records `program` on the trace backend (HELR with `steady`: one steady-state window, see
+/// [`helr::record`]; LoLa: its images).
 pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
     match program {
         "helr" => helr::record(&helr_config(o), steady),
+        "lola" => lola::record(&lola_config(o)?),
         _ => Err(unknown(program)),
     }
 }

@@ -123,8 +123,12 @@ pub struct Recorded {
     pub instrs: Vec<Instr>,
     /// Outermost HE operations in it.
     pub counts: OpCounts,
-    /// Iterations recorded.
+    /// Units of work recorded (HELR: iterations; LoLa: images).
     pub iterations: usize,
+    /// What one unit is ("iteration", "image").
+    pub unit: &'static str,
+    /// What the recording holds, for people.
+    pub window: String,
     /// Bootstrappings recorded.
     pub boots: usize,
     /// Levels between bootstrappings.

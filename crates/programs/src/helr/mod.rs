@@ -217,6 +217,12 @@ pub fn record(cfg: &HelrConfig, steady: bool) -> Result<Recorded> {
         counts: OpCounts::from_trace(&instrs),
         instrs,
         iterations,
+        unit: "iteration",
+        window: if steady {
+            format!("steady state: {iterations} iteration(s) + their bootstrapping")
+        } else {
+            format!("{iterations} iteration(s) from the start")
+        },
         boots: out.boots,
         levels_per_boot: setup.budget().after_boot,
         slots: setup.ctx.params().max_slots(),
