@@ -17,12 +17,14 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "ark")]
     pub arch: String,
     /// Workload: a program (helr: one steady-state window, the iterations between two
-    /// bootstrappings and that bootstrapping, reported per iteration too); bootstrap, hmult, hrot, keyswitch, keyswitch-ext (ModUp and inner product, no ModDown: REED's KeySwitch), hadd, pmult, tensor, ntt (CKKS presets);
+    /// bootstrappings and that bootstrapping, reported per iteration too; lola: --size images,
+    /// reported per image); bootstrap, hmult, hrot, keyswitch, keyswitch-ext (ModUp and inner product, no ModDown: REED's KeySwitch), hadd, pmult, tensor, ntt (CKKS presets);
     /// ntt, intt, polymul, ctmult (128-bit words: cofhee-n12, cofhee-n13); or a tessera-trace
     /// file.
     #[arg(long, default_value = "bootstrap")]
     pub workload: String,
-    /// Program size of a program workload (helr: the mini-batch, default 256).
+    /// Program size of a program workload (helr: the mini-batch, default 256; lola: images,
+    /// default 8).
     #[arg(long)]
     pub size: Option<usize>,
     /// Data directory of a program workload (default: $TESSERA_DATA, else ../shared/data).
