@@ -11,13 +11,14 @@
 //! its HE operations from the evaluator's operation markers ([`counter`]).
 //!
 //! Programs: [`helr`] (HELR256 / HELR1024 logistic-regression training) and [`lola`]
-//! (CryptoNets-LoLa MNIST inference).
+//! (CryptoNets-LoLa MNIST inference), [`logreg`] (REED's logistic regression on a stand-in set).
 
 pub mod counter;
 pub mod data;
 pub mod error;
 pub mod helr;
 pub mod levels;
+pub mod logreg;
 pub mod lola;
 pub mod registry;
 pub mod report;

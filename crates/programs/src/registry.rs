@@ -3,11 +3,11 @@
 
 use crate::error::{ProgramError, Result};
 use crate::report::{Recorded, RunReport};
-use crate::{helr, lola};
+use crate::{helr, logreg, lola};
 use std::path::PathBuf;
 
 /// The programs `tessera run` and `tessera simulate --workload` know.
-pub const PROGRAMS: &[&str] = &["helr", "lola"];
+pub const PROGRAMS: &[&str] = &["helr", "lola", "logreg"];
 
 /// What to run, for any program; `None` takes the program's default.
 #[derive(Clone, Debug, Default)]
@@ -50,6 +50,18 @@ fn helr_config(o: &RunOptions) -> helr::HelrConfig {
     c
 }
 
+/// logreg: mini-batch 512 (the 90 % training split), 8 iterations, at `ark` by default; its
+/// data come from the repository's `data/` unless `--data` is given.
+fn logreg_config(o: &RunOptions) -> helr::HelrConfig {
+    let mut c = helr::HelrConfig::new(
+        o.params.as_deref().unwrap_or(default_params("logreg")),
+        o.size.unwrap_or(512),
+    );
+    c.iterations = o.iterations.unwrap_or(8);
+    c.data_dir = o.data_dir.clone();
+    c
+}
+
 /// LoLa: 8 images (one ciphertext) by default.
 fn lola_config(o: &RunOptions) -> Result<lola::LolaConfig> {
     if o.iterations.is_some() {
@@ -78,6 +90,7 @@ pub fn run(
     match program {
         "helr" => helr::run_cpu(&helr_config(o), progress),
         "lola" => lola::run_cpu(&lola_config(o)?, progress),
+        "logreg" => logreg::run_cpu(&logreg_config(o), progress),
         _ => Err(unknown(program)),
     }
 }
@@ -88,6 +101,7 @@ pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
     match program {
         "helr" => helr::record(&helr_config(o), steady),
         "lola" => lola::record(&lola_config(o)?),
+        "logreg" => logreg::record(&logreg_config(o), steady),
         _ => Err(unknown(program)),
     }
 }

@@ -54,3 +54,21 @@ fn helr_bad_input_is_a_clear_error() {
         "{e}"
     );
 }
+
+/// logreg (the HELR machinery at 32 features, the iDASH sigmoid) at CI size: weights against
+/// the replica, and the same counts recorded.
+#[test]
+fn logreg_small_matches_replica_and_its_recording() {
+    let cfg = HelrConfig {
+        iterations: 3,
+        ..HelrConfig::new("test-program", 512)
+    };
+    let r = tessera_programs::logreg::run_cpu(&cfg, &mut |_, _, _| {}).unwrap();
+    assert!(r.passed(), "{:?}", r.checks);
+    assert!(r.checks[0].value < 1e-4, "{:?}", r.checks[0]);
+    // 512 rows of 32 features, 16 per ciphertext at N = 2^10: 32 ciphertexts.
+    assert_eq!(r.counts.get("HMult"), 3 * 32 * 4);
+    assert_eq!(r.counts.get("Boot"), 1);
+    let rec = tessera_programs::logreg::record(&cfg, false).unwrap();
+    assert_eq!(rec.counts, r.counts);
+}

@@ -127,15 +127,21 @@ impl Dataset {
         })
     }
 
+    /// Features per row (a power of two: the weights' slot count).
+    pub fn width(&self) -> usize {
+        self.train.first().map_or(PADDED, Vec::len)
+    }
+
     /// Training block `b` of `m` rows (`ceil(n / m)` blocks; the last one padded with zero
     /// rows, as HELR's `Params` rounds up).
     pub fn block(&self, b: usize, m: usize) -> Vec<Vec<f64>> {
+        let width = self.width();
         (b * m..(b + 1) * m)
             .map(|i| {
                 self.train
                     .get(i)
                     .cloned()
-                    .unwrap_or_else(|| vec![0.0; PADDED])
+                    .unwrap_or_else(|| vec![0.0; width])
             })
             .collect()
     }

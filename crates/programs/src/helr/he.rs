@@ -21,8 +21,8 @@
 //! before it (one extra CMult for `w`). Placement follows [`crate::levels::LevelBudget`]:
 //! before an iteration of 5 levels, if fewer than 5 remain.
 
-use super::dataset::{Dataset, PADDED};
-use super::replica::{etas, SIGMOID};
+use super::dataset::Dataset;
+use super::replica::etas;
 use crate::error::Result;
 use crate::setup::{bootstrap_two_real, Pair, Setup};
 use tessera_backend::Backend;
@@ -32,16 +32,27 @@ use tessera_math::RnsPoly;
 /// Levels one iteration consumes.
 pub const LEVELS_PER_ITERATION: usize = 5;
 
-/// The rotations one iteration uses (slots per ciphertext `slots`): left by `1 .. 128`
-/// (row sums), right by `1 .. 128` (replication), left by `256 .. slots / 2` (sample sums).
-pub fn rotations(slots: usize) -> Vec<i64> {
-    let mut r: Vec<i64> = (0..8).map(|i| 1i64 << i).collect();
-    r.extend((0..8).map(|i| -(1i64 << i)));
-    r.extend(
-        std::iter::successors(Some(PADDED), |&s| Some(2 * s))
-            .take_while(|&s| s < slots)
-            .map(|s| s as i64),
-    );
+/// Row rotations of a `width`-feature row: `1, 2, .., width / 2`.
+fn row_steps(width: usize) -> Vec<i64> {
+    (0..width.trailing_zeros()).map(|i| 1i64 << i).collect()
+}
+
+/// Sample-sum rotations: `width, 2 width, .., slots / 2`.
+fn sample_steps(width: usize, slots: usize) -> Vec<i64> {
+    std::iter::successors(Some(width), |&s| Some(2 * s))
+        .take_while(|&s| s < slots)
+        .map(|s| s as i64)
+        .collect()
+}
+
+/// The rotations one iteration uses (`slots` per ciphertext, rows of `width` features; HELR:
+/// 256): left by `1 .. width / 2` (row sums), right by the same (replication), left by
+/// `width .. slots / 2` (sample sums).
+pub fn rotations(slots: usize, width: usize) -> Vec<i64> {
+    let rows = row_steps(width);
+    let mut r = rows.clone();
+    r.extend(rows.iter().map(|s| -s));
+    r.extend(sample_steps(width, slots));
     r
 }
 
@@ -57,7 +68,8 @@ pub struct Inputs {
 /// bootstrapping's output level.
 pub fn encrypt(setup: &mut Setup, ds: &Dataset, m: usize, blocks: usize) -> Result<Inputs> {
     let slots = setup.ctx.params().max_slots();
-    let per_ct = slots / PADDED;
+    let width = ds.width();
+    let per_ct = (slots / width).max(1);
     let top = setup.boot.output_level();
     let mut z = Vec::with_capacity(blocks);
     for b in 0..blocks {
@@ -71,7 +83,7 @@ pub fn encrypt(setup: &mut Setup, ds: &Dataset, m: usize, blocks: usize) -> Resu
             .collect::<Result<Vec<_>>>()?;
         z.push(cts);
     }
-    let zero = setup.encrypt(&[0.0; PADDED], PADDED, top)?;
+    let zero = setup.encrypt(&vec![0.0; width], width, top)?;
     Ok(Inputs { z, zero })
 }
 
@@ -86,6 +98,8 @@ pub struct Plan {
     /// Bootstrap after the last iteration too (one iteration window with its amortised
     /// bootstrapping).
     pub boot_after_last: bool,
+    /// The odd cubic approximating `sigma(-x)`: `[c0, c1, c3]` (HELR: [`super::replica::SIGMOID`]).
+    pub sigmoid: [f64; 3],
 }
 
 /// The weights after the run and what it did.
@@ -145,7 +159,7 @@ fn iteration<B: Backend>(
     z: &[Ciphertext<RnsPoly>],
     v: &Ciphertext<B::Poly>,
     w: &Ciphertext<B::Poly>,
-    m: usize,
+    plan: &Plan,
     eta: f64,
     halve: bool,
 ) -> Result<Pair<B>> {
@@ -153,8 +167,10 @@ fn iteration<B: Backend>(
     let budget = setup.budget();
     let keys = &setup.keys.eval;
     let slots = params.max_slots();
-    let [c0, c1, c3] = SIGMOID;
-    let gamma = 1.0 / m as f64;
+    let [c0, c1, c3] = plan.sigmoid;
+    let gamma = 1.0 / plan.m as f64;
+    // v is a `width`-slot ciphertext: the weights of one row.
+    let width = v.slots;
     let kappa = (gamma * c3).cbrt();
     let (lp, la) = (budget.after(v.level, 1), budget.after(v.level, 2));
     let lb = budget.after(v.level, 3);
@@ -170,17 +186,17 @@ fn iteration<B: Backend>(
         // 1. ip' = kappa <z_j, v> over each row.
         let z_top = drop_to(ev, &zk, v.level)?;
         let p = ev.mul_relin_rescale(&z_top, v, keys)?;
-        let p = rotate_sum(setup, ev, &p, (0..8).map(|i| 1i64 << i))?;
+        let p = rotate_sum(setup, ev, &p, row_steps(width))?;
         let t_scale = (v.scale * div_a * div_a * div_b / s_z).cbrt();
         let mask: Vec<f64> = (0..slots)
-            .map(|i| if i % PADDED == 0 { kappa } else { 0.0 })
+            .map(|i| if i % width == 0 { kappa } else { 0.0 })
             .collect();
         let mask = setup
             .ctx
             .encode_real(&mask, slots, lp, t_scale * div_p / p.scale)?;
         let p = ev.mul_plain(&p, &mask)?;
         let p = ev.rescale(&p)?;
-        let ip = rotate_sum(setup, ev, &p, (0..8).map(|i| -(1i64 << i)))?;
+        let ip = rotate_sum(setup, ev, &p, row_steps(width).iter().map(|s| -s))?;
         // 2. t = (z ip') (ip'^2 + c1 kappa^2 / c3), plus gamma c0 z.
         let sq = ev.mul_relin_rescale(&ip, &ip, keys)?;
         let u = ev.add_const(&sq, c1 * kappa * kappa / c3)?;
@@ -196,9 +212,8 @@ fn iteration<B: Backend>(
         });
     }
     let g = sum.expect("at least one ciphertext");
-    let sample_steps: Vec<i64> = rotations(slots).into_iter().skip(16).collect();
-    let g = rotate_sum(setup, ev, &g, sample_steps)?;
-    // g repeats with period 256 (every row holds the sum), so it is a 256-slot ciphertext;
+    let g = rotate_sum(setup, ev, &g, sample_steps(width, slots))?;
+    // g repeats with period `width` (every row holds the sum): a `width`-slot ciphertext;
     // its scale is v's by the choice of the mask scale (up to f64 rounding).
     if (g.scale / v.scale - 1.0).abs() > 1e-9 {
         return Err(crate::error::ProgramError::Unsupported(format!(
@@ -208,7 +223,7 @@ fn iteration<B: Backend>(
         )));
     }
     let g = Ciphertext {
-        slots: PADDED,
+        slots: width,
         scale: v.scale,
         ..g
     };
@@ -246,7 +261,7 @@ pub fn run<B: Backend>(
         let last = t + 1 == plan.iterations;
         let halve =
             (!last || plan.boot_after_last) && budget.must_boot(after, LEVELS_PER_ITERATION);
-        let (nv, nw) = iteration(setup, ev, &inputs.z[t % blocks], &v, &w, plan.m, eta, halve)?;
+        let (nv, nw) = iteration(setup, ev, &inputs.z[t % blocks], &v, &w, plan, eta, halve)?;
         (v, w) = (nv, nw);
         if halve {
             (v, w) = bootstrap_two_real(setup, ev, &v, &w)?;

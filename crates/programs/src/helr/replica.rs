@@ -1,7 +1,7 @@
 //! HELR's plaintext replica: workloads.md 2.3's NAG update in f64, the computation the
 //! encrypted program must reproduce.
 
-use super::dataset::{Dataset, PADDED};
+use super::dataset::Dataset;
 
 /// The degree-3 least-squares sigmoid of HELR on [-16, 16], `s(x) ~ sigma(-x)`:
 /// `0.5 - 0.0843 x + 0.0002 x^3` (coefficients c0, c1, c3).
@@ -23,14 +23,16 @@ pub fn etas(iterations: usize) -> Vec<f64> {
 }
 
 /// Trains for `iterations` on mini-batches of `m` rows (block `t mod blocks` at iteration
-/// `t`, learning rate 1, `gamma = 1 / m`) and returns the weights `w` (256 entries).
-pub fn train(ds: &Dataset, m: usize, iterations: usize) -> Vec<f64> {
+/// `t`, learning rate 1, `gamma = 1 / m`) with the odd cubic `sigmoid` (`[c0, c1, c3]`) and
+/// returns the weights `w` (one per feature of the rows).
+pub fn train(ds: &Dataset, m: usize, iterations: usize, sigmoid: [f64; 3]) -> Vec<f64> {
     let gamma = 1.0 / m as f64;
-    let (mut w, mut v) = (vec![0.0; PADDED], vec![0.0; PADDED]);
-    let [c0, c1, c3] = SIGMOID;
+    let width = ds.width();
+    let (mut w, mut v) = (vec![0.0; width], vec![0.0; width]);
+    let [c0, c1, c3] = sigmoid;
     for (t, eta) in etas(iterations).into_iter().enumerate() {
         let z = ds.block(t % ds.blocks(m), m);
-        let mut g = vec![0.0; PADDED];
+        let mut g = vec![0.0; width];
         for row in &z {
             let ip: f64 = row.iter().zip(&v).map(|(a, b)| a * b).sum();
             let s = c0 + c1 * ip + c3 * ip * ip * ip;
@@ -67,7 +69,7 @@ mod tests {
         let mut rows = Vec::new();
         for i in 0..64 {
             let y = if i % 2 == 0 { 1.0 } else { -1.0 };
-            let mut row = vec![0.0; PADDED];
+            let mut row = vec![0.0; 256];
             row[0] = y;
             row[1] = y * (0.5 + 0.5 * y);
             rows.push(row);
@@ -82,7 +84,7 @@ mod tests {
             test_x,
             test_y,
         };
-        let w = train(&ds, 16, 8);
+        let w = train(&ds, 16, 8, SIGMOID);
         assert_eq!(ds.accuracy(&w), 1.0);
     }
 }
