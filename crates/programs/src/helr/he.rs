@@ -271,3 +271,20 @@ pub fn run<B: Backend>(
     }
     Ok(Outcome { w, boots })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// HELR's 23 rotation keys at N = 2^16 (workloads.md 2.7: "about 23 used").
+    #[test]
+    fn helr_rotations_at_n16() {
+        let r = rotations(32768, 256);
+        assert_eq!(r.len(), 23);
+        assert_eq!(&r[..8], &[1, 2, 4, 8, 16, 32, 64, 128]);
+        assert_eq!(r[8], -1);
+        assert_eq!(r[16..], [256, 512, 1024, 2048, 4096, 8192, 16384]);
+        // 32-feature rows (logreg): 5 + 5 + 10.
+        assert_eq!(rotations(32768, 32).len(), 20);
+    }
+}

@@ -205,3 +205,31 @@ impl Network<'_> {
         self.add_bias(ev, &z, &per_block(slots, CLASSES, |c| m.fc2_bias[c]))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lola_uses_28_rotation_keys() {
+        let r = rotations();
+        assert_eq!(r.len(), 28);
+        let mut d = r.clone();
+        d.sort_unstable();
+        d.dedup();
+        assert_eq!(d.len(), 28);
+        assert!(r.contains(&512) && r.contains(&-90) && r.contains(&-9));
+    }
+
+    #[test]
+    fn inputs_repeat_each_window_for_the_five_maps() {
+        let img: Vec<f64> = (0..784).map(|i| (i % 256) as f64).collect();
+        let v = input_vectors(&[img.clone(), img], 2 * BLOCK);
+        assert_eq!(v.len(), OFFSETS);
+        for m in 0..MAPS {
+            assert_eq!(v[7][m * PIXELS + 5], v[7][5]);
+            assert_eq!(v[7][BLOCK + m * PIXELS + 5], v[7][5]);
+        }
+        assert!(v[0][MAPS * PIXELS..BLOCK].iter().all(|&x| x == 0.0));
+    }
+}
