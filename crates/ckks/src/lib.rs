@@ -38,6 +38,7 @@
 //! ```
 
 pub mod bootstrap;
+pub mod circuits;
 pub mod context;
 pub mod costs;
 pub mod decomposition;

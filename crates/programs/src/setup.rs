@@ -10,7 +10,7 @@ use tessera_backend::Backend;
 use tessera_ckks::bootstrap::{BootstrapKeys, BootstrapParameters, Bootstrapper};
 use tessera_ckks::{
     Ciphertext, CkksContext, Evaluator, KeyGenerator, KeySwitchPlan, Parameters, ParametersLiteral,
-    Plaintext, SecretKey,
+    SecretKey,
 };
 use tessera_math::sampling::Seed;
 use tessera_math::RnsPoly;
@@ -157,22 +157,6 @@ impl Setup {
     }
 }
 
-/// `sign * X^(N/2)` as a scale-1 plaintext at `level`: multiplies every slot by `sign * i`
-/// exactly (no level consumed).
-pub fn times_i(ctx: &CkksContext, level: usize, sign: i64, slots: usize) -> Result<Plaintext> {
-    let n = ctx.params().n();
-    let mut coeffs = vec![0i64; n];
-    coeffs[n / 2] = sign;
-    let mut poly = RnsPoly::from_signed(ctx.ring(), &ctx.chain_limbs(level), &coeffs)?;
-    poly.ntt()?;
-    Ok(Plaintext {
-        poly,
-        level,
-        scale: 1.0,
-        slots,
-    })
-}
-
 /// Two ciphertexts of backend `B` (the weights `v` and `w` of a training program).
 pub type Pair<B> = (
     Ciphertext<<B as Backend>::Poly>,
@@ -191,27 +175,20 @@ pub fn bootstrap<B: Backend>(
     Ok(r?)
 }
 
-/// Merged two-real bootstrapping (Cheddar's `kMergeTwoReal`, workloads.md 1): `a` and `b`
-/// hold real vectors **halved** (`a = x / 2`, `b = y / 2`, same level and scale, the
-/// circuit's slot count); packs them as `a + i b`, bootstraps once, and splits with one
-/// conjugation: `x = z + conj(z)`, `y = -i (z - conj(z))`. The halves are the caller's so
-/// that the factor 2 of the split costs no level (it folds into the caller's last constant
-/// product). Returns `(x, y)` at the bootstrapping's output level.
+/// Merged two-real bootstrapping (Cheddar's `kMergeTwoReal`, workloads.md 1) inside one
+/// [`BOOT`] marker: `v + i w` bootstrapped once and split with one conjugation
+/// (`Bootstrapper::bootstrap_two_real`). `v`, `w`: real vectors, same scale, the circuit's slot
+/// count. Returns `(v, w)` at the bootstrapping's output level.
 pub fn bootstrap_two_real<B: Backend>(
     setup: &Setup,
     ev: &mut Evaluator<B>,
-    a: &Ciphertext<B::Poly>,
-    b: &Ciphertext<B::Poly>,
+    v: &Ciphertext<B::Poly>,
+    w: &Ciphertext<B::Poly>,
 ) -> Result<Pair<B>> {
-    let slots = setup.boot.slots();
-    let i_b = ev.mul_plain(b, &times_i(&setup.ctx, b.level, 1, slots)?)?;
-    let merged = ev.add(a, &i_b)?;
-    let z = bootstrap(setup, ev, &merged)?;
-    let conj = ev.conjugate(&z, &setup.keys.eval)?;
-    let x = ev.add(&z, &conj)?;
-    let diff = ev.sub(&z, &conj)?;
-    let y = ev.mul_plain(&diff, &times_i(&setup.ctx, diff.level, -1, slots)?)?;
-    Ok((x, y))
+    ev.backend_mut().begin_op(BOOT, v.level);
+    let r = setup.boot.bootstrap_two_real(ev, v, w, &setup.keys);
+    ev.backend_mut().end_op();
+    Ok(r?)
 }
 
 #[cfg(test)]
@@ -238,9 +215,8 @@ mod tests {
         let y: Vec<f64> = (0..256)
             .map(|i| ((i * 11 % 97) as f64 / 40.0) - 1.2)
             .collect();
-        let half = |v: &[f64]| v.iter().map(|a| a / 2.0).collect::<Vec<_>>();
-        let a = s.encrypt(&half(&x), 256, 2).unwrap();
-        let b = s.encrypt(&half(&y), 256, 2).unwrap();
+        let a = s.encrypt(&x, 256, 2).unwrap();
+        let b = s.encrypt(&y, 256, 2).unwrap();
         let mut ev = Evaluator::new(&s.ctx, CpuBackend::new(s.ctx.ring().clone())).unwrap();
         let (a, b) = (ev.load(&a).unwrap(), ev.load(&b).unwrap());
         let (ox, oy) = bootstrap_two_real(&s, &mut ev, &a, &b).unwrap();

@@ -21,11 +21,13 @@ fn helr_small_matches_replica_and_its_recording() {
     assert_eq!(r.boots, 1);
     assert_eq!(r.levels_per_boot, 10);
     // 8 ciphertexts: 4 HMult each; 16 row rotations each plus 1 sample-sum rotation (2
-    // samples per ciphertext) and the conjugation of the one bootstrapping.
+    // samples per ciphertext); a mask PMult per ciphertext; a CMult per ciphertext and 2 for
+    // the update (the merged bootstrapping's own operations count as the bootstrapping).
     assert_eq!(r.counts.get("HMult"), 4 * 8 * 4);
     assert_eq!(r.counts.get("HRot"), 4 * (8 * 16 + 1));
-    assert_eq!(r.counts.get("PMult"), 4 * 8 + 2);
-    assert_eq!(r.counts.get("CMult"), 4 * (8 + 2) + 1);
+    assert_eq!(r.counts.get("PMult"), 4 * 8);
+    assert_eq!(r.counts.get("CMult"), 4 * (8 + 2));
+    assert_eq!(r.counts.get("HConj"), 0);
     assert_eq!(r.counts.get("Boot"), 1);
     let rec = record(&cfg, false).unwrap();
     assert_eq!(rec.counts, r.counts);

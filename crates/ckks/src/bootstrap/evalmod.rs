@@ -17,45 +17,14 @@
 //! `const_scale = S` rescaled, and moving down a level is exactly that with the constant 1.
 //! Sums and differences therefore always meet equal scales, with no drift to correct.
 
+use crate::circuits::polynomial::{self, EvalOptions, OutputScale, Polynomial};
 use crate::error::Result;
 use crate::evaluator::Evaluator;
 use crate::keys::{Ciphertext, EvaluationKeys};
 use std::f64::consts::PI;
 use tessera_backend::Backend;
 
-/// Chebyshev coefficients `c_0..c_d` of the interpolant of `f` on `[-1, 1]` at the `d + 1`
-/// Chebyshev nodes: `f(u) ~ sum_k c_k T_k(u)`.
-pub fn chebyshev_coefficients(f: impl Fn(f64) -> f64, d: usize) -> Vec<f64> {
-    let n = d + 1;
-    let nodes: Vec<f64> = (0..n)
-        .map(|j| (PI * (j as f64 + 0.5) / n as f64).cos())
-        .collect();
-    let fx: Vec<f64> = nodes.iter().map(|&x| f(x)).collect();
-    (0..n)
-        .map(|k| {
-            let s: f64 = (0..n)
-                .map(|j| fx[j] * (PI * k as f64 * (j as f64 + 0.5) / n as f64).cos())
-                .sum();
-            let c = 2.0 * s / n as f64;
-            if k == 0 {
-                c / 2.0
-            } else {
-                c
-            }
-        })
-        .collect()
-}
-
-/// `sum_k c_k T_k(u)` in the clear (Clenshaw), the reference for the homomorphic evaluation.
-pub fn chebyshev_eval(c: &[f64], u: f64) -> f64 {
-    let (mut b1, mut b2) = (0.0, 0.0);
-    for &ck in c.iter().skip(1).rev() {
-        let b0 = 2.0 * u * b1 - b2 + ck;
-        b2 = b1;
-        b1 = b0;
-    }
-    u * b1 - b2 + c.first().copied().unwrap_or(0.0)
-}
+pub use crate::circuits::polynomial::{chebyshev_coefficients, chebyshev_eval};
 
 /// The cosine EvalMod evaluates before its double-angle steps.
 pub fn eval_mod_function(k_bound: f64, double_angle: usize) -> impl Fn(f64) -> f64 {
@@ -63,227 +32,35 @@ pub fn eval_mod_function(k_bound: f64, double_angle: usize) -> impl Fn(f64) -> f
     move |u| (2.0 * PI * (k_bound * u - 0.25) / div).cos()
 }
 
-/// One level down at the canonical scale (a product by the constant 1, rescaled).
-fn down<B: Backend>(ev: &mut Evaluator<B>, a: &Ciphertext<B::Poly>) -> Result<Ciphertext<B::Poly>> {
-    let one = ev.mul_const(a, 1.0, a.scale)?;
-    ev.rescale(&one)
-}
-
-fn to_level<B: Backend>(
-    ev: &mut Evaluator<B>,
-    a: &Ciphertext<B::Poly>,
-    level: usize,
-) -> Result<Ciphertext<B::Poly>> {
-    let mut x = a.clone();
-    while x.level > level {
-        x = down(ev, &x)?;
-    }
-    Ok(x)
-}
-
-/// Product of two canonical ciphertexts, rescaled.
-fn product<B: Backend>(
-    ev: &mut Evaluator<B>,
-    a: &Ciphertext<B::Poly>,
-    b: &Ciphertext<B::Poly>,
-    keys: &EvaluationKeys,
-) -> Result<Ciphertext<B::Poly>> {
-    let l = a.level.min(b.level);
-    let (a, b) = (to_level(ev, a, l)?, to_level(ev, b, l)?);
-    ev.mul_relin_rescale(&a, &b, keys)
-}
-
-/// One ciphertext and its canonical copies at lower levels, each made once (moving down a
-/// level costs a constant product and a rescale; the BSGS evaluation asks for the same
-/// `T_k` at the same level many times).
-struct Ladder<P> {
-    levels: std::collections::BTreeMap<usize, Ciphertext<P>>,
-}
-
-impl<P: Clone> Ladder<P> {
-    fn new(x: Ciphertext<P>) -> Self {
-        Self {
-            levels: [(x.level, x)].into_iter().collect(),
-        }
-    }
-
-    fn top(&self) -> &Ciphertext<P> {
-        self.levels.values().next_back().expect("never empty")
-    }
-
-    fn at<B: Backend<Poly = P>>(
-        &mut self,
-        ev: &mut Evaluator<B>,
-        level: usize,
-    ) -> Result<Ciphertext<P>> {
-        let (_, start) = self
-            .levels
-            .range(level..)
-            .next()
-            .expect("a level at or above the request");
-        let x = to_level(ev, start, level)?;
-        // Keep only the requested level (intermediate copies would hold memory for nothing).
-        self.levels.insert(x.level, x.clone());
-        Ok(x)
-    }
-}
-
-/// Levels the Chebyshev evaluation of degree `d` consumes (the `T_k` and the coefficients).
+/// Levels EvalMod gives its degree-`d` Chebyshev evaluation: `ceil(log2 d) + 1`, one more
+/// than the minimum `ceil(log2(d + 1))` when `d + 1` is a power of two. The spare level lets
+/// [`polynomial::evaluate_with`] keep larger leaves (11 ciphertext products instead of 19 for
+/// `d = 31`), and keeps the bootstrapping presets' level layout.
 pub fn chebyshev_depth(d: usize) -> usize {
-    // ceil(log2 d) levels for T_d, one for the coefficients.
     (usize::BITS - d.max(1).saturating_sub(1).leading_zeros()) as usize + 1
 }
 
-/// A polynomial's value during the evaluation: a ciphertext, or a constant when the part
-/// of the polynomial it stands for has degree 0.
-enum Value<P> {
-    Const(f64),
-    Ct(Ciphertext<P>),
-}
-
-/// `c`'s quotient and remainder by `T_g` in the Chebyshev basis (`deg c < 2g`), from
-/// `T_i = 2 T_g T_(i-g) - T_(2g-i)` for `g < i < 2g` and `T_g = T_g T_0`.
-fn divide(c: &[f64], g: usize) -> (Vec<f64>, Vec<f64>) {
-    let mut r = c.to_vec();
-    let mut q = vec![0.0; c.len().saturating_sub(g).max(1)];
-    for i in (g..c.len()).rev() {
-        let ci = r[i];
-        r[i] = 0.0;
-        if i == g {
-            q[0] += ci;
-        } else {
-            q[i - g] += 2.0 * ci;
-            r[2 * g - i] -= ci;
-        }
-    }
-    r.truncate(g);
-    (q, r)
-}
-
-/// `sum_k c_k T_k(u)` homomorphically, by baby-step giant-step in the Chebyshev basis: the
-/// baby polynomials `T_1 .. T_(m-1)` (`m` a power of two near `sqrt(d)`) and the giants
-/// `T_m, T_2m, T_4m, ...` are computed once (`T_(2k) = 2 T_k^2 - 1`,
-/// `T_(2k+1) = 2 T_k T_(k+1) - T_1`); the polynomial is divided by the largest giant
-/// recursively and the leaves are combinations of the babies with constants. For `d = 31`
-/// that is 11 ciphertext products instead of 30, at the same depth `ceil(log2(d + 1)) + 1`.
+/// `sum_k c_k T_k(u)` homomorphically on `[-1, 1]` within [`chebyshev_depth`] levels, at the
+/// canonical scales of the circuits' polynomial evaluation
+/// ([`crate::circuits::polynomial`]).
 pub fn chebyshev<B: Backend>(
     ev: &mut Evaluator<B>,
     u: &Ciphertext<B::Poly>,
     c: &[f64],
     keys: &EvaluationKeys,
 ) -> Result<Ciphertext<B::Poly>> {
+    let p = Polynomial::chebyshev(c.to_vec(), -1.0, 1.0)?;
     let d = c.len().saturating_sub(1).max(1);
-    let m = (((d + 1) as f64).sqrt().ceil() as usize)
-        .next_power_of_two()
-        .max(2);
-    // T_1 .. T_m, then the giants T_(2m), T_(4m), ... up to d.
-    let mut t: std::collections::BTreeMap<usize, Ladder<B::Poly>> = Default::default();
-    t.insert(1, Ladder::new(u.clone()));
-    let mut need: Vec<usize> = (2..=m.min(d.max(2))).collect();
-    let mut g = 2 * m;
-    while g <= d {
-        need.push(g);
-        g *= 2;
-    }
-    for k in need {
-        let (a, b) = (k / 2, k - k / 2);
-        let l = t[&a].top().level.min(t[&b].top().level);
-        let x = t.get_mut(&a).expect("computed").at(ev, l)?;
-        let y = t.get_mut(&b).expect("computed").at(ev, l)?;
-        let p = ev.mul_relin_rescale(&x, &y, keys)?;
-        let p2 = ev.mul_int(&p, 2)?;
-        let tk = if a == b {
-            ev.add_const(&p2, -1.0)?
-        } else {
-            let t1 = t.get_mut(&1).expect("T_1").at(ev, p2.level)?;
-            ev.sub(&p2, &t1)?
-        };
-        t.insert(k, Ladder::new(tk));
-    }
-    let giants: Vec<usize> = t
-        .keys()
-        .copied()
-        .filter(|&k| k >= m && k.is_power_of_two())
-        .collect();
-    let baby_level = t
-        .iter()
-        .filter(|(&k, _)| k < m)
-        .map(|(_, x)| x.top().level)
-        .min()
-        .expect("T_1 exists");
-    let value = eval_bsgs(ev, c, &mut t, &giants, m, baby_level, keys)?;
-    let out = match value {
-        Value::Ct(x) => x,
-        Value::Const(k) => {
-            // A constant polynomial: 0 * u + k, at the usual output level.
-            let z = ev.mul_const(u, 0.0, u.scale)?;
-            let z = ev.rescale(&z)?;
-            ev.add_const(&z, k)?
-        }
-    };
-    let r = ev.context().params().primes_per_rescale();
-    to_level(ev, &out, u.level.saturating_sub(r * chebyshev_depth(d)))
-}
-
-fn eval_bsgs<B: Backend>(
-    ev: &mut Evaluator<B>,
-    c: &[f64],
-    t: &mut std::collections::BTreeMap<usize, Ladder<B::Poly>>,
-    giants: &[usize],
-    m: usize,
-    baby_level: usize,
-    keys: &EvaluationKeys,
-) -> Result<Value<B::Poly>> {
-    let deg = c.iter().rposition(|&x| x != 0.0).unwrap_or(0);
-    if deg == 0 {
-        return Ok(Value::Const(c.first().copied().unwrap_or(0.0)));
-    }
-    if deg < m {
-        // Leaf: sum_(k >= 1) c_k T_k at the babies' common level (equal canonical scales, so
-        // the products add before one rescale), plus c_0.
-        let mut sum: Option<Ciphertext<B::Poly>> = None;
-        for (k, &ck) in c.iter().enumerate().take(deg + 1).skip(1) {
-            if ck == 0.0 {
-                continue;
-            }
-            let x = t.get_mut(&k).expect("baby").at(ev, baby_level)?;
-            let term = ev.mul_const(&x, ck, x.scale)?;
-            sum = Some(match sum {
-                None => term,
-                Some(s) => ev.add(&s, &term)?,
-            });
-        }
-        let sum = ev.rescale(&sum.expect("deg >= 1 has a non-zero coefficient"))?;
-        return Ok(Value::Ct(ev.add_const(&sum, c[0])?));
-    }
-    let g = *giants
-        .iter()
-        .rev()
-        .find(|&&g| g <= deg)
-        .expect("the giants reach every degree up to d");
-    let (q, r) = divide(&c[..=deg], g);
-    let qv = eval_bsgs(ev, &q, t, giants, m, baby_level, keys)?;
-    let rv = eval_bsgs(ev, &r, t, giants, m, baby_level, keys)?;
-    let qt = match qv {
-        Value::Ct(x) => {
-            let l = x.level.min(t[&g].top().level);
-            let tg = t.get_mut(&g).expect("giant").at(ev, l)?;
-            product(ev, &x, &tg, keys)?
-        }
-        Value::Const(k) => {
-            let x = t[&g].top().clone();
-            let y = ev.mul_const(&x, k, x.scale)?;
-            ev.rescale(&y)?
-        }
-    };
-    Ok(Value::Ct(match rv {
-        Value::Const(k) => ev.add_const(&qt, k)?,
-        Value::Ct(x) => {
-            let l = qt.level.min(x.level);
-            let (a, b) = (to_level(ev, &qt, l)?, to_level(ev, &x, l)?);
-            ev.add(&a, &b)?
-        }
-    }))
+    polynomial::evaluate_with(
+        ev,
+        u,
+        &p,
+        keys,
+        EvalOptions {
+            depth: Some(chebyshev_depth(d)),
+            output_scale: OutputScale::Canonical,
+        },
+    )
 }
 
 /// EvalMod on `u` (slots `(I + eps) / K`): the Chebyshev cosine, then `r` double angles.
@@ -297,7 +74,8 @@ pub fn eval_mod<B: Backend>(
 ) -> Result<Ciphertext<B::Poly>> {
     let mut y = chebyshev(ev, u, cheb, keys)?;
     for _ in 0..double_angle {
-        let sq = product(ev, &y, &y, keys)?;
+        // Canonical scales: the square, rescaled, is canonical one level down.
+        let sq = ev.mul_relin_rescale(&y, &y, keys)?;
         let sq2 = ev.mul_int(&sq, 2)?;
         y = ev.add_const(&sq2, -1.0)?;
     }
@@ -307,24 +85,6 @@ pub fn eval_mod<B: Backend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chebyshev_division_is_exact() {
-        // p = q T_g + r as functions, for random coefficients.
-        let c: Vec<f64> = (0..32)
-            .map(|k| ((k * 37 % 11) as f64 - 5.0) / 7.0)
-            .collect();
-        for g in [16usize, 17, 20, 31] {
-            let (q, r) = divide(&c, g);
-            for i in 0..50 {
-                let u = -1.0 + i as f64 / 25.0;
-                let tg = (g as f64 * u.acos()).cos();
-                let lhs = chebyshev_eval(&c, u);
-                let rhs = chebyshev_eval(&q, u) * tg + chebyshev_eval(&r, u);
-                assert!((lhs - rhs).abs() < 1e-9, "g = {g}, u = {u}");
-            }
-        }
-    }
 
     #[test]
     fn chebyshev_interpolant_of_the_evalmod_cosine_is_accurate() {

@@ -21,6 +21,7 @@
 
 pub mod evalmod;
 pub mod linear;
+pub mod real;
 
 use crate::encoder::{special_fft_stages, DiagonalMatrix};
 use crate::error::{CkksError, Result};
@@ -638,6 +639,19 @@ impl Bootstrapper {
         ct: &Ciphertext<B::Poly>,
         keys: &BootstrapKeys,
     ) -> Result<Ciphertext<B::Poly>> {
+        self.bootstrap_once_times(ev, ct, keys, 1.0)
+    }
+
+    /// [`Bootstrapper::bootstrap_once`] returning `fraction` times the message (a relabelling
+    /// of EvalMod's output scale: no operation, no level), at the input's scale.
+    fn bootstrap_once_times<B: Backend>(
+        &self,
+        ev: &mut Evaluator<B>,
+        ct: &Ciphertext<B::Poly>,
+        keys: &BootstrapKeys,
+        fraction: f64,
+    ) -> Result<Ciphertext<B::Poly>> {
+        let delta = ct.scale;
         if ct.slots != self.slots() {
             return Err(CkksError::InvalidParameter {
                 name: "ciphertext slots",
@@ -653,7 +667,6 @@ impl Bootstrapper {
                 "sparse-secret encapsulation keys do not match the circuit".into(),
             ));
         }
-        let delta = ct.scale;
         let base = self.ctx.params().base_level();
         if ct.level < base {
             return Err(CkksError::OutOfLevels {
@@ -676,8 +689,10 @@ impl Bootstrapper {
             None => self.mod_raise(ev, &low)?,
         };
         let (re, im) = self.coeff_to_slot(ev, &raised, &keys.eval)?;
-        let re = evalmod::eval_mod(ev, &re, &self.cheb, self.bp.double_angle, &keys.eval)?;
-        let im = evalmod::eval_mod(ev, &im, &self.cheb, self.bp.double_angle, &keys.eval)?;
+        let mut re = evalmod::eval_mod(ev, &re, &self.cheb, self.bp.double_angle, &keys.eval)?;
+        let mut im = evalmod::eval_mod(ev, &im, &self.cheb, self.bp.double_angle, &keys.eval)?;
+        re.scale /= fraction;
+        im.scale /= fraction;
         self.slot_to_coeff(ev, &re, &im, delta, &keys.eval)
     }
 }

@@ -16,10 +16,9 @@
 //! `t` lands on `v`'s scale (a cube root, since `t` is cubic in the mask), and each constant
 //! is encoded at the scale that puts its product on the scale it is added to.
 //!
-//! Bootstrapping: `v` and `w` together, as `v/2 + i w/2` (merged two-real, one bootstrapping
-//! per placement, [`crate::setup::bootstrap_two_real`]); the halves fold into the last update
-//! before it (one extra CMult for `w`). Placement follows [`crate::levels::LevelBudget`]:
-//! before an iteration of 5 levels, if fewer than 5 remain.
+//! Bootstrapping: `v` and `w` together, as `v + i w` (merged two-real, one bootstrapping per
+//! placement, [`crate::setup::bootstrap_two_real`]). Placement follows
+//! [`crate::levels::LevelBudget`]: before an iteration of 5 levels, if fewer than 5 remain.
 
 use super::dataset::Dataset;
 use super::replica::etas;
@@ -150,9 +149,7 @@ fn mul_const_to<B: Backend>(
     Ok(ev.rescale(&y)?)
 }
 
-/// One iteration from `(v, w)`; `eta` its momentum, `halve` whether a bootstrapping follows
-/// (the results are then `v/2`, `w/2`).
-#[allow(clippy::too_many_arguments)]
+/// One iteration from `(v, w)`; `eta` its momentum.
 fn iteration<B: Backend>(
     setup: &Setup,
     ev: &mut Evaluator<B>,
@@ -161,7 +158,6 @@ fn iteration<B: Backend>(
     w: &Ciphertext<B::Poly>,
     plan: &Plan,
     eta: f64,
-    halve: bool,
 ) -> Result<Pair<B>> {
     let params = setup.ctx.params();
     let budget = setup.budget();
@@ -230,16 +226,11 @@ fn iteration<B: Backend>(
     // 3. NAG.
     let v_low = drop_to(ev, v, g.level)?;
     let tmp = ev.add(&v_low, &g)?;
-    let h = if halve { 0.5 } else { 1.0 };
-    let a = mul_const_to(setup, ev, &tmp, (1.0 - eta) * h, v.scale)?;
+    let a = mul_const_to(setup, ev, &tmp, 1.0 - eta, v.scale)?;
     let w_low = drop_to(ev, w, g.level)?;
-    let b = mul_const_to(setup, ev, &w_low, eta * h, v.scale)?;
+    let b = mul_const_to(setup, ev, &w_low, eta, v.scale)?;
     let v_next = ev.add(&a, &b)?;
-    let w_next = if halve {
-        mul_const_to(setup, ev, &tmp, 0.5, v.scale)?
-    } else {
-        drop_to(ev, &tmp, v_next.level)?
-    };
+    let w_next = drop_to(ev, &tmp, v_next.level)?;
     Ok((v_next, w_next))
 }
 
@@ -259,11 +250,10 @@ pub fn run<B: Backend>(
     for (t, eta) in etas(plan.iterations).into_iter().enumerate() {
         let after = budget.after(v.level, LEVELS_PER_ITERATION);
         let last = t + 1 == plan.iterations;
-        let halve =
-            (!last || plan.boot_after_last) && budget.must_boot(after, LEVELS_PER_ITERATION);
-        let (nv, nw) = iteration(setup, ev, &inputs.z[t % blocks], &v, &w, plan, eta, halve)?;
+        let boot = (!last || plan.boot_after_last) && budget.must_boot(after, LEVELS_PER_ITERATION);
+        let (nv, nw) = iteration(setup, ev, &inputs.z[t % blocks], &v, &w, plan, eta)?;
         (v, w) = (nv, nw);
-        if halve {
+        if boot {
             (v, w) = bootstrap_two_real(setup, ev, &v, &w)?;
             boots += 1;
         }
