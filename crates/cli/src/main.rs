@@ -7,6 +7,7 @@ mod bench_ckks;
 mod output;
 mod plan;
 mod reproduce;
+mod run;
 mod simulate;
 mod sweep;
 
@@ -67,6 +68,8 @@ enum Command {
         #[arg(long)]
         plot: Option<String>,
     },
+    /// Run a program (helr) encrypted on the CPU and check it against its plaintext replica.
+    Run(run::RunArgs),
     /// Run a workload on an accelerator model: time, energy, area, traffic, utilization.
     Simulate(simulate::SimulateArgs),
     /// Simulate one workload over a grid of machine settings (CSV and a plot).
@@ -100,6 +103,7 @@ fn main() {
         Command::Bench { what } => bench::run(what),
         Command::Info { json } => bench::info(json).map_err(Into::into),
         Command::Plan { params, json, plot } => plan::run(&params, json, plot.as_deref()),
+        Command::Run(a) => run::run(&a),
         Command::Simulate(a) => simulate::run(&a).map_err(Into::into),
         Command::Sweep(a) => sweep::run(&a).map_err(Into::into),
         Command::Reproduce {

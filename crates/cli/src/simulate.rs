@@ -16,11 +16,20 @@ pub struct SimulateArgs {
     /// cifher-8/16/32/64, h3, h3-hbm, h3-ddr4, cofhee) or a TOML machine description.
     #[arg(long, default_value = "ark")]
     pub arch: String,
-    /// Workload: bootstrap, hmult, hrot, keyswitch, keyswitch-ext (ModUp and inner product, no ModDown: REED's KeySwitch), hadd, pmult, tensor, ntt (CKKS presets);
+    /// Workload: a program (helr: one steady-state window, the iterations between two
+    /// bootstrappings and that bootstrapping, reported per iteration too; lola: --size images,
+    /// reported per image); bootstrap, hmult, hrot, keyswitch, keyswitch-ext (ModUp and inner product, no ModDown: REED's KeySwitch), hadd, pmult, tensor, ntt (CKKS presets);
     /// ntt, intt, polymul, ctmult (128-bit words: cofhee-n12, cofhee-n13); or a tessera-trace
     /// file.
     #[arg(long, default_value = "bootstrap")]
     pub workload: String,
+    /// Program size of a program workload (helr: the mini-batch, default 256; lola: images,
+    /// default 8).
+    #[arg(long)]
+    pub size: Option<usize>,
+    /// Data directory of a program workload (default: $TESSERA_DATA, else ../shared/data).
+    #[arg(long)]
+    pub data: Option<std::path::PathBuf>,
     /// Parameter preset of a built-in workload (default: ark on vector machines,
     /// cofhee-n12 on single-PE machines; bootstrap: ark, lattigo, h3, reed, reed-dnum3, cifher, test-boot).
     #[arg(long)]
@@ -70,8 +79,66 @@ pub struct SimulateArgs {
     pub plot: Option<String>,
 }
 
+/// A program recorded on the trace backend: one steady-state window (the iterations between
+/// two bootstrappings and that bootstrapping, `tessera_programs::helr::record`), and how many
+/// iterations it holds.
+fn program_workload(a: &SimulateArgs) -> Result<(Workload, Window), SimError> {
+    for (flag, set) in [
+        ("--level", a.level.is_some()),
+        ("--of-limb", a.of_limb),
+        ("--min-ks", a.min_ks),
+        ("--no-hoisting", a.no_hoisting),
+        ("--streamed-keyswitch", a.streamed_keyswitch),
+    ] {
+        if set {
+            return Err(SimError::Unsupported(format!(
+                "{flag} with the program '{}' (programs run their parameter set's own circuit)",
+                a.workload
+            )));
+        }
+    }
+    let opts = tessera_programs::RunOptions {
+        params: a.params.clone(),
+        size: a.size,
+        iterations: None,
+        data_dir: a.data.clone(),
+    };
+    eprintln!(
+        "recording the program '{}' at '{}' (keys, encryption and the trace backend)...",
+        a.workload,
+        opts.params
+            .as_deref()
+            .unwrap_or(tessera_programs::registry::default_params(&a.workload))
+    );
+    let r = tessera_programs::record(&a.workload, &opts, true)
+        .map_err(|e| SimError::Unsupported(e.to_string()))?;
+    Ok((
+        Workload {
+            label: r.label,
+            instrs: r.instrs,
+            slots: r.slots,
+            level: 0,
+        },
+        Window {
+            units: r.iterations,
+            unit: r.unit,
+            what: r.window,
+        },
+    ))
+}
+
+/// What a program's recording holds: `units` of `unit` (iterations, images).
+struct Window {
+    units: usize,
+    unit: &'static str,
+    what: String,
+}
+
 /// The workload: a built-in name or a trace file.
 pub fn workload(a: &SimulateArgs, arch: &Arch) -> Result<Workload, SimError> {
+    if tessera_programs::PROGRAMS.contains(&a.workload.as_str()) {
+        return Ok(program_workload(a)?.0);
+    }
     let params = a.params.clone().unwrap_or_else(|| match arch {
         Arch::Vector(_) => "ark".into(),
         Arch::Pe(_) => "cofhee-n12".into(),
@@ -92,7 +159,19 @@ pub fn workload(a: &SimulateArgs, arch: &Arch) -> Result<Workload, SimError> {
 
 pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
     let arch = Arch::load_with(&a.arch, &a.set)?;
-    let w = workload(a, &arch)?;
+    let (w, window) = if tessera_programs::PROGRAMS.contains(&a.workload.as_str()) {
+        let (w, n) = program_workload(a)?;
+        (w, Some(n))
+    } else {
+        if a.size.is_some() || a.data.is_some() {
+            return Err(SimError::Unsupported(format!(
+                "--size and --data apply to programs ({}), not to '{}'",
+                tessera_programs::PROGRAMS.join(", "),
+                a.workload
+            )));
+        }
+        (workload(a, &arch)?, None)
+    };
     let start = Instant::now();
     let r = match &arch {
         Arch::Vector(m) if a.mode == "throughput" => {
@@ -158,6 +237,11 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             v["additive_s"] = json!(a.total_s);
             v["additive_by_op"] = json!(a.by_op);
         }
+        if let Some(w) = &window {
+            v["window"] = json!(w.what);
+            v["window_units"] = json!(w.units);
+            v[format!("time_per_{}_s", w.unit)] = json!(r.time_s / w.units as f64);
+        }
         json_line(&v);
         return Ok(());
     }
@@ -173,10 +257,14 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             ""
         }
     ));
-    let mut rows = vec![
-        vec!["time".into(), format!("{:.3} ms", r.time_s * 1e3)],
-        vec!["cycles".into(), format!("{:.0}", r.cycles)],
-    ];
+    let mut rows = vec![vec!["time".into(), format!("{:.3} ms", r.time_s * 1e3)]];
+    if let Some(w) = &window {
+        rows.push(vec![
+            format!("time per {} ({})", w.unit, w.what),
+            format!("{:.3} ms", r.time_s * 1e3 / w.units as f64),
+        ]);
+    }
+    rows.extend([vec!["cycles".into(), format!("{:.0}", r.cycles)]]);
     if let Some(a) = &additive_s {
         rows.push(vec![
             "additive (sum of warm operations)".into(),

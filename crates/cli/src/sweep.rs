@@ -62,6 +62,8 @@ pub fn run(a: &SweepArgs) -> Result<(), SimError> {
             arch: a.arch.clone(),
             workload: a.workload.clone(),
             params: a.params.clone(),
+            size: None,
+            data: None,
             level: a.level,
             of_limb: a.of_limb,
             min_ks: a.min_ks,

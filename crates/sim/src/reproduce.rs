@@ -270,6 +270,14 @@ pub fn ark(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
         None,
         "ark.md VI-D: baseline ARK draws 92-139 W across workloads",
     ));
+    v.extend(helr_rows(
+        "ark",
+        "ark",
+        "ark",
+        &[(1024, 7.42, "HELR1024 per iteration")],
+        "cifher.md Table III (ARK's camera-ready HELR1024, 30 iterations; 7.717 ms in ark.md Table V)",
+        progress,
+    )?);
     Ok(v)
 }
 
@@ -606,6 +614,74 @@ fn parse_mem_available(meminfo: &str) -> Option<f64> {
     Some(kb * 1024.0 / 1e9)
 }
 
+/// Memory recording one HELR steady-state window needs, by parameter set (measured peaks of
+/// `tessera simulate --workload helr`: 3.0 GB at `ark`, 6.6 GB at `cifher`, plus headroom).
+fn helr_record_gb(params: &str) -> f64 {
+    if params == "cifher" {
+        8.0
+    } else {
+        4.0
+    }
+}
+
+/// Application rows: HELR's time per iteration on `machine` at `params` for each
+/// `(batch, paper ms, item)`, from one recorded steady-state window (the iterations between two
+/// bootstrappings and that bootstrapping, `tessera_programs::helr::record`), divided by its
+/// iterations. Predictions: nothing of HELR enters the model. A host short of memory, or
+/// without the data files, gets a row saying why.
+fn helr_rows(
+    paper: &str,
+    machine: &str,
+    params: &str,
+    rows: &[(usize, f64, &str)],
+    source: &str,
+    progress: &dyn Fn(&str),
+) -> Result<Vec<Target>, SimError> {
+    let band = Some((0.7, 1.3));
+    let need = helr_record_gb(params);
+    let m = Machine::load(machine)?;
+    let mut v = Vec::new();
+    for &(batch, paper_ms, item) in rows {
+        let item =
+            format!("{item} (prediction; steady state: iterations between bootstrappings + one)");
+        if let Some(short) = memory_short_of(need) {
+            let why = not_run_here(&format!("HELR{batch} at '{params}'"), need, Some(short));
+            v.push(missing(paper, &item, "ms", paper_ms, band, &why));
+            continue;
+        }
+        progress(&format!(
+            "recording and simulating HELR{batch} at '{params}' on {machine}"
+        ));
+        let cfg = tessera_programs::helr::HelrConfig::new(params, batch);
+        let rec = match tessera_programs::helr::record(&cfg, true) {
+            Ok(r) => r,
+            Err(e @ tessera_programs::ProgramError::Data { .. }) => {
+                v.push(missing(
+                    paper,
+                    &item,
+                    "ms",
+                    paper_ms,
+                    band,
+                    &format!("not run here: {e}"),
+                ));
+                continue;
+            }
+            Err(e) => return Err(SimError::Unsupported(e.to_string())),
+        };
+        let r = simulate(&m, &rec.label, &rec.instrs)?;
+        v.push(row(
+            paper,
+            &item,
+            "ms",
+            Some(paper_ms),
+            r.time_s * 1e3 / rec.iterations as f64,
+            band,
+            source,
+        ));
+    }
+    Ok(v)
+}
+
 /// CiFHER: Table II per-core and package areas of the five default configurations, the
 /// bootstrapping time per usable level (VI-B) and limb duplication's effect on core-to-core
 /// traffic during bootstrapping (VI-D).
@@ -778,6 +854,17 @@ pub fn cifher(progress: &dyn Fn(&str)) -> Result<Vec<Target>, SimError> {
         None,
         "model only (a proxy for the bootstrapping figure of VI-D)",
     ));
+    v.extend(helr_rows(
+        "cifher",
+        "cifher",
+        "cifher",
+        &[
+            (256, 3.34, "4 cores: HELR256 per iteration"),
+            (1024, 5.16, "4 cores: HELR1024 per iteration"),
+        ],
+        "cifher.md Table III (32 iterations, 4-core CiFHER)",
+        progress,
+    )?);
     Ok(v)
 }
 

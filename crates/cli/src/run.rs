@@ -1,0 +1,154 @@
+//! `tessera run PROGRAM`: a program computed encrypted on the CPU, decrypted and checked
+//! against its plaintext replica; prints the checks, the time per phase and the HE-operation
+//! counts (docs/programs.md).
+
+use crate::output::{emit, json_line, table};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use std::io::IsTerminal;
+use tessera_math::parallel;
+use tessera_programs::{RunOptions, PROGRAMS};
+
+/// Arguments of `tessera run`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The program: helr (HELR logistic-regression training, workloads.md 2), lola
+    /// (CryptoNets-LoLa MNIST inference, workloads.md 4) or logreg (REED's logistic regression
+    /// on a stand-in set, workloads.md 6.2).
+    pub program: String,
+    /// Parameter set. helr: ark (default; 8 levels between bootstrappings), cifher (9), reed
+    /// (15), h3 (15), lattigo (9), reed-dnum3 (6), test-program (N = 2^10, insecure, for
+    /// quick checks); logreg: as helr; lola: lola-n14 (default).
+    #[arg(long)]
+    pub params: Option<String>,
+    /// Worker threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Program size (helr: the mini-batch, 256 or 1024 in the papers, default 256; logreg: the
+    /// mini-batch, default 512; lola: the images, in ciphertexts of 8, default 8).
+    #[arg(long)]
+    pub size: Option<usize>,
+    /// Iterations (NAG iterations; helr default 32, logreg default 8).
+    #[arg(long)]
+    pub iterations: Option<usize>,
+    /// Data directory (default: $TESSERA_DATA, else ../shared/data from the repository root).
+    #[arg(long)]
+    pub data: Option<std::path::PathBuf>,
+    /// One JSON object instead of tables (no progress bar).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
+    if !PROGRAMS.contains(&a.program.as_str()) {
+        return Err(format!(
+            "program = {} is invalid; allowed: {}",
+            a.program,
+            PROGRAMS.join(", ")
+        )
+        .into());
+    }
+    parallel::set_num_threads(a.threads)?;
+    let opts = RunOptions {
+        params: a.params.clone(),
+        size: a.size,
+        iterations: a.iterations,
+        data_dir: a.data.clone(),
+    };
+    let bar = if a.json || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(1)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .expect("valid template"),
+    );
+    let report = parallel::install(|| {
+        tessera_programs::run(&a.program, &opts, &mut |phase, done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            bar.set_message(match phase {
+                "compute" => "computing (iterations)".to_string(),
+                p => p.to_string(),
+            });
+        })
+    })?;
+    bar.finish_and_clear();
+    if a.json {
+        let mut v = serde_json::to_value(&report)?;
+        v["threads"] = json!(a.threads);
+        v["passed"] = json!(report.passed());
+        json_line(&v);
+    } else {
+        emit(&format!(
+            "{} at {} (size {}, {} iterations, {} thread(s)): {}",
+            report.program,
+            report.params,
+            report.size,
+            report.iterations,
+            a.threads,
+            if report.passed() { "PASS" } else { "FAIL" }
+        ));
+        let checks: Vec<Vec<String>> = report
+            .checks
+            .iter()
+            .map(|c| {
+                vec![
+                    c.name.clone(),
+                    format!("{:.6e}", c.value),
+                    c.bound.clone().unwrap_or_default(),
+                    if c.pass { "ok" } else { "FAIL" }.into(),
+                ]
+            })
+            .collect();
+        table(&["check", "value", "bound", ""], &checks);
+        emit("");
+        let p = &report.phases;
+        let per_it = p.compute_s / report.iterations.max(1) as f64;
+        table(
+            &["phase", "seconds"],
+            &[
+                vec!["keygen".into(), format!("{:.2}", p.keygen_s)],
+                vec!["encrypt".into(), format!("{:.2}", p.encrypt_s)],
+                vec!["compute".into(), format!("{:.2}", p.compute_s)],
+                vec!["  per iteration".into(), format!("{per_it:.3}")],
+                vec!["decrypt + check".into(), format!("{:.2}", p.decrypt_s)],
+            ],
+        );
+        emit("");
+        let mut rows: Vec<Vec<String>> = report
+            .counts
+            .0
+            .iter()
+            .map(|(k, v)| {
+                vec![
+                    k.clone(),
+                    v.to_string(),
+                    format!("{:.1}", *v as f64 / report.iterations.max(1) as f64),
+                ]
+            })
+            .collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r[1].parse::<u64>().unwrap_or(0)));
+        table(&["HE operation", "count", "per iteration"], &rows);
+        if report.levels_per_boot > 0 {
+            emit(&format!(
+                "{} levels between bootstrappings; {} bootstrapping(s); rotation keys {}",
+                report.levels_per_boot,
+                report.boots,
+                if report.keys_on_demand {
+                    "made on first use (memory)"
+                } else {
+                    "generated up front"
+                }
+            ));
+        }
+        for n in &report.notes {
+            emit(&format!("note: {n}"));
+        }
+    }
+    if !report.passed() {
+        return Err("the check against the plaintext replica failed".into());
+    }
+    Ok(())
+}

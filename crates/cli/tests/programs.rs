@@ -1,0 +1,106 @@
+//! `tessera run` and `tessera simulate --workload PROGRAM` end to end at CI size (the insecure
+//! `test-program` set, N = 2^10): results on good input, typed errors on bad input.
+
+use std::process::Command;
+
+fn tessera(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn run_helr_json_passes_and_counts() {
+    let (code, out, err) = tessera(&[
+        "run",
+        "helr",
+        "--params",
+        "test-program",
+        "--size",
+        "16",
+        "--iterations",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["program"], "helr");
+    assert_eq!(v["boots"], 1);
+    assert_eq!(v["counts"]["HMult"], 3 * 32);
+    assert!(v["phases"]["compute_s"].as_f64().unwrap() > 0.0);
+    let err = v["checks"][0]["value"].as_f64().unwrap();
+    assert!(err < 1e-3, "{err}");
+}
+
+#[test]
+fn simulate_helr_reports_time_per_iteration() {
+    let (code, out, err) = tessera(&[
+        "simulate",
+        "--workload",
+        "helr",
+        "--params",
+        "test-program",
+        "--size",
+        "16",
+        "--arch",
+        "ark",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["window_units"], 2);
+    let t = v["time_s"].as_f64().unwrap();
+    let per = v["time_per_iteration_s"].as_f64().unwrap();
+    assert!(t > 0.0 && (per - t / 2.0).abs() < 1e-12 * t);
+}
+
+#[test]
+fn bad_program_input_is_a_clear_error() {
+    let (code, _, err) = tessera(&["run", "sort"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("allowed: helr, lola"), "{err}");
+    let (code, _, err) = tessera(&["run", "lola", "--params", "ark"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("lola-n14"), "{err}");
+    let (code, _, err) = tessera(&["run", "helr", "--params", "test-boot"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("test-program"), "{err}");
+    let (code, _, err) = tessera(&["run", "helr", "--params", "test-program", "--size", "3"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("power of two"), "{err}");
+    let (code, _, err) = tessera(&[
+        "run",
+        "helr",
+        "--params",
+        "test-program",
+        "--size",
+        "16",
+        "--data",
+        "/nonexistent",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("mnist-10k.npz") && err.contains("/nonexistent"),
+        "{err}"
+    );
+    let (code, _, err) = tessera(&[
+        "simulate",
+        "--workload",
+        "helr",
+        "--params",
+        "test-program",
+        "--of-limb",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--of-limb"), "{err}");
+    let (code, _, err) = tessera(&["simulate", "--workload", "hmult", "--size", "4"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--size"), "{err}");
+}

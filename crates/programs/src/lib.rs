@@ -1,0 +1,32 @@
+//! # tessera-programs
+//!
+//! The accelerator papers' applications (issue 20; workloads.md), each written once over
+//! `tessera_ckks::Evaluator<B>` for any `tessera_backend::Backend`: computed on the CPU
+//! backend and checked against a plaintext replica living beside it, or recorded on the trace
+//! backend (same code path) for the simulator.
+//!
+//! A program declares its parameter set (a bootstrapping preset, [`setup::PARAMETER_SETS`])
+//! and the rotations it needs ([`setup::Setup`]), prepares its plaintext inputs from the real
+//! data ([`data`]), places its bootstrappings by one rule ([`levels::LevelBudget`]) and counts
+//! its HE operations from the evaluator's operation markers ([`counter`]).
+//!
+//! Programs: [`helr`] (HELR256 / HELR1024 logistic-regression training) and [`lola`]
+//! (CryptoNets-LoLa MNIST inference), [`logreg`] (REED's logistic regression on a stand-in set).
+
+pub mod counter;
+pub mod data;
+pub mod error;
+pub mod helr;
+pub mod levels;
+pub mod logreg;
+pub mod lola;
+pub mod registry;
+pub mod report;
+pub mod setup;
+
+pub use counter::{Counting, OpCounts};
+pub use error::{ProgramError, Result};
+pub use levels::LevelBudget;
+pub use registry::{record, run, RunOptions, PROGRAMS};
+pub use report::RunReport;
+pub use setup::Setup;

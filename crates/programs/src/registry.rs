@@ -1,0 +1,107 @@
+//! The programs by name: one entry point to run each on the CPU and one to record it, so the
+//! CLI, Python and the simulator name programs the same way.
+
+use crate::error::{ProgramError, Result};
+use crate::report::{Recorded, RunReport};
+use crate::{helr, logreg, lola};
+use std::path::PathBuf;
+
+/// The programs `tessera run` and `tessera simulate --workload` know.
+pub const PROGRAMS: &[&str] = &["helr", "lola", "logreg"];
+
+/// What to run, for any program; `None` takes the program's default.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Parameter set ([`crate::setup::PARAMETER_SETS`]).
+    pub params: Option<String>,
+    /// Program size (HELR: the mini-batch).
+    pub size: Option<usize>,
+    /// Iterations (HELR: NAG iterations).
+    pub iterations: Option<usize>,
+    /// Data directory.
+    pub data_dir: Option<PathBuf>,
+}
+
+/// The default parameter set of `program`: `ark` for HELR, `lola-n14` for LoLa.
+pub fn default_params(program: &str) -> &'static str {
+    match program {
+        "lola" => "lola-n14",
+        _ => "ark",
+    }
+}
+
+fn unknown(name: &str) -> ProgramError {
+    ProgramError::Invalid {
+        name: "program",
+        value: name.to_string(),
+        allowed: PROGRAMS.join(", "),
+    }
+}
+
+fn helr_config(o: &RunOptions) -> helr::HelrConfig {
+    let mut c = helr::HelrConfig::new(
+        o.params.as_deref().unwrap_or(default_params("helr")),
+        o.size.unwrap_or(256),
+    );
+    if let Some(i) = o.iterations {
+        c.iterations = i;
+    }
+    c.data_dir = o.data_dir.clone();
+    c
+}
+
+/// logreg: mini-batch 512 (the 90 % training split), 8 iterations, at `ark` by default; its
+/// data come from the repository's `data/` unless `--data` is given.
+fn logreg_config(o: &RunOptions) -> helr::HelrConfig {
+    let mut c = helr::HelrConfig::new(
+        o.params.as_deref().unwrap_or(default_params("logreg")),
+        o.size.unwrap_or(512),
+    );
+    c.iterations = o.iterations.unwrap_or(8);
+    c.data_dir = o.data_dir.clone();
+    c
+}
+
+/// LoLa: 8 images (one ciphertext) by default.
+fn lola_config(o: &RunOptions) -> Result<lola::LolaConfig> {
+    if o.iterations.is_some() {
+        return Err(ProgramError::Invalid {
+            name: "iterations",
+            value: format!("{:?}", o.iterations),
+            allowed: "none for lola (its size is the number of images)".into(),
+        });
+    }
+    Ok(lola::LolaConfig {
+        params: o
+            .params
+            .clone()
+            .unwrap_or_else(|| default_params("lola").into()),
+        images: o.size.unwrap_or(8),
+        data_dir: o.data_dir.clone(),
+    })
+}
+
+/// Runs `program` encrypted on the CPU and checks it against its replica.
+pub fn run(
+    program: &str,
+    o: &RunOptions,
+    progress: &mut dyn FnMut(&str, usize, usize),
+) -> Result<RunReport> {
+    match program {
+        "helr" => helr::run_cpu(&helr_config(o), progress),
+        "lola" => lola::run_cpu(&lola_config(o)?, progress),
+        "logreg" => logreg::run_cpu(&logreg_config(o), progress),
+        _ => Err(unknown(program)),
+    }
+}
+
+/// Records `program` on the trace backend (HELR with `steady`: one steady-state window, see
+/// [`helr::record`]; LoLa: its images).
+pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
+    match program {
+        "helr" => helr::record(&helr_config(o), steady),
+        "lola" => lola::record(&lola_config(o)?),
+        "logreg" => logreg::record(&logreg_config(o), steady),
+        _ => Err(unknown(program)),
+    }
+}

@@ -1,0 +1,234 @@
+//! What every bootstrapped program sets up: its parameter set (a bootstrapping preset), the
+//! bootstrapping circuit at the program's slot count, and the keys, generated from a fixed
+//! seed so a computed run and a recorded run load the same objects.
+
+use crate::counter::BOOT;
+use crate::error::{ProgramError, Result};
+use crate::levels::LevelBudget;
+use std::sync::Arc;
+use tessera_backend::Backend;
+use tessera_ckks::bootstrap::{BootstrapKeys, BootstrapParameters, Bootstrapper};
+use tessera_ckks::{
+    Ciphertext, CkksContext, Evaluator, KeyGenerator, KeySwitchPlan, Parameters, ParametersLiteral,
+    SecretKey,
+};
+use tessera_math::sampling::Seed;
+use tessera_math::RnsPoly;
+
+/// The bootstrapping parameter sets programs run at: the accelerator papers' (`ark`: 8
+/// levels between bootstrappings, `cifher`: 9, `reed`: 15, `h3`: 15, `lattigo`: 9,
+/// `reed-dnum3`: 6) and `test-program`, the insecure CI set (N = 2^10, 10 levels).
+pub const PARAMETER_SETS: &[&str] = &[
+    "ark",
+    "cifher",
+    "reed",
+    "h3",
+    "lattigo",
+    "reed-dnum3",
+    "test-program",
+];
+
+/// Above this many bytes of rotation keys they are made on first use instead of all up front
+/// (the limit the simulator's bootstrapping workload uses): `reed`'s dnum = L + 1 keys are
+/// 0.5 GB each.
+pub const EAGER_KEY_BYTES: usize = 4 << 30;
+
+/// The CI set: `test-boot`'s circuit (2 + 9 + 2 levels, sparse secret h = 32) at N = 2^10 with
+/// ten 45-bit user levels instead of three, so programs of 5-level stages run two stages per
+/// bootstrapping. INSECURE (N = 2^10); for tests and quick runs only.
+fn test_program_literal() -> ParametersLiteral {
+    let base = tessera_ckks::params::preset_literal("test-boot").expect("test-boot is a preset");
+    ParametersLiteral {
+        name: "test-program".into(),
+        log_q: [vec![60], vec![45; 10], vec![60; 13]].concat(),
+        source: "test only: N = 2^10, test-boot's circuit with ten user levels (INSECURE)",
+        ..base
+    }
+}
+
+/// The CKKS parameters and bootstrapping circuit of a set in [`PARAMETER_SETS`], bootstrapping
+/// `slots` slots.
+pub fn parameter_set(name: &str, slots: usize) -> Result<(Arc<CkksContext>, Bootstrapper)> {
+    let unknown = || ProgramError::Invalid {
+        name: "params",
+        value: name.to_string(),
+        allowed: PARAMETER_SETS.join(", "),
+    };
+    if !PARAMETER_SETS.contains(&name) {
+        return Err(unknown());
+    }
+    let (params, mut bp) = if name == "test-program" {
+        let (_, bp) = BootstrapParameters::preset("test-boot")?;
+        (Parameters::new(test_program_literal())?, bp)
+    } else {
+        let (ckks, bp) = BootstrapParameters::preset(name).map_err(|_| unknown())?;
+        (Parameters::preset(ckks)?, bp)
+    };
+    if slots > params.max_slots() || !slots.is_power_of_two() {
+        return Err(ProgramError::Invalid {
+            name: "slots",
+            value: slots.to_string(),
+            allowed: format!("a power of two up to N/2 = {}", params.max_slots()),
+        });
+    }
+    bp.slots = Some(slots);
+    let ctx = CkksContext::new(params)?;
+    let boot = Bootstrapper::new(&ctx, bp)?;
+    Ok((ctx, boot))
+}
+
+/// A prepared program environment: context, circuit, secret key and evaluation keys.
+pub struct Setup {
+    /// The CKKS context.
+    pub ctx: Arc<CkksContext>,
+    /// The bootstrapping circuit (the program's slot count).
+    pub boot: Bootstrapper,
+    /// The key generator (encryption).
+    pub kg: KeyGenerator,
+    /// The secret key.
+    pub sk: SecretKey,
+    /// Bootstrapping keys plus the program's rotations.
+    pub keys: BootstrapKeys,
+    /// Whether rotation keys are made on first use ([`EAGER_KEY_BYTES`]).
+    pub keys_on_demand: bool,
+    /// The parameter set's name.
+    pub params_name: String,
+}
+
+/// The fixed key seed of program runs.
+fn seed() -> Seed {
+    Seed([0x3c; 32])
+}
+
+impl Setup {
+    /// Parameter set `params`, a circuit for `slots` slots, and keys for the circuit and
+    /// `rotations`.
+    pub fn new(params: &str, slots: usize, rotations: &[i64]) -> Result<Self> {
+        let (ctx, boot) = parameter_set(params, slots)?;
+        let mut kg = KeyGenerator::from_seed(&ctx, &seed())?;
+        let sk = kg.secret_key()?;
+        let mut all = boot.rotations();
+        all.extend_from_slice(rotations);
+        all.sort_unstable();
+        all.dedup();
+        let per_key = KeySwitchPlan::fixed(ctx.params()).key_words(ctx.params()) * 8;
+        let keys_on_demand = (all.len() + 1) * per_key > EAGER_KEY_BYTES;
+        let keys = if keys_on_demand {
+            // The circuit's encapsulation keys, and one on-demand factory for every rotation.
+            let mut keys = boot.keygen_on_demand(&mut kg, &sk)?;
+            keys.eval = kg.evaluation_keys_on_demand(&sk, &all, true)?;
+            keys
+        } else {
+            boot.keygen_with(&mut kg, &sk, rotations)?
+        };
+        Ok(Self {
+            ctx,
+            boot,
+            kg,
+            sk,
+            keys,
+            keys_on_demand,
+            params_name: params.to_string(),
+        })
+    }
+
+    /// The level budget: levels between bootstrappings, and the rule that places them.
+    pub fn budget(&self) -> LevelBudget {
+        LevelBudget::new(self.ctx.params(), self.boot.output_level())
+    }
+
+    /// Encrypts real `values` in `slots` slots at `level` with the default scale.
+    pub fn encrypt(
+        &mut self,
+        values: &[f64],
+        slots: usize,
+        level: usize,
+    ) -> Result<Ciphertext<RnsPoly>> {
+        let pt = self
+            .ctx
+            .encode_real(values, slots, level, self.ctx.params().default_scale())?;
+        Ok(self.kg.encrypt_sk(&pt, &self.sk)?)
+    }
+
+    /// Decrypts and decodes the real parts.
+    pub fn decrypt(&self, ct: &Ciphertext<RnsPoly>) -> Result<Vec<f64>> {
+        let pt = tessera_ckks::decrypt(ct, &self.sk)?;
+        Ok(self.ctx.decode(&pt)?.iter().map(|z| z.re).collect())
+    }
+}
+
+/// Two ciphertexts of backend `B` (the weights `v` and `w` of a training program).
+pub type Pair<B> = (
+    Ciphertext<<B as Backend>::Poly>,
+    Ciphertext<<B as Backend>::Poly>,
+);
+
+/// One bootstrapping inside a [`BOOT`] marker (so counts and traces see one operation).
+pub fn bootstrap<B: Backend>(
+    setup: &Setup,
+    ev: &mut Evaluator<B>,
+    ct: &Ciphertext<B::Poly>,
+) -> Result<Ciphertext<B::Poly>> {
+    ev.backend_mut().begin_op(BOOT, ct.level);
+    let r = setup.boot.bootstrap(ev, ct, &setup.keys);
+    ev.backend_mut().end_op();
+    Ok(r?)
+}
+
+/// Merged two-real bootstrapping (Cheddar's `kMergeTwoReal`, workloads.md 1) inside one
+/// [`BOOT`] marker: `v + i w` bootstrapped once and split with one conjugation
+/// (`Bootstrapper::bootstrap_two_real`). `v`, `w`: real vectors, same scale, the circuit's slot
+/// count. Returns `(v, w)` at the bootstrapping's output level.
+pub fn bootstrap_two_real<B: Backend>(
+    setup: &Setup,
+    ev: &mut Evaluator<B>,
+    v: &Ciphertext<B::Poly>,
+    w: &Ciphertext<B::Poly>,
+) -> Result<Pair<B>> {
+    ev.backend_mut().begin_op(BOOT, v.level);
+    let r = setup.boot.bootstrap_two_real(ev, v, w, &setup.keys);
+    ev.backend_mut().end_op();
+    Ok(r?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_backend::CpuBackend;
+
+    #[test]
+    fn unknown_set_lists_the_allowed() {
+        let e = parameter_set("nope", 256).err().unwrap().to_string();
+        assert!(e.contains("ark, cifher, reed, h3"), "{e}");
+        let e = parameter_set("test-program", 3).err().unwrap().to_string();
+        assert!(e.contains("power of two"), "{e}");
+    }
+
+    /// Merged two-real bootstrapping returns both halves, against the inputs in the clear.
+    #[test]
+    fn two_real_bootstrap_splits_both() {
+        let mut s = Setup::new("test-program", 256, &[]).unwrap();
+        assert_eq!(s.budget().after_boot, 10);
+        let x: Vec<f64> = (0..256)
+            .map(|i| ((i * 37 % 101) as f64 / 50.0) - 1.0)
+            .collect();
+        let y: Vec<f64> = (0..256)
+            .map(|i| ((i * 11 % 97) as f64 / 40.0) - 1.2)
+            .collect();
+        let a = s.encrypt(&x, 256, 2).unwrap();
+        let b = s.encrypt(&y, 256, 2).unwrap();
+        let mut ev = Evaluator::new(&s.ctx, CpuBackend::new(s.ctx.ring().clone())).unwrap();
+        let (a, b) = (ev.load(&a).unwrap(), ev.load(&b).unwrap());
+        let (ox, oy) = bootstrap_two_real(&s, &mut ev, &a, &b).unwrap();
+        assert_eq!(ox.level, s.boot.output_level());
+        for (got, want) in [(ox, &x), (oy, &y)] {
+            let d = s.decrypt(&ev.store(&got).unwrap()).unwrap();
+            let err = d
+                .iter()
+                .zip(want.iter())
+                .map(|(g, w)| (g - w).abs())
+                .fold(0.0, f64::max);
+            assert!(err < 1e-4, "max error {err}");
+        }
+    }
+}
