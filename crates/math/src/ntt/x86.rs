@@ -48,6 +48,24 @@ unsafe fn mullo_256(a: __m256i, b: __m256i) -> __m256i {
     _mm256_add_epi64(ll, _mm256_slli_epi64::<32>(_mm256_add_epi64(lh, hl)))
 }
 
+/// The raw Shoup product `y * w mod q` in `[0, 4q)` for any `y < 2^64` (see
+/// `shoup_lazy_approx!`), four lanes; also the AVX2 element-wise primaries' constant product.
+#[inline(always)]
+pub(crate) unsafe fn shoup64_256(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
+    shoup_lazy_approx!(
+        _mm256_mul_epu32,
+        _mm256_shuffle_epi32,
+        _mm256_srli_epi64,
+        _mm256_add_epi64,
+        _mm256_sub_epi64,
+        mullo_256,
+        y,
+        w,
+        ws,
+        q
+    )
+}
+
 impl Lanes for Avx2 {
     type V = __m256i;
     const L: usize = 4;
@@ -82,18 +100,7 @@ impl Lanes for Avx2 {
     }
     #[inline(always)]
     unsafe fn mul_shoup_raw(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
-        shoup_lazy_approx!(
-            _mm256_mul_epu32,
-            _mm256_shuffle_epi32,
-            _mm256_srli_epi64,
-            _mm256_add_epi64,
-            _mm256_sub_epi64,
-            mullo_256,
-            y,
-            w,
-            ws,
-            q
-        )
+        shoup64_256(y, w, ws, q)
     }
     #[inline(always)]
     unsafe fn split(t: usize, v0: __m256i, v1: __m256i) -> (__m256i, __m256i) {
