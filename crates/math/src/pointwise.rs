@@ -34,7 +34,7 @@ pub const MAX_TERMS: usize = 15;
 
 /// The constants of one modulus for the vector reduction.
 #[derive(Clone, Copy, Debug)]
-struct ReduceConsts {
+pub(crate) struct ReduceConsts {
     q: u64,
     /// `2^64 mod q` and its Shoup quotient `floor(r64 * 2^64 / q)`.
     r64: u64,
@@ -44,7 +44,7 @@ struct ReduceConsts {
 }
 
 impl ReduceConsts {
-    fn new(m: &Modulus) -> Self {
+    pub(crate) fn new(m: &Modulus) -> Self {
         let r64 = ((1u128 << 64) % m.value() as u128) as u64;
         Self {
             q: m.value(),
@@ -610,7 +610,7 @@ mod avx512 {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
+pub(crate) mod avx2 {
     use super::ReduceConsts;
     use crate::ntt::shoup64_256;
     use core::arch::x86_64::*;
@@ -847,6 +847,41 @@ mod avx2 {
             }
             store(out, j, c.reduce(&k));
             j += L;
+        }
+        full
+    }
+
+    /// `out[k] = sum_i ys[i][k] * c[i] mod p` for the words of whole vectors (returns how
+    /// many): the BConv multiply-accumulate row on AVX2. The products are summed in columns and
+    /// reduced once per `MAX_TERMS` terms (chained through the output), four 32-bit multiplies
+    /// a term instead of the nine of a Shoup product emulated without a 64-bit multiply.
+    /// Needs `ys[i][k] < 2^62`, `c[i] < p < 2^62` and each `ys[i]` at least `out.len()` long.
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn mac_const(
+        ys: &[&[u64]],
+        c: &[u64],
+        out: &mut [u64],
+        rc: &ReduceConsts,
+    ) -> usize {
+        let k = Consts::new(rc);
+        let full = out.len() - out.len() % L;
+        let o = out.as_mut_ptr();
+        for (t, (yc, cc)) in ys
+            .chunks(super::MAX_TERMS)
+            .zip(c.chunks(super::MAX_TERMS))
+            .enumerate()
+        {
+            let mut j = 0;
+            while j < full {
+                let mut sum = Columns::new(init(t > 0, o, j));
+                for (y, &ci) in yc.iter().zip(cc) {
+                    let x = load(y.as_ptr(), j);
+                    let w = _mm256_set1_epi64x(ci as i64);
+                    sum.add(x, _mm256_srli_epi64::<32>(x), w, &k);
+                }
+                store(o, j, sum.reduce(&k));
+                j += L;
+            }
         }
         full
     }
