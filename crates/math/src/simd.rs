@@ -128,16 +128,31 @@ pub fn word64(kernel: Kernel) -> Kernel {
 }
 
 /// The kernels the tests compare with the scalar one: those this CPU supports. Each skipped
-/// kernel is printed (shown by `cargo test -- --nocapture`, and in a failing test's output),
-/// so a host without AVX-512 reports its AVX-512 cases as skipped rather than passed.
+/// kernel is reported once per `what` on standard error, written directly so that the test
+/// harness's capture does not hide it: a host without AVX-512 shows its AVX-512 cases as
+/// skipped rather than passed.
 #[doc(hidden)]
 pub fn kernels_for_tests(what: &str) -> Vec<Kernel> {
+    use std::collections::HashSet;
+    use std::io::Write;
+    use std::sync::Mutex;
+    static REPORTED: Mutex<Option<HashSet<(String, Kernel)>>> = Mutex::new(None);
     Kernel::ALL
         .into_iter()
-        .filter(|k| {
+        .filter(|&k| {
             let here = k.cpu_supports();
             if !here {
-                println!("{what}: kernel {} skipped (this CPU lacks it)", k.name());
+                let mut seen = REPORTED.lock().unwrap_or_else(|e| e.into_inner());
+                if seen
+                    .get_or_insert_with(HashSet::new)
+                    .insert((what.into(), k))
+                {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "{what}: kernel {} skipped (this CPU lacks it)",
+                        k.name()
+                    );
+                }
             }
             here
         })

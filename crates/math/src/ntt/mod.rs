@@ -491,7 +491,8 @@ mod tests {
             plan.forward_with(Kernel::Scalar, &mut fs).unwrap();
             let mut is = a.clone();
             plan.inverse_with(Kernel::Scalar, &mut is).unwrap();
-            for k in Kernel::ALL.into_iter().filter(|k| k.supports(q, n)) {
+            // Kernels the CPU lacks are reported; IFMA also needs q < 2^50.
+            for k in crate::simd::kernels_for_tests("NTT").into_iter().filter(|k| k.supports(q, n)) {
                 let mut f = a.clone();
                 plan.forward_with(k, &mut f).unwrap();
                 prop_assert_eq!(&f, &fs, "forward kernel {:?}", k);
