@@ -42,8 +42,8 @@ pub(crate) struct Avx2;
 /// The raw Shoup product `y * w mod q` in `[0, 4q)` for any `y < 2^64`, four lanes; also the
 /// AVX2 element-wise primaries' constant product. The quotient is `shoup_lazy_approx!`'s
 /// (three partial products); the two low products `y * w` and `qhat * q` are formed as one
-/// difference, `(yl*wl - ql'*ql) + ((yl*wh + yh*wl - ql'*qh - qh'*ql) << 32)` modulo 2^64, which
-/// shares the shift and two adds against two separate low products.
+/// difference, `(yl*wl - ql'*ql) + ((yl*wh + yh*wl - ql'*qh - qh'*ql) << 32)` modulo 2^64,
+/// with the cross terms from two 32-bit low multiplies: seven multiplies instead of nine.
 #[inline(always)]
 pub(crate) unsafe fn shoup64_256(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
     let y_hi = _mm256_shuffle_epi32::<0b1011_0001>(y);
@@ -55,14 +55,14 @@ pub(crate) unsafe fn shoup64_256(y: __m256i, w: __m256i, ws: __m256i, q: __m256i
         hh,
         _mm256_add_epi64(_mm256_srli_epi64::<32>(lh), _mm256_srli_epi64::<32>(hl)),
     );
-    let w_hi = _mm256_shuffle_epi32::<0b1011_0001>(w);
-    let q_hi = _mm256_shuffle_epi32::<0b1011_0001>(q);
-    let qhat_hi = _mm256_shuffle_epi32::<0b1011_0001>(qhat);
     let low = _mm256_sub_epi64(_mm256_mul_epu32(y, w), _mm256_mul_epu32(qhat, q));
-    let cross = _mm256_sub_epi64(
-        _mm256_add_epi64(_mm256_mul_epu32(y, w_hi), _mm256_mul_epu32(y_hi, w)),
-        _mm256_add_epi64(_mm256_mul_epu32(qhat, q_hi), _mm256_mul_epu32(qhat_hi, q)),
-    );
+    // Only the low 32 bits of the cross sum survive the shift: 32-bit low products of both
+    // halves at once (`vpmulld` on [yl*wh, yh*wl] and [ql'*qh, qh'*ql]), then the two halves
+    // of their difference added.
+    let a = _mm256_mullo_epi32(y, _mm256_shuffle_epi32::<0b1011_0001>(w));
+    let b = _mm256_mullo_epi32(qhat, _mm256_shuffle_epi32::<0b1011_0001>(q));
+    let d = _mm256_sub_epi32(a, b);
+    let cross = _mm256_add_epi32(d, _mm256_srli_epi64::<32>(d));
     _mm256_add_epi64(low, _mm256_slli_epi64::<32>(cross))
 }
 
