@@ -384,7 +384,6 @@ mod tests {
                         assert!(mac_shoup_row(Some(kernel), &yr, &c, &cs, p, &mut out).is_err());
                         continue;
                     }
-                    let mut out = vec![0u64; n];
                     mac_shoup_row(Some(kernel), &yr, &c, &cs, p, &mut out).unwrap();
                     assert_eq!(
                         out,
