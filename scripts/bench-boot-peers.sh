@@ -4,6 +4,8 @@
 # encapsulation, level budget [3, 3], 8 levels left), alternating for ROUNDS rounds with
 # THREADS threads; prints the ratio of medians. Needs the CPython 3.10 virtual environment
 # that scripts/bench-ckks-peers.sh creates. Not part of CI.
+# TESSERA_SIMD=scalar|avx2|avx512|avx512-ifma picks Tessera's kernel (default: the fastest here);
+# the summary reports it with the CPU model. Uses the tessera binary under $CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=${THREADS:-2}
@@ -14,15 +16,21 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "error: run scripts/bench-ckks-peers.sh once first (it installs OpenFHE into $VENV)" >&2
   exit 2
 fi
+TESSERA=${CARGO_TARGET_DIR:-target}/release/tessera
 cargo build --release -q -p tessera-cli
+# Refuses an unknown TESSERA_SIMD, or one this CPU lacks, before anything is measured.
+KERNEL=$("$TESSERA" info --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["kernel"])')
+echo "tessera kernel: $KERNEL (TESSERA_SIMD=${TESSERA_SIMD:-unset})" >&2
 out=$(mktemp)
 for _ in $(seq "$ROUNDS"); do
-  ./target/release/tessera bench bootstrap --params ark --of-limb --threads "$THREADS" --reps "$REPS" --json | tee -a "$out"
+  "$TESSERA" bench bootstrap --params ark --of-limb --threads "$THREADS" --reps "$REPS" --json | tee -a "$out"
   OMP_NUM_THREADS="$THREADS" "$VENV/bin/python" peers/openfhe/bench_openfhe.py --op bootstrap --reps "$REPS" | tee -a "$out"
 done
 python3 - "$out" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+host = next(r for r in rows if "impl" not in r)
+about = {"kernel": host["simd"], "cpu": host["cpu"]}
 ours = [r for r in rows if "impl" not in r]
 peer = [r for r in rows if r.get("impl") == "openfhe-1.6.1"]
 m, p = statistics.median(r["median_s"] for r in ours), statistics.median(r["median_s"] for r in peer)
@@ -30,6 +38,6 @@ print(json.dumps({"op": "bootstrap", "tessera_median_s": m, "openfhe_median_s": 
                   "tessera_share_of_openfhe": m / p, "target_share": 0.4,
                   "tessera_precision_bits": statistics.median(r["precision_bits"] for r in ours),
                   "openfhe_precision_bits": statistics.median(r["precision_bits"] for r in peer),
-                  "rounds": len(ours)}))
+                  "rounds": len(ours), **about}))
 PY
 rm -f "$out"

@@ -2,6 +2,8 @@
 # HMult and HRot at the `ark` preset: Tessera vs OpenFHE 1.6.1 (PyPI openfhe==1.6.1.0.22.4 under
 # CPython 3.10) at its closest parameters (peers/openfhe/bench_openfhe.py), alternating for
 # ROUNDS rounds with THREADS threads, then the ratio of medians. Not part of CI.
+# TESSERA_SIMD=scalar|avx2|avx512|avx512-ifma picks Tessera's kernel (default: the fastest here);
+# the summary reports it with the CPU model. Uses the tessera binary under $CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=${THREADS:-2}
@@ -25,21 +27,27 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PY310" -m venv "$VENV"
   "$VENV/bin/pip" install --quiet openfhe==1.6.1.0.22.4
 fi
+TESSERA=${CARGO_TARGET_DIR:-target}/release/tessera
 cargo build --release -q -p tessera-cli
+# Refuses an unknown TESSERA_SIMD, or one this CPU lacks, before anything is measured.
+KERNEL=$("$TESSERA" info --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["kernel"])')
+echo "tessera kernel: $KERNEL (TESSERA_SIMD=${TESSERA_SIMD:-unset})" >&2
 out=$(mktemp)
 for _ in $(seq "$ROUNDS"); do
   for op in hmult hrot; do
-    ./target/release/tessera bench "$op" --params ark --threads "$THREADS" --reps "$REPS" --json | tee -a "$out"
+    "$TESSERA" bench "$op" --params ark --threads "$THREADS" --reps "$REPS" --json | tee -a "$out"
     OMP_NUM_THREADS="$THREADS" "$VENV/bin/python" peers/openfhe/bench_openfhe.py --op "$op" --reps "$REPS" | tee -a "$out"
   done
 done
 python3 - "$out" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+host = next(r for r in rows if "impl" not in r)
+about = {"kernel": host["simd"], "cpu": host["cpu"]}
 for op in ("hmult", "hrot"):
     ours = [r["median_s"] for r in rows if r["op"] == op and "impl" not in r]
     peer = [r["median_s"] for r in rows if r["op"] == op and r.get("impl") == "openfhe-1.6.1"]
     m, p = statistics.median(ours), statistics.median(peer)
-    print(json.dumps({"op": op, "tessera_median_s": m, "openfhe_median_s": p, "speedup": p / m, "rounds": len(ours)}))
+    print(json.dumps({"op": op, "tessera_median_s": m, "openfhe_median_s": p, "speedup": p / m, "rounds": len(ours), **about}))
 PY
 rm -f "$out"

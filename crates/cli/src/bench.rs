@@ -2,11 +2,11 @@
 
 use crate::output::{emit, json_line, table};
 use clap::{Subcommand, ValueEnum};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::time::Instant;
 use tessera_math::ntt::bound::{butterfly_rate, clock_hz};
 use tessera_math::primes::generate_ntt_primes;
-use tessera_math::{parallel, AlignedVec, Kernel, MathError, NttPlan};
+use tessera_math::{parallel, simd, AlignedVec, Kernel, MathError, NttPlan};
 
 #[derive(Subcommand)]
 pub enum BenchCommand {
@@ -120,8 +120,52 @@ impl From<KernelArg> for Kernel {
     }
 }
 
+/// The CPU's model name with its family and model numbers (`/proc/cpuinfo` on Linux; virtual
+/// machines often show only a brand, e.g. "AMD EPYC", and the numbers tell the generation), or
+/// "unknown": benchmark figures mean little without it.
+pub(crate) fn cpu_model() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().map(str::trim) == Some(name))
+            .and_then(|l| l.split(':').nth(1))
+            .map(|v| v.trim().to_string())
+    };
+    match (field("model name"), field("cpu family"), field("model")) {
+        (Some(name), Some(family), Some(model)) => {
+            format!("{name} (family {family}, model {model})")
+        }
+        (Some(name), _, _) => name,
+        _ => "unknown".into(),
+    }
+}
+
+/// The SIMD kernel in force and where it came from, e.g. "avx2 (TESSERA_SIMD)".
+pub(crate) fn kernel_label() -> Result<String, MathError> {
+    let source = match simd::source()? {
+        simd::Source::Override => "TESSERA_SIMD",
+        simd::Source::Cpu => "fastest on this CPU",
+    };
+    Ok(format!("{} ({source})", simd::limit()?.name()))
+}
+
+/// Prints one benchmark result line, adding the host facts every such line carries: `kernel`
+/// (the `TESSERA_SIMD` kernel in force, unless the line names the kernel it measured, as the
+/// NTT's does), `simd` (the kernel in force) and `cpu` (the CPU model).
+pub(crate) fn bench_json(mut v: Value) {
+    if let Value::Object(map) = &mut v {
+        let limit = simd::active().name();
+        map.entry("kernel").or_insert_with(|| limit.into());
+        map.insert("simd".into(), limit.into());
+        map.insert("cpu".into(), cpu_model().into());
+    }
+    json_line(&v);
+}
+
 pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
     use crate::bench_ckks::{run as ckks, CkksOp};
+    // An unknown TESSERA_SIMD, or one this CPU lacks, stops here with the reason.
+    simd::limit()?;
     let ckks_run = |op, a: CkksBenchArgs| ckks(op, &a);
     match cmd {
         BenchCommand::Hmult(a) => Ok(ckks_run(CkksOp::HMult, a)?),
@@ -275,7 +319,7 @@ fn bench_ntt(
     for l in sizes {
         let r = measure_ntt(l, bits, limbs, kernel, reps)?;
         if json {
-            json_line(&json!({
+            bench_json(json!({
                 "op": "ntt", "logn": r.logn, "bits": bits, "threads": threads,
                 "median_s": r.median_s, "min_s": r.min_s, "limbs": limbs,
                 "kernel": r.kernel.name(), "q": r.q,
@@ -315,6 +359,8 @@ fn bench_ntt(
 }
 
 pub fn info(json: bool) -> Result<(), MathError> {
+    // An invalid TESSERA_SIMD is reported, not papered over.
+    let in_force = kernel_label()?;
     let q60 = generate_ntt_primes(60, 1 << 16, 1, &[])?[0];
     let q49 = generate_ntt_primes(49, 1 << 16, 1, &[])?[0];
     let clock = clock_hz();
@@ -322,17 +368,25 @@ pub fn info(json: bool) -> Result<(), MathError> {
         .iter()
         .map(|&k| (k, k.supports(q60, 1 << 16), k.supports(q49, 1 << 16)))
         .collect();
+    let cpu = cpu_model();
     if json {
         json_line(&json!({
+            "cpu": cpu,
             "clock_hz": clock,
             "threads": parallel::num_threads(),
+            "kernel": simd::limit()?.name(),
+            "kernel_source": if simd::source()? == simd::Source::Override { "TESSERA_SIMD" } else { "cpu" },
             "kernels": kernels.iter().map(|(k, a, b)| json!({"kernel": k.name(), "primes_60_bit": a, "primes_49_bit": b})).collect::<Vec<_>>(),
         }));
     } else {
         emit(&format!(
-            "estimated core clock: {:.2} GHz; threads available: {}",
+            "CPU: {cpu}; estimated core clock: {:.2} GHz; threads available: {}",
             clock / 1e9,
             parallel::num_threads()
+        ));
+        emit(&format!(
+            "kernel in force: {in_force} (set TESSERA_SIMD to one of {} to choose a lower one)",
+            Kernel::ALL.map(|k| k.name()).join(", ")
         ));
         let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
         table(

@@ -3,7 +3,7 @@
 //! uniform in [-1, 1]), levels left, key sizes, the DFT's rotation and plaintext counts, and
 //! the failure-probability estimate. A progress bar on an interactive terminal.
 
-use crate::output::{emit, json_line, table};
+use crate::output::{emit, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use num_complex::Complex64;
 use serde_json::json;
@@ -129,7 +129,7 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
     let (cts_rot, cts_pm) = count(&cts);
     let (stc_rot, stc_pm) = count(&stc);
     if json {
-        json_line(&json!({
+        crate::bench::bench_json(json!({
             "op": "bootstrap", "params": params, "ckks_params": ckks_preset, "threads": threads, "median_s": median,
             "min_s": times[0], "reps": reps,
             "precision_bits": st.mean_precision_bits(), "max_error_bits": st.max_error_bits(),
@@ -153,10 +153,11 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
         }
     } else {
         emit(&format!(
-            "bootstrapping at '{params}' (CKKS preset '{ckks_preset}', N = {}, {slots} slots, L = {}, depth {}), CPU backend, {threads} thread(s), {reps} run(s)",
+            "bootstrapping at '{params}' (CKKS preset '{ckks_preset}', N = {}, {slots} slots, L = {}, depth {}), CPU backend, kernel {}, {threads} thread(s), {reps} run(s)",
             ctx.params().n(),
             ctx.params().max_level(),
-            bp.depth()
+            bp.depth(),
+            crate::bench::kernel_label()?
         ));
         table(
             &[

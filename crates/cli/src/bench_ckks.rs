@@ -3,7 +3,7 @@
 //! clear computation, so a fast but wrong result cannot go unnoticed.
 
 use crate::bench::CkksBenchArgs;
-use crate::output::{emit, json_line, table};
+use crate::output::{emit, table};
 use num_complex::Complex64;
 use serde_json::json;
 use std::io::IsTerminal;
@@ -163,7 +163,7 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
         (s + k.stored_bytes(), e + k.expanded_bytes())
     });
     if json {
-        json_line(&json!({
+        crate::bench::bench_json(json!({
             "op": op.name(), "params": params, "threads": threads, "median_s": median,
             "min_s": times[0], "reps": reps, "n": ctx.params().n(), "level": l,
             "decomposition": if dynamic { "dynamic" } else { "fixed" },
@@ -176,7 +176,7 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
         }
     } else {
         emit(&format!(
-            "{} at '{params}' (N = {}, level {l}, dnum = {}{}), CPU backend, {threads} thread(s), median of {reps}",
+            "{} at '{params}' (N = {}, level {l}, dnum = {}{}), CPU backend, kernel {}, {threads} thread(s), median of {reps}",
             op.name(),
             ctx.params().n(),
             ctx.params().dnum(),
@@ -184,7 +184,8 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
                 ", dynamic decomposition"
             } else {
                 ""
-            }
+            },
+            crate::bench::kernel_label()?
         ));
         table(
             &[
@@ -234,7 +235,9 @@ pub(crate) fn primary_times(b: &Profiled<CpuBackend>, reps: usize) -> Vec<(Strin
 pub(crate) fn emit_profile(op: &str, prims: &[(String, f64, f64)], median: f64, json: bool) {
     if json {
         for (name, secs, calls) in prims {
-            json_line(&json!({"op": op, "primary": name, "mean_s": secs, "calls": calls}));
+            crate::bench::bench_json(
+                json!({"op": op, "primary": name, "mean_s": secs, "calls": calls}),
+            );
         }
         return;
     }

@@ -57,6 +57,7 @@ pub mod pointwise;
 pub mod poly;
 pub mod rns;
 pub mod sampling;
+pub mod simd;
 #[cfg(test)]
 mod testutil;
 pub mod wide;

@@ -14,6 +14,11 @@
 //!   compares. The column sum `h * 2^64 + t` is then reduced as `h * (2^64 mod q) + t` with two
 //!   Shoup products, which accept any 64-bit input. Eight coefficients per instruction against
 //!   one `mulx` chain per coefficient on the scalar path.
+//! * AVX2: the same four 32x32-bit partial products, four lanes. AVX2 has no unsigned 64-bit
+//!   compare, so instead of counting carries each product is split into 32-bit pieces summed
+//!   in columns that cannot overflow (weights 1, 2^32 and 2^64); the reduction is the same.
+//!   Conditional subtractions select on the sign bit of the difference (`blendv`), which is
+//!   exact because every modulus is below 2^62.
 //!
 //! Up to [`MAX_TERMS`] products are summed before a reduction; longer sums are split and
 //! chained through the accumulator. Operands must be below `q` and `q < 2^62` (every
@@ -29,7 +34,7 @@ pub const MAX_TERMS: usize = 15;
 
 /// The constants of one modulus for the vector reduction.
 #[derive(Clone, Copy, Debug)]
-struct ReduceConsts {
+pub(crate) struct ReduceConsts {
     q: u64,
     /// `2^64 mod q` and its Shoup quotient `floor(r64 * 2^64 / q)`.
     r64: u64,
@@ -39,7 +44,7 @@ struct ReduceConsts {
 }
 
 impl ReduceConsts {
-    fn new(m: &Modulus) -> Self {
+    pub(crate) fn new(m: &Modulus) -> Self {
         let r64 = ((1u128 << 64) % m.value() as u128) as u64;
         Self {
             q: m.value(),
@@ -50,19 +55,21 @@ impl ReduceConsts {
     }
 }
 
-/// Whether `kernel` runs the vector path here (IFMA implies AVX-512F/DQ; AVX2 has no unsigned
-/// 64-bit compare and runs the scalar path).
-fn vector(kernel: Kernel) -> bool {
-    matches!(kernel, Kernel::Avx512 | Kernel::Avx512Ifma) && Kernel::Avx512.cpu_supports()
-}
-
-/// The kernel the evaluator's element-wise products use on this CPU.
-pub fn best_kernel() -> Kernel {
-    if Kernel::Avx512.cpu_supports() {
-        Kernel::Avx512
+/// The vector code `kernel` runs here: IFMA's primaries are the AVX-512F/DQ code (52-bit
+/// products do not fit 64-bit residues), and a kernel the CPU lacks runs the scalar loop.
+fn vector(kernel: Kernel) -> Kernel {
+    let k = crate::simd::word64(kernel);
+    if k.cpu_supports() {
+        k
     } else {
         Kernel::Scalar
     }
+}
+
+/// The kernel the evaluator's element-wise products use: the `TESSERA_SIMD` limit, by default
+/// the fastest of this CPU ([`crate::simd::active`]).
+pub fn best_kernel() -> Kernel {
+    crate::simd::active()
 }
 
 fn check_len(what: &'static str, expected: usize, found: usize) -> Result<()> {
@@ -191,10 +198,12 @@ pub fn dot2_row(
 pub fn add_row(kernel: Kernel, m: &Modulus, out: &mut [u64], y: &[u64]) -> Result<()> {
     check_len("element-wise sum row", out.len(), y.len())?;
     let mut done = 0;
+    // SAFETY: `vector` checked the CPU; lengths checked.
     #[cfg(target_arch = "x86_64")]
-    if vector(kernel) {
-        // SAFETY: AVX-512F present; lengths checked.
-        done = unsafe { avx512::add_sub::<true>(out, y, m.value()) };
+    match vector(kernel) {
+        Kernel::Avx512 => done = unsafe { avx512::add_sub::<true>(out, y, m.value()) },
+        Kernel::Avx2 => done = unsafe { avx2::add_sub::<true>(out, y, m.value()) },
+        _ => {}
     }
     let _ = kernel;
     for (x, &v) in out[done..].iter_mut().zip(&y[done..]) {
@@ -207,10 +216,12 @@ pub fn add_row(kernel: Kernel, m: &Modulus, out: &mut [u64], y: &[u64]) -> Resul
 pub fn sub_row(kernel: Kernel, m: &Modulus, out: &mut [u64], y: &[u64]) -> Result<()> {
     check_len("element-wise difference row", out.len(), y.len())?;
     let mut done = 0;
+    // SAFETY: `vector` checked the CPU; lengths checked.
     #[cfg(target_arch = "x86_64")]
-    if vector(kernel) {
-        // SAFETY: AVX-512F present; lengths checked.
-        done = unsafe { avx512::add_sub::<false>(out, y, m.value()) };
+    match vector(kernel) {
+        Kernel::Avx512 => done = unsafe { avx512::add_sub::<false>(out, y, m.value()) },
+        Kernel::Avx2 => done = unsafe { avx2::add_sub::<false>(out, y, m.value()) },
+        _ => {}
     }
     let _ = kernel;
     for (x, &v) in out[done..].iter_mut().zip(&y[done..]) {
@@ -225,10 +236,12 @@ pub fn mul_const_row(kernel: Kernel, m: &Modulus, w: u64, out: &mut [u64]) {
     let w = m.reduce(w);
     let ws = m.shoup(w);
     let mut done = 0;
+    // SAFETY: `vector` checked the CPU; in place over `out`.
     #[cfg(target_arch = "x86_64")]
-    if vector(kernel) {
-        // SAFETY: AVX-512F/DQ present; in place over `out`.
-        done = unsafe { avx512::mul_const(out, w, ws, m.value()) };
+    match vector(kernel) {
+        Kernel::Avx512 => done = unsafe { avx512::mul_const(out, w, ws, m.value()) },
+        Kernel::Avx2 => done = unsafe { avx2::mul_const(out, w, ws, m.value()) },
+        _ => {}
     }
     let _ = kernel;
     for x in &mut out[done..] {
@@ -249,15 +262,19 @@ pub fn lift_centered_row(
     check_len("centered lift row", out.len(), x.len())?;
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
-    if vector(kernel) {
+    {
         let k = LiftConsts {
             half: src.value() / 2,
             src_mod_q: m.reduce(src.value()),
             q: m.value(),
             one_shoup: m.shoup(1),
         };
-        // SAFETY: AVX-512F/DQ present; lengths checked.
-        done = unsafe { avx512::lift_centered(x, out, &k) };
+        // SAFETY: `vector` checked the CPU; lengths checked.
+        match vector(kernel) {
+            Kernel::Avx512 => done = unsafe { avx512::lift_centered(x, out, &k) },
+            Kernel::Avx2 => done = unsafe { avx2::lift_centered(x, out, &k) },
+            _ => {}
+        }
     }
     let _ = kernel;
     for (o, &v) in out[done..].iter_mut().zip(&x[done..]) {
@@ -295,9 +312,16 @@ unsafe fn sum_products(
     n: usize,
 ) {
     let mut done = 0;
+    // SAFETY: `vector` checked the CPU; the caller, the pointers.
     #[cfg(target_arch = "x86_64")]
-    if vector(kernel) {
-        done = avx512::sum_products(xs, ys, accumulate, out, n, &ReduceConsts::new(m));
+    match vector(kernel) {
+        Kernel::Avx512 => {
+            done = avx512::sum_products(xs, ys, accumulate, out, n, &ReduceConsts::new(m))
+        }
+        Kernel::Avx2 => {
+            done = avx2::sum_products(xs, ys, accumulate, out, n, &ReduceConsts::new(m))
+        }
+        _ => {}
     }
     let _ = kernel;
     for k in done..n {
@@ -323,9 +347,16 @@ unsafe fn sum_products2(
     n: usize,
 ) {
     let mut done = 0;
+    // SAFETY: as in `sum_products`.
     #[cfg(target_arch = "x86_64")]
-    if vector(kernel) {
-        done = avx512::sum_products2(xs, ys, accumulate, outs, n, &ReduceConsts::new(m));
+    match vector(kernel) {
+        Kernel::Avx512 => {
+            done = avx512::sum_products2(xs, ys, accumulate, outs, n, &ReduceConsts::new(m))
+        }
+        Kernel::Avx2 => {
+            done = avx2::sum_products2(xs, ys, accumulate, outs, n, &ReduceConsts::new(m))
+        }
+        _ => {}
     }
     let _ = kernel;
     for (y, out) in ys.into_iter().zip(outs) {
@@ -578,6 +609,313 @@ mod avx512 {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2 {
+    use super::ReduceConsts;
+    use crate::ntt::shoup64_256;
+    use core::arch::x86_64::*;
+
+    const L: usize = 4;
+
+    /// The broadcast constants of one modulus.
+    struct Consts {
+        q: __m256i,
+        q2: __m256i,
+        r64: __m256i,
+        r64_shoup: __m256i,
+        one_shoup: __m256i,
+        low32: __m256i,
+    }
+
+    impl Consts {
+        #[inline(always)]
+        unsafe fn new(k: &ReduceConsts) -> Self {
+            let s = |x: u64| _mm256_set1_epi64x(x as i64);
+            Self {
+                q: s(k.q),
+                q2: s(2 * k.q),
+                r64: s(k.r64),
+                r64_shoup: s(k.r64_shoup),
+                one_shoup: s(k.one_shoup),
+                low32: s(u32::MAX as u64),
+            }
+        }
+    }
+
+    /// `a` where the sign bit of `mask` is set, else `b`.
+    #[inline(always)]
+    unsafe fn select_negative(mask: __m256i, a: __m256i, b: __m256i) -> __m256i {
+        _mm256_castpd_si256(_mm256_blendv_pd(
+            _mm256_castsi256_pd(b),
+            _mm256_castsi256_pd(a),
+            _mm256_castsi256_pd(mask),
+        ))
+    }
+
+    /// `x mod m` for `x < 2m` and `m < 2^63`: `x - m` wraps to a word with its top bit set
+    /// exactly when `x < m`.
+    #[inline(always)]
+    unsafe fn small_mod(x: __m256i, m: __m256i) -> __m256i {
+        let d = _mm256_sub_epi64(x, m);
+        select_negative(d, x, d)
+    }
+
+    /// `y mod q` in `[0, 4q)` for any `y < 2^64`: the Shoup product with 1 (`ws = floor(2^64 /
+    /// q)`), without the multiply by 1 and with the approximate quotient of
+    /// `crate::ntt::shoup64_256` (three partial products).
+    #[inline(always)]
+    unsafe fn reduce_word(y: __m256i, ws: __m256i, q: __m256i) -> __m256i {
+        let y_hi = _mm256_srli_epi64::<32>(y);
+        let ws_hi = _mm256_srli_epi64::<32>(ws);
+        let lh = _mm256_mul_epu32(y, ws_hi);
+        let hl = _mm256_mul_epu32(y_hi, ws);
+        let hh = _mm256_mul_epu32(y_hi, ws_hi);
+        let qhat = _mm256_add_epi64(
+            hh,
+            _mm256_add_epi64(_mm256_srli_epi64::<32>(lh), _mm256_srli_epi64::<32>(hl)),
+        );
+        // Low 64 bits of qhat * q from three partial products.
+        let q_hi = _mm256_srli_epi64::<32>(q);
+        let cross = _mm256_add_epi64(
+            _mm256_mul_epu32(qhat, q_hi),
+            _mm256_mul_epu32(_mm256_srli_epi64::<32>(qhat), q),
+        );
+        let qq = _mm256_add_epi64(_mm256_mul_epu32(qhat, q), _mm256_slli_epi64::<32>(cross));
+        _mm256_sub_epi64(y, qq)
+    }
+
+    /// A lane-wise 128-bit sum of products, kept as `lo + mid * 2^32 + hi * 2^64` in columns
+    /// that cannot overflow for up to `MAX_TERMS` products of operands below 2^62: `lo` gets
+    /// 32-bit pieces (on top of an accumulator below 2^62), `mid` 32-bit pieces, and `hi`
+    /// values below 2^61.
+    #[derive(Clone, Copy)]
+    struct Columns {
+        lo: __m256i,
+        mid: __m256i,
+        hi: __m256i,
+    }
+
+    impl Columns {
+        #[inline(always)]
+        unsafe fn new(init: __m256i) -> Self {
+            let z = _mm256_setzero_si256();
+            Self {
+                lo: init,
+                mid: z,
+                hi: z,
+            }
+        }
+
+        /// Adds `x * y`, with `xh = x >> 32` split by the caller (it is shared by the
+        /// products of one `x`). With `x, y < 2^62` the cross products are below 2^62 each,
+        /// so their sum with the upper half of the low product is below 2^64.
+        #[inline(always)]
+        unsafe fn add(&mut self, x: __m256i, xh: __m256i, y: __m256i, k: &Consts) {
+            let yh = _mm256_srli_epi64::<32>(y);
+            let ll = _mm256_mul_epu32(x, y);
+            let hh = _mm256_mul_epu32(xh, yh);
+            let cross = _mm256_add_epi64(
+                _mm256_add_epi64(_mm256_mul_epu32(x, yh), _mm256_mul_epu32(xh, y)),
+                _mm256_srli_epi64::<32>(ll),
+            );
+            self.lo = _mm256_add_epi64(self.lo, _mm256_and_si256(ll, k.low32));
+            self.mid = _mm256_add_epi64(self.mid, _mm256_and_si256(cross, k.low32));
+            self.hi = _mm256_add_epi64(
+                self.hi,
+                _mm256_add_epi64(hh, _mm256_srli_epi64::<32>(cross)),
+            );
+        }
+
+        /// The sum modulo `q`, in `[0, q)`.
+        #[inline(always)]
+        unsafe fn reduce(&self, k: &Consts) -> __m256i {
+            // Fold into h * 2^64 + t with t, h < 2^64: c < 2^37 carries into both.
+            let c = _mm256_add_epi64(_mm256_srli_epi64::<32>(self.lo), self.mid);
+            let t = _mm256_or_si256(
+                _mm256_and_si256(self.lo, k.low32),
+                _mm256_slli_epi64::<32>(c),
+            );
+            let h = _mm256_add_epi64(self.hi, _mm256_srli_epi64::<32>(c));
+            // h * (2^64 mod q) + t, each raw product in [0, 4q) brought to [0, 2q).
+            let a = small_mod(shoup64_256(h, k.r64, k.r64_shoup, k.q), k.q2);
+            let b = small_mod(reduce_word(t, k.one_shoup, k.q), k.q2);
+            small_mod(small_mod(_mm256_add_epi64(a, b), k.q2), k.q)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn load(p: *const u64, j: usize) -> __m256i {
+        _mm256_loadu_si256(p.add(j) as *const __m256i)
+    }
+
+    #[inline(always)]
+    unsafe fn store(p: *mut u64, j: usize, v: __m256i) {
+        _mm256_storeu_si256(p.add(j) as *mut __m256i, v)
+    }
+
+    #[inline(always)]
+    unsafe fn init(accumulate: bool, out: *mut u64, j: usize) -> __m256i {
+        if accumulate {
+            load(out, j)
+        } else {
+            _mm256_setzero_si256()
+        }
+    }
+
+    /// The AVX2 part of [`super::add_row`] and [`super::sub_row`]; returns how many words it
+    /// did.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn add_sub<const ADD: bool>(out: &mut [u64], y: &[u64], q: u64) -> usize {
+        let qv = _mm256_set1_epi64x(q as i64);
+        let full = out.len() - out.len() % L;
+        let p = out.as_mut_ptr();
+        let mut j = 0;
+        while j < full {
+            let (a, b) = (load(p, j), load(y.as_ptr(), j));
+            let r = if ADD {
+                small_mod(_mm256_add_epi64(a, b), qv)
+            } else {
+                let t = _mm256_sub_epi64(a, b);
+                select_negative(t, _mm256_add_epi64(t, qv), t)
+            };
+            store(p, j, r);
+            j += L;
+        }
+        full
+    }
+
+    /// The AVX2 part of [`super::mul_const_row`]; returns how many words it did.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn mul_const(out: &mut [u64], w: u64, ws: u64, q: u64) -> usize {
+        let s = |x: u64| _mm256_set1_epi64x(x as i64);
+        let (wv, wsv, qv, q2) = (s(w), s(ws), s(q), s(2 * q));
+        let full = out.len() - out.len() % L;
+        let p = out.as_mut_ptr();
+        let mut j = 0;
+        while j < full {
+            let r = shoup64_256(load(p, j), wv, wsv, qv);
+            store(p, j, small_mod(small_mod(r, q2), qv));
+            j += L;
+        }
+        full
+    }
+
+    /// The AVX2 part of [`super::lift_centered_row`]: `x mod q`, minus `src mod q` where `x`
+    /// stands for the negative `x - src` (`x < src < 2^62`, so a signed compare decides).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn lift_centered(x: &[u64], out: &mut [u64], k: &super::LiftConsts) -> usize {
+        let s = |x: u64| _mm256_set1_epi64x(x as i64);
+        let (half, sq, qv, q2, one_s) = (
+            s(k.half),
+            s(k.src_mod_q),
+            s(k.q),
+            s(2 * k.q),
+            s(k.one_shoup),
+        );
+        let full = out.len() - out.len() % L;
+        let mut j = 0;
+        while j < full {
+            let v = load(x.as_ptr(), j);
+            let r = small_mod(small_mod(reduce_word(v, one_s, qv), q2), qv);
+            let negative = _mm256_cmpgt_epi64(v, half);
+            let d = small_mod(_mm256_sub_epi64(_mm256_add_epi64(r, qv), sq), qv);
+            store(out.as_mut_ptr(), j, _mm256_blendv_epi8(r, d, negative));
+            j += L;
+        }
+        full
+    }
+
+    /// The AVX2 part of [`super::sum_products`]; returns how many words it did (a multiple
+    /// of 4), leaving the tail to the scalar loop.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn sum_products(
+        xs: &[*const u64],
+        ys: &[*const u64],
+        accumulate: bool,
+        out: *mut u64,
+        n: usize,
+        rc: &ReduceConsts,
+    ) -> usize {
+        let k = Consts::new(rc);
+        let full = n - n % L;
+        let mut j = 0;
+        while j < full {
+            let mut c = Columns::new(init(accumulate, out, j));
+            for (&x, &y) in xs.iter().zip(ys) {
+                let x = load(x, j);
+                c.add(x, _mm256_srli_epi64::<32>(x), load(y, j), &k);
+            }
+            store(out, j, c.reduce(&k));
+            j += L;
+        }
+        full
+    }
+
+    /// `out[k] = sum_i ys[i][k] * c[i] mod p` for the words of whole vectors (returns how
+    /// many): the BConv multiply-accumulate row on AVX2. The products are summed in columns and
+    /// reduced once per `MAX_TERMS` terms (chained through the output), four 32-bit multiplies
+    /// a term instead of the nine of a Shoup product emulated without a 64-bit multiply.
+    /// Needs `ys[i][k] < 2^62`, `c[i] < p < 2^62` and each `ys[i]` at least `out.len()` long.
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn mac_const(
+        ys: &[&[u64]],
+        c: &[u64],
+        out: &mut [u64],
+        rc: &ReduceConsts,
+    ) -> usize {
+        let k = Consts::new(rc);
+        let full = out.len() - out.len() % L;
+        let o = out.as_mut_ptr();
+        for (t, (yc, cc)) in ys
+            .chunks(super::MAX_TERMS)
+            .zip(c.chunks(super::MAX_TERMS))
+            .enumerate()
+        {
+            let mut j = 0;
+            while j < full {
+                let mut sum = Columns::new(init(t > 0, o, j));
+                for (y, &ci) in yc.iter().zip(cc) {
+                    let x = load(y.as_ptr(), j);
+                    let w = _mm256_set1_epi64x(ci as i64);
+                    sum.add(x, _mm256_srli_epi64::<32>(x), w, &k);
+                }
+                store(o, j, sum.reduce(&k));
+                j += L;
+            }
+        }
+        full
+    }
+
+    /// The AVX2 part of [`super::sum_products2`].
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn sum_products2(
+        xs: &[*const u64],
+        ys: [&[*const u64]; 2],
+        accumulate: bool,
+        outs: [*mut u64; 2],
+        n: usize,
+        rc: &ReduceConsts,
+    ) -> usize {
+        let k = Consts::new(rc);
+        let full = n - n % L;
+        let mut j = 0;
+        while j < full {
+            let mut c0 = Columns::new(init(accumulate, outs[0], j));
+            let mut c1 = Columns::new(init(accumulate, outs[1], j));
+            for (t, &x) in xs.iter().enumerate() {
+                let x = load(x, j);
+                let xh = _mm256_srli_epi64::<32>(x);
+                c0.add(x, xh, load(ys[0][t], j), &k);
+                c1.add(x, xh, load(ys[1][t], j), &k);
+            }
+            store(outs[0], j, c0.reduce(&k));
+            store(outs[1], j, c1.reduce(&k));
+            j += L;
+        }
+        full
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -606,10 +944,7 @@ mod tests {
     }
 
     fn kernels() -> Vec<Kernel> {
-        [Kernel::Scalar, Kernel::Avx512]
-            .into_iter()
-            .filter(|k| k.cpu_supports())
-            .collect()
+        crate::simd::kernels_for_tests("element-wise products")
     }
 
     const MODULI: [u64; 6] = [
@@ -732,25 +1067,58 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
-        /// The vector path equals the scalar path on random moduli, operands and lengths.
+        /// Every kernel this CPU supports equals the scalar path, bit for bit, on random
+        /// moduli, operands, lengths (vector bodies and scalar tails) and term counts: dot
+        /// products (split in chunks of `MAX_TERMS`), the paired dot product, products,
+        /// multiply-accumulates, constant products, sums, differences and centered lifts.
         #[test]
         fn vector_equals_scalar(
             q in 2u64..(1 << 62),
+            src in 2u64..(1 << 62),
             n in 1usize..70,
             terms in 1usize..20,
+            w in any::<u64>(),
             seed in any::<u64>(),
         ) {
-            prop_assume!(Kernel::Avx512.cpu_supports());
             let m = Modulus::new(q).unwrap();
-            let xs = (0..terms).map(|t| crate::testutil::random_residues(n, q, seed ^ t as u64)).collect::<Vec<_>>();
-            let ys = (0..terms).map(|t| crate::testutil::random_residues(n, q, !seed ^ t as u64)).collect::<Vec<_>>();
+            let sm = Modulus::new(src).unwrap();
+            let rows = |s: u64| (0..terms).map(|t| crate::testutil::random_residues(n, q, s ^ t as u64)).collect::<Vec<_>>();
+            let (xs, ys, zs) = (rows(seed), rows(!seed), rows(seed.rotate_left(17)));
             let xr: Vec<&[u64]> = xs.iter().map(|v| v.as_slice()).collect();
             let yr: Vec<&[u64]> = ys.iter().map(|v| v.as_slice()).collect();
-            let mut a = vec![0u64; n];
-            let mut b = vec![0u64; n];
-            dot_row(Kernel::Scalar, &m, &xr, &yr, &mut a).unwrap();
-            dot_row(Kernel::Avx512, &m, &xr, &yr, &mut b).unwrap();
-            prop_assert_eq!(a, b);
+            let zr: Vec<&[u64]> = zs.iter().map(|v| v.as_slice()).collect();
+            let v = crate::testutil::random_residues(n, src, seed ^ 0x5a5a);
+            // Every output of one kernel, in a fixed order.
+            let run = |kernel: Kernel| {
+                let mut got = Vec::new();
+                let mut d = vec![0u64; n];
+                dot_row(kernel, &m, &xr, &yr, &mut d).unwrap();
+                got.push(d);
+                let (mut d0, mut d1) = (vec![0u64; n], vec![0u64; n]);
+                dot2_row(kernel, &m, &xr, &yr, &zr, &mut d0, &mut d1).unwrap();
+                got.extend([d0, d1]);
+                let mut p = xs[0].clone();
+                mul_row(kernel, &m, &mut p, &ys[0]).unwrap();
+                got.push(p);
+                let mut a = zs[0].clone();
+                mul_acc_row(kernel, &m, &mut a, &xs[0], &ys[0]).unwrap();
+                got.push(a);
+                let mut c = xs[0].clone();
+                mul_const_row(kernel, &m, w, &mut c);
+                got.push(c);
+                let (mut s, mut t) = (xs[0].clone(), xs[0].clone());
+                add_row(kernel, &m, &mut s, &ys[0]).unwrap();
+                sub_row(kernel, &m, &mut t, &ys[0]).unwrap();
+                got.extend([s, t]);
+                let mut l = vec![0u64; n];
+                lift_centered_row(kernel, &sm, &m, &v, &mut l).unwrap();
+                got.push(l);
+                got
+            };
+            let want = run(Kernel::Scalar);
+            for kernel in kernels() {
+                prop_assert_eq!(&run(kernel), &want, "{:?}", kernel);
+            }
         }
     }
 }

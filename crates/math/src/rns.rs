@@ -16,6 +16,7 @@
 
 use crate::error::{MathError, Result};
 use crate::modular::Modulus;
+use crate::ntt::Kernel;
 use num_bigint::{BigInt, BigUint, Sign};
 use num_integer::Integer;
 use num_traits::{One, ToPrimitive, Zero};
@@ -171,8 +172,10 @@ pub struct BaseConverter {
 }
 
 impl BaseConverter {
-    /// Plans the conversion `from -> to`.
+    /// Plans the conversion `from -> to` (an invalid `TESSERA_SIMD` is an error here, see
+    /// [`crate::simd`]).
     pub fn new(from: &RnsBasis, to: &RnsBasis) -> Result<Self> {
+        crate::simd::limit()?;
         let qhat_mod_p = to
             .moduli
             .iter()
@@ -217,14 +220,20 @@ impl BaseConverter {
     /// Step 1: `y_i = [x_i * qhat_i^{-1}]_(q_i)`, limb-parallel. `input` is `l_in` limbs of
     /// `n` coefficients each, limb-major.
     pub fn scale(&self, input: &[u64], n: usize) -> Result<Vec<u64>> {
+        self.scale_with(crate::pointwise::best_kernel(), input, n)
+    }
+
+    /// [`BaseConverter::scale`] on `kernel`.
+    fn scale_with(&self, kernel: Kernel, input: &[u64], n: usize) -> Result<Vec<u64>> {
         self.check(input.len(), self.from.len(), n, "BConv input")?;
+        let kernel = Some(crate::simd::word64(kernel));
         let mut y = vec![0u64; input.len()];
         y.par_chunks_mut(n)
             .zip(input.par_chunks(n))
             .zip(self.from.moduli.par_iter().zip(&self.from.qhat_inv))
             .try_for_each(|((yl, xl), (m, &(inv, inv_s)))| {
                 // A one-term multiply-accumulate row is the vector Shoup product.
-                crate::ntt::mac_shoup_row(None, &[xl], &[inv], &[inv_s], m.value(), yl)
+                crate::ntt::mac_shoup_row(kernel, &[xl], &[inv], &[inv_s], m.value(), yl)
             })?;
         Ok(y)
     }
@@ -253,18 +262,24 @@ impl BaseConverter {
     }
 
     /// [`BaseConverter::convert`] on `kernel` (the scalar kernel is the reference the vector
-    /// path of the exact correction is tested against; the multiply-accumulate rows always use
-    /// the fastest kernel, tested separately).
+    /// paths are tested against). An IFMA kernel runs the AVX-512F/DQ code.
     pub fn convert_with(
         &self,
-        kernel: crate::ntt::Kernel,
+        kernel: Kernel,
         input: &[u64],
         output: &mut [u64],
         n: usize,
         mode: ConversionMode,
     ) -> Result<()> {
         self.check(output.len(), self.to.len(), n, "BConv output")?;
-        let y = self.scale(input, n)?;
+        if !kernel.cpu_supports() {
+            return Err(MathError::Unsupported(format!(
+                "kernel {} for BConv on this CPU",
+                kernel.name()
+            )));
+        }
+        let kernel = crate::simd::word64(kernel);
+        let y = self.scale_with(kernel, input, n)?;
         let exact = mode == ConversionMode::ExactCentered;
         let l_in = self.from.len();
         // Exact mode subtracts v_k * Q with v_k = round(sum_i y_ik / q_i) in [0, l_in]: one
@@ -277,8 +292,12 @@ impl BaseConverter {
             .zip(&self.q_mod_p)
             .map(|(p, &q)| (0..=l_in as u64).map(|u| p.mul(u, q)).collect())
             .collect();
-        // The vector correction holds the table in one register (at most 8 entries).
-        let vector = exact && l_in < 8 && vector_correction(kernel);
+        // The vector correction holds the table in one or two registers (at most 8 entries).
+        let vector = if exact && l_in < 8 {
+            kernel
+        } else {
+            Kernel::Scalar
+        };
         // Blocked over coefficients, all output limbs per block: the block's inputs (l_in x
         // 8 KiB) stay in the L1/L2 cache while every output limb reads them, and the exact
         // correction runs on each output block while it is still in cache.
@@ -305,7 +324,7 @@ impl BaseConverter {
                 for (j, out) in outs.into_iter().enumerate() {
                     let (row, row_shoup) = (&self.qhat_mod_p[j], &self.qhat_mod_p_shoup[j]);
                     let pv = self.to.moduli[j].value();
-                    crate::ntt::mac_shoup_row(None, &ys, row, row_shoup, pv, out)?;
+                    crate::ntt::mac_shoup_row(Some(kernel), &ys, row, row_shoup, pv, out)?;
                     if exact {
                         subtract_multiples(&tables[j], pv, v, out, vector);
                     }
@@ -318,13 +337,19 @@ impl BaseConverter {
     /// `v_k = round(sum_i y_ik / q_i)` for one block of coefficients (`floor(s + 1/2)`, the
     /// same IEEE operations in the same order on both paths): the multiple of `Q` to subtract
     /// for the centered exact result.
-    fn overflow_counts(&self, ys: &[&[u64]], v: &mut [u64], vector: bool) {
+    fn overflow_counts(&self, ys: &[&[u64]], v: &mut [u64], vector: Kernel) {
         let l = self.from.len() as u64;
         let mut done = 0;
+        // SAFETY: `convert_with` checked that the CPU supports `vector`.
         #[cfg(target_arch = "x86_64")]
-        if vector {
-            // SAFETY: `vector` is only set when AVX-512F/DQ are present.
-            done = unsafe { exact_avx512::overflow_counts(ys, &self.q_inv_f64, l, v) };
+        match vector {
+            Kernel::Avx512 => {
+                done = unsafe { exact_avx512::overflow_counts(ys, &self.q_inv_f64, l, v) }
+            }
+            Kernel::Avx2 => {
+                done = unsafe { exact_avx2::overflow_counts(ys, &self.q_inv_f64, l, v) }
+            }
+            _ => {}
         }
         let _ = vector;
         for (k, o) in v.iter_mut().enumerate().skip(done) {
@@ -341,19 +366,16 @@ impl BaseConverter {
 /// Coefficients per block of the blocked BConv (8 KiB per limb).
 const BCONV_BLOCK: usize = 1024;
 
-fn vector_correction(kernel: crate::ntt::Kernel) -> bool {
-    use crate::ntt::Kernel;
-    matches!(kernel, Kernel::Avx512 | Kernel::Avx512Ifma) && Kernel::Avx512.cpu_supports()
-}
-
-/// `out[k] = out[k] - table[v[k]] mod p` (both below p).
-fn subtract_multiples(table: &[u64], p: u64, v: &[u64], out: &mut [u64], vector: bool) {
+/// `out[k] = out[k] - table[v[k]] mod p` (both below p). A vector `kernel` needs a table of at
+/// most 8 entries and a CPU that supports it.
+fn subtract_multiples(table: &[u64], p: u64, v: &[u64], out: &mut [u64], vector: Kernel) {
     let mut done = 0;
+    // SAFETY: the caller checked the CPU and the table size.
     #[cfg(target_arch = "x86_64")]
-    if vector {
-        // SAFETY: `vector` is only set when AVX-512F is present and the table has at most 8
-        // entries.
-        done = unsafe { exact_avx512::subtract_multiples(table, p, v, out) };
+    match vector {
+        Kernel::Avx512 => done = unsafe { exact_avx512::subtract_multiples(table, p, v, out) },
+        Kernel::Avx2 => done = unsafe { exact_avx2::subtract_multiples(table, p, v, out) },
+        _ => {}
     }
     let _ = vector;
     for (o, &u) in out.iter_mut().zip(v).skip(done) {
@@ -424,6 +446,107 @@ mod exact_avx512 {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+mod exact_avx2 {
+    use core::arch::x86_64::*;
+
+    /// `x as f64` for any 64-bit `x`, rounded to nearest even like the scalar cast: both
+    /// 32-bit halves are placed exactly into the mantissas of `2^84 + hi * 2^32` and
+    /// `2^52 + lo`, and the one rounding is that of the final sum (AVX2 has no 64-bit
+    /// integer conversion).
+    #[inline(always)]
+    unsafe fn u64_to_f64(x: __m256i) -> __m256d {
+        const TWO_84: f64 = 19342813113834066795298816.0;
+        const TWO_52: f64 = 4503599627370496.0;
+        let hi = _mm256_or_si256(
+            _mm256_srli_epi64::<32>(x),
+            _mm256_castpd_si256(_mm256_set1_pd(TWO_84)),
+        );
+        let lo = _mm256_blend_epi32::<0b1010_1010>(x, _mm256_castpd_si256(_mm256_set1_pd(TWO_52)));
+        let hi = _mm256_sub_pd(_mm256_castsi256_pd(hi), _mm256_set1_pd(TWO_84 + TWO_52));
+        _mm256_add_pd(hi, _mm256_castsi256_pd(lo))
+    }
+
+    /// The vector part of `BaseConverter::overflow_counts`: the same IEEE products and sums
+    /// in the same order as the scalar loop (no fused multiply-add). Returns how many it did.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn overflow_counts(
+        ys: &[&[u64]],
+        q_inv: &[f64],
+        l: u64,
+        v: &mut [u64],
+    ) -> usize {
+        let full = v.len() - v.len() % 4;
+        let (half, lv) = (_mm256_set1_pd(0.5), _mm_set1_epi32(l as i32));
+        let mut k = 0;
+        while k < full {
+            let mut a = _mm256_setzero_pd();
+            for (y, &qi) in ys.iter().zip(q_inv) {
+                let yv = u64_to_f64(_mm256_loadu_si256(y.as_ptr().add(k) as *const __m256i));
+                a = _mm256_add_pd(a, _mm256_mul_pd(yv, _mm256_set1_pd(qi)));
+            }
+            let r = _mm256_round_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(
+                _mm256_add_pd(a, half),
+            );
+            // 0 <= r < 8 here (fewer than 8 input limbs), so 32-bit integers hold it.
+            let r = _mm_min_epi32(_mm256_cvttpd_epi32(r), lv);
+            _mm256_storeu_si256(
+                v.as_mut_ptr().add(k) as *mut __m256i,
+                _mm256_cvtepi32_epi64(r),
+            );
+            k += 4;
+        }
+        full
+    }
+
+    /// The vector part of `subtract_multiples`: the table (at most 8 entries) sits in two
+    /// registers and each lookup is a pair of 32-bit lane permutations and a blend.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn subtract_multiples(
+        table: &[u64],
+        p: u64,
+        v: &[u64],
+        out: &mut [u64],
+    ) -> usize {
+        let mut padded = [0u64; 8];
+        padded[..table.len()].copy_from_slice(table);
+        let t_lo = _mm256_loadu_si256(padded.as_ptr() as *const __m256i);
+        let t_hi = _mm256_loadu_si256(padded.as_ptr().add(4) as *const __m256i);
+        let (pv, one, three) = (
+            _mm256_set1_epi64x(p as i64),
+            _mm256_set1_epi64x(1),
+            _mm256_set1_epi64x(3),
+        );
+        let full = out.len() - out.len() % 4;
+        let mut k = 0;
+        while k < full {
+            let idx = _mm256_loadu_si256(v.as_ptr().add(k) as *const __m256i);
+            // 32-bit lane indices (2i, 2i + 1) of entry i; the permutation reads them mod 8.
+            let d = _mm256_slli_epi64::<1>(idx);
+            let pair = _mm256_or_si256(d, _mm256_slli_epi64::<32>(_mm256_add_epi64(d, one)));
+            let t = _mm256_blendv_epi8(
+                _mm256_permutevar8x32_epi32(t_lo, pair),
+                _mm256_permutevar8x32_epi32(t_hi, pair),
+                _mm256_cmpgt_epi64(idx, three),
+            );
+            let o = _mm256_loadu_si256(out.as_ptr().add(k) as *const __m256i);
+            // o, t < p < 2^62: the difference is negative exactly when it needs + p.
+            let d = _mm256_castsi256_pd(_mm256_sub_epi64(o, t));
+            let r = _mm256_blendv_pd(
+                d,
+                _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(d), pv)),
+                d,
+            );
+            _mm256_storeu_si256(
+                out.as_mut_ptr().add(k) as *mut __m256i,
+                _mm256_castpd_si256(r),
+            );
+            k += 4;
+        }
+        full
+    }
+}
+
 /// `floor(x / d + 1/2)` for integers and `d > 0` (the exact reference for rescaling).
 pub fn div_round(x: &BigInt, d: &BigInt) -> BigInt {
     let two = BigInt::from(2);
@@ -469,24 +592,27 @@ mod tests {
             prop_assert_eq!(b.reconstruct_centered(&b.decompose(&xc)).unwrap(), xc);
         }
 
-        /// The vector exact correction equals the scalar one (2048 coefficients: two blocks,
-        /// every lane of the vector loop; source bases with tables above and below 8 entries).
+        /// Every vector kernel's conversion, exact correction included, equals the scalar one
+        /// (2051 coefficients: two full blocks and a tail, every lane of the vector loops;
+        /// source bases with tables above and below 8 entries).
         #[test]
-        fn vector_exact_bconv_equals_scalar(l_in in 1usize..10, bits in prop::sample::select(vec![28u32, 50, 61]), seed in any::<u64>()) {
-            prop_assume!(crate::ntt::Kernel::Avx512.cpu_supports());
+        fn vector_bconv_equals_scalar(l_in in 1usize..10, bits in prop::sample::select(vec![28u32, 50, 61, 62]), seed in any::<u64>()) {
             let from = basis(bits, l_in, &[]);
             let to = basis(60, 5, &from.values());
             let conv = BaseConverter::new(&from, &to).unwrap();
-            let n = 2048;
+            let n = 2051;
             let input: Vec<u64> = from.values().iter().enumerate().flat_map(|(i, &q)| {
                 crate::testutil::random_residues(n, q, seed ^ (i as u64) << 20)
             }).collect();
-            let mut a = vec![0u64; 5 * n];
-            let mut b = vec![0u64; 5 * n];
-            use crate::ntt::Kernel;
-            conv.convert_with(Kernel::Scalar, &input, &mut a, n, ConversionMode::ExactCentered).unwrap();
-            conv.convert_with(Kernel::Avx512, &input, &mut b, n, ConversionMode::ExactCentered).unwrap();
-            prop_assert_eq!(a, b);
+            for mode in [ConversionMode::ExactCentered, ConversionMode::Approximate] {
+                let mut want = vec![0u64; 5 * n];
+                conv.convert_with(Kernel::Scalar, &input, &mut want, n, mode).unwrap();
+                for kernel in crate::simd::kernels_for_tests("BConv") {
+                    let mut got = vec![0u64; 5 * n];
+                    conv.convert_with(kernel, &input, &mut got, n, mode).unwrap();
+                    prop_assert_eq!(&got, &want, "{:?} {:?}", kernel, mode);
+                }
+            }
         }
 
         #[test]

@@ -15,6 +15,7 @@
 //!   the whole table for every sample so the time does not depend on the value drawn.
 
 use crate::error::{MathError, Result};
+use crate::ntt::Kernel;
 
 /// A 32-byte seed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -93,26 +94,47 @@ impl Xof {
 impl Xof {
     /// Fills `out` with uniform integers in `[0, bound)`: exactly the values that
     /// `out.len()` calls of [`Xof::below`] return, read straight from the buffer in a tight
-    /// loop (this is the hot path of regenerating a seeded key's `a` half).
+    /// loop (this is the hot path of regenerating a seeded key's `a` half). The rejection loop
+    /// runs on the `TESSERA_SIMD` kernel ([`crate::simd::active`]).
     pub fn fill_below(&mut self, bound: u64, out: &mut [u64]) {
+        self.fill_below_with(crate::simd::active(), bound, out)
+    }
+
+    /// [`Xof::fill_below`] with the rejection loop on `kernel`: the same values on every
+    /// kernel. A kernel this CPU lacks runs the scalar loop, and so does AVX2 for bounds above
+    /// 2^62 (its compare is signed; every modulus is below 2^62).
+    pub fn fill_below_with(&mut self, kernel: Kernel, bound: u64, out: &mut [u64]) {
         debug_assert!(bound >= 1);
         let mask = u64::MAX >> (bound - 1).leading_zeros().min(63);
-        let vector = avx512_compress_available();
+        let vector = match crate::simd::word64(kernel) {
+            k @ Kernel::Avx512 if k.cpu_supports() => k,
+            k @ Kernel::Avx2 if k.cpu_supports() && bound <= 1 << 62 => k,
+            _ => Kernel::Scalar,
+        };
         let mut i = 0;
         while i < out.len() {
             if self.pos + 8 > XOF_BUFFER {
                 self.reader.fill(&mut self.buf[..]);
                 self.pos = 0;
             }
-            if vector {
-                // SAFETY: AVX-512F is present; the kernel reads whole 64-byte blocks of the
-                // buffer and writes at most 8 words while at least 8 are free.
-                let (read, written) = unsafe {
-                    compress_below_avx512(&self.buf[self.pos..], mask, bound, &mut out[i..])
+            // SAFETY: `vector` is a kernel this CPU supports (and for AVX2 the bound is at
+            // most 2^62); each kernel reads whole blocks of the buffer and writes one vector
+            // of words only while that many are free.
+            #[cfg(target_arch = "x86_64")]
+            {
+                let (read, written) = match vector {
+                    Kernel::Avx512 => unsafe {
+                        compress_below_avx512(&self.buf[self.pos..], mask, bound, &mut out[i..])
+                    },
+                    Kernel::Avx2 => unsafe {
+                        compress_below_avx2(&self.buf[self.pos..], mask, bound, &mut out[i..])
+                    },
+                    _ => (0, 0),
                 };
                 self.pos += read;
                 i += written;
             }
+            let _ = vector;
             for w in self.buf[self.pos..].chunks_exact(8) {
                 if i == out.len() {
                     break;
@@ -125,17 +147,6 @@ impl Xof {
                 }
             }
         }
-    }
-}
-
-fn avx512_compress_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
     }
 }
 
@@ -177,9 +188,62 @@ unsafe fn compress_below_avx512(
     (read, written)
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn compress_below_avx512(_: &[u8], _: u64, _: u64, _: &mut [u64]) -> (usize, usize) {
-    (0, 0)
+/// For each 4-bit mask of accepted lanes, the 32-bit lane permutation that packs those 64-bit
+/// lanes to the front (AVX2 has no compress instruction).
+#[cfg(target_arch = "x86_64")]
+const COMPRESS4: [[u32; 8]; 16] = {
+    let mut t = [[0u32; 8]; 16];
+    let mut m = 0;
+    while m < 16 {
+        let (mut k, mut i) = (0, 0);
+        while i < 4 {
+            if (m >> i) & 1 == 1 {
+                t[m][2 * k] = 2 * i as u32;
+                t[m][2 * k + 1] = 2 * i as u32 + 1;
+                k += 1;
+            }
+            i += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// [`compress_below_avx512`] with AVX2, four candidates at a time: the accepted lanes are
+/// packed by a table-driven lane permutation.
+///
+/// # Safety
+/// The CPU must support AVX2, and `bound <= 2^62` (so masked words and the bound compare
+/// correctly as signed integers).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn compress_below_avx2(
+    buf: &[u8],
+    mask: u64,
+    bound: u64,
+    out: &mut [u64],
+) -> (usize, usize) {
+    use core::arch::x86_64::*;
+    let (m, b) = (
+        _mm256_set1_epi64x(mask as i64),
+        _mm256_set1_epi64x(bound as i64),
+    );
+    let (mut read, mut written) = (0, 0);
+    while read + 32 <= buf.len() && written + 4 <= out.len() {
+        let v = _mm256_and_si256(
+            _mm256_loadu_si256(buf.as_ptr().add(read) as *const __m256i),
+            m,
+        );
+        let keep = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(b, v))) as usize;
+        let perm = _mm256_loadu_si256(COMPRESS4[keep].as_ptr() as *const __m256i);
+        _mm256_storeu_si256(
+            out.as_mut_ptr().add(written) as *mut __m256i,
+            _mm256_permutevar8x32_epi32(v, perm),
+        );
+        read += 32;
+        written += keep.count_ones() as usize;
+    }
+    (read, written)
 }
 
 /// `n` uniform residues modulo `q`.
@@ -310,23 +374,57 @@ mod tests {
         assert_eq!(&a[64..128], &expand_uniform(&seed(1), &[12289], 64)[..]);
         // The buffered fill is the same stream as one `below` call per value, across refills
         // and with heavy rejection (bound just above a power of two).
-        for bound in [3u64, 12289, (1 << 40) + 1, (1 << 61) - 1] {
-            let mut x = Xof::new(&seed(5), b"fill");
-            let want: Vec<u64> = (0..3000).map(|_| x.below(bound)).collect();
-            let mut y = Xof::new(&seed(5), b"fill");
-            let mut got = vec![0u64; 3000];
-            // Pieces shorter than, equal to and longer than one vector of candidates.
-            let mut start = 0;
-            for len in [1usize, 7, 8, 9, 1234, 3000 - 1259] {
-                y.fill_below(bound, &mut got[start..start + len]);
-                start += len;
+        for bound in [3u64, 12289, (1 << 40) + 1, (1 << 61) - 1, 1 << 62, u64::MAX] {
+            for kernel in crate::simd::kernels_for_tests("fill_below") {
+                let mut x = Xof::new(&seed(5), b"fill");
+                let want: Vec<u64> = (0..3000).map(|_| x.below(bound)).collect();
+                let mut y = Xof::new(&seed(5), b"fill");
+                let mut got = vec![0u64; 3000];
+                // Pieces shorter than, equal to and longer than one vector of candidates.
+                let mut start = 0;
+                for len in [1usize, 3, 4, 5, 7, 8, 9, 1234, 3000 - 1271] {
+                    y.fill_below_with(kernel, bound, &mut got[start..start + len]);
+                    start += len;
+                }
+                assert_eq!(got, want, "{kernel:?} bound {bound}");
+                // The stream stops exactly where the one-at-a-time reads stop.
+                assert_eq!(y.below(bound), x.below(bound));
             }
-            assert_eq!(got, want);
-            // The stream stops exactly where the one-at-a-time reads stop.
-            assert_eq!(y.below(bound), x.below(bound));
         }
         for (i, &q) in qs.iter().enumerate() {
             assert!(a[i * 64..(i + 1) * 64].iter().all(|&x| x < q));
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+        /// Every kernel's rejection loop yields the one-at-a-time stream, for random bounds
+        /// (including heavy rejection just above powers of two) and random piece lengths.
+        #[test]
+        fn fill_below_kernels_equal_the_definition(
+            bound in 1u64..(1 << 62),
+            just_above_power in proptest::prelude::any::<bool>(),
+            s in proptest::prelude::any::<u8>(),
+            pieces in proptest::collection::vec(0usize..600, 1..8),
+        ) {
+            let bound = if just_above_power {
+                (1u64 << (63 - bound.leading_zeros()).min(61)) + 1
+            } else {
+                bound
+            };
+            let total: usize = pieces.iter().sum();
+            let mut x = Xof::new(&seed(s), b"prop");
+            let want: Vec<u64> = (0..total).map(|_| x.below(bound)).collect();
+            for kernel in crate::simd::kernels_for_tests("fill_below") {
+                let mut y = Xof::new(&seed(s), b"prop");
+                let mut got = vec![0u64; total];
+                let mut start = 0;
+                for &len in &pieces {
+                    y.fill_below_with(kernel, bound, &mut got[start..start + len]);
+                    start += len;
+                }
+                proptest::prop_assert_eq!(&got, &want, "{:?}", kernel);
+            }
         }
     }
 

@@ -56,6 +56,14 @@ pub(crate) trait Lanes {
     unsafe fn sub(a: Self::V, b: Self::V) -> Self::V;
     /// Unsigned minimum; `min(x, x - m)` reduces `x in [0, 2m)` to `[0, m)`.
     unsafe fn min(a: Self::V, b: Self::V) -> Self::V;
+    /// `x mod m` for `x < 2m`, where `m <= 2^63` (every `m` the drivers pass: `2q`, and `4q`,
+    /// `8q` only in the wide regime, where `16q < 2^64`). By default `min(x, x - m)`; a lane
+    /// type without an unsigned minimum may select on the sign bit of `x - m` instead, which is
+    /// set exactly when `x < m` under that bound.
+    #[inline(always)]
+    unsafe fn small_mod(x: Self::V, m: Self::V) -> Self::V {
+        Self::min(x, Self::sub(x, m))
+    }
     /// Shoup product, a value congruent to `y*w` in `[0, 4q)` (`y < 2^WORD_BITS`).
     unsafe fn mul_shoup_raw(y: Self::V, w: Self::V, ws: Self::V, q: Self::V) -> Self::V;
     /// From two consecutive vectors (2L words), gather the butterfly inputs of stride `t < L`
@@ -104,7 +112,7 @@ const WIDE_REDUCE: u8 = 2;
 
 #[inline(always)]
 unsafe fn small_mod<S: Lanes>(x: S::V, m: S::V) -> S::V {
-    S::min(x, S::sub(x, m))
+    S::small_mod(x, m)
 }
 
 /// Shoup product in `[0, 2q)`.

@@ -13,7 +13,7 @@ mod tables;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86::shoup64_512;
+pub(crate) use x86::{shoup64_256, shoup64_512};
 
 pub use tables::bit_reverse;
 
@@ -39,8 +39,9 @@ pub fn check_degree(n: usize) -> Result<()> {
     Ok(())
 }
 
-/// An NTT implementation. All kernels produce bit-identical results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// An NTT implementation. All kernels produce bit-identical results. Ordered slowest first,
+/// the order of [`Kernel::ALL`] (a `TESSERA_SIMD` setting is a ceiling in this order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kernel {
     /// Portable `u64` code.
     Scalar,
@@ -112,19 +113,26 @@ impl Kernel {
         fits && self.cpu_supports() && (self == Kernel::Scalar || n >= 4 * self.lanes())
     }
 
-    /// The fastest kernel that supports `(q, n)` here.
+    /// The fastest kernel that supports `(q, n)` here, at or below the `TESSERA_SIMD` limit
+    /// ([`crate::simd::active`]).
     pub fn best(q: u64, n: usize) -> Kernel {
+        Self::best_up_to(crate::simd::active(), q, n)
+    }
+
+    /// The fastest kernel at or below `limit` that supports `(q, n)` here.
+    pub fn best_up_to(limit: Kernel, q: u64, n: usize) -> Kernel {
         *Kernel::ALL
             .iter()
             .rev()
-            .find(|k| k.supports(q, n))
+            .find(|k| **k <= limit && k.supports(q, n))
             .unwrap_or(&Kernel::Scalar)
     }
 }
 
 /// The BConv multiply-accumulate row `out[k] = sum_i ys[i][k] * c[i] mod p` (see
-/// `lanes::mac_shoup`) on `kernel`, or on the fastest 64-bit-word kernel of this CPU when
-/// `kernel` is `None` (IFMA's 52-bit words do not fit BConv's full-size residues).
+/// `lanes::mac_shoup`) on `kernel`, or when `kernel` is `None` on the 64-bit-word kernel of the
+/// `TESSERA_SIMD` limit ([`crate::simd::word64`]: IFMA's 52-bit words do not fit BConv's
+/// full-size residues).
 /// Requires `c[i] < p < 2^62`, `cs[i] = floor(c[i] * 2^64 / p)`, and each `ys[i]` at least as
 /// long as `out`.
 pub fn mac_shoup_row(
@@ -149,12 +157,7 @@ pub fn mac_shoup_row(
             found: ys.iter().map(|y| y.len()).min().unwrap_or(0),
         });
     }
-    let kernel = kernel.unwrap_or_else(|| {
-        [Kernel::Avx512, Kernel::Avx2]
-            .into_iter()
-            .find(|k| k.cpu_supports())
-            .unwrap_or(Kernel::Scalar)
-    });
+    let kernel = kernel.unwrap_or_else(|| crate::simd::word64(crate::simd::active()));
     if !kernel.cpu_supports() || kernel == Kernel::Avx512Ifma {
         return Err(MathError::Unsupported(format!(
             "kernel {} for BConv rows on this CPU",
@@ -167,12 +170,24 @@ pub fn mac_shoup_row(
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512 => x86::mac_shoup_avx512(ys, c, cs, p, out),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => x86::mac_shoup_avx2(ys, c, cs, p, out),
+            Kernel::Avx2 if ys.len() >= AVX2_COLUMN_TERMS => {
+                // Lazy 128-bit column sums (the element-wise products' scheme): fewer 32-bit
+                // multiplies than AVX2's emulated Shoup products; the tail words run those.
+                let rc = crate::pointwise::ReduceConsts::new(&Modulus::new(p)?);
+                let done = crate::pointwise::avx2::mac_const(ys, c, out, &rc);
+                let tail: Vec<&[u64]> = ys.iter().map(|y| &y[done..out.len()]).collect();
+                x86::mac_shoup_avx2(&tail, c, cs, p, &mut out[done..])
+            }
             _ => lanes::mac_shoup::<lanes::Scalar>(ys, c, cs, p, out),
         }
     }
     Ok(())
 }
+
+/// Terms from which an AVX2 BConv row sums lazily in 128-bit columns, one reduction per row,
+/// instead of reducing each Shoup product: a column term costs about 17 AVX2 operations and the
+/// reduction about 56, against about 38 per Shoup term (operation counts of the two schemes).
+const AVX2_COLUMN_TERMS: usize = 3;
 
 /// A precomputed negacyclic NTT for one prime and one degree.
 pub struct NttPlan {
@@ -198,8 +213,10 @@ impl std::fmt::Debug for NttPlan {
 
 impl NttPlan {
     /// Plans the transform of degree `n` modulo the NTT-friendly prime `q`, using the fastest
-    /// kernel this CPU supports.
+    /// kernel this CPU supports at or below the `TESSERA_SIMD` limit (an invalid setting is
+    /// an error here, see [`crate::simd`]).
     pub fn new(n: usize, q: u64) -> Result<Self> {
+        let limit = crate::simd::limit()?;
         check_degree(n)?;
         check_ntt_prime(q, n)?;
         let modulus = Modulus::new(q)?;
@@ -212,7 +229,7 @@ impl NttPlan {
             psi,
             tables,
             tables52,
-            kernel: Kernel::best(q, n),
+            kernel: Kernel::best_up_to(limit, q, n),
         })
     }
 
@@ -360,11 +377,13 @@ mod tests {
                         (s % p as u128) as u64
                     })
                     .collect();
-                for kernel in [Kernel::Scalar, Kernel::Avx2, Kernel::Avx512] {
-                    if !kernel.cpu_supports() {
+                for kernel in crate::simd::kernels_for_tests("mac_shoup_row") {
+                    let mut out = vec![0u64; n];
+                    if kernel == Kernel::Avx512Ifma {
+                        // IFMA has no BConv row: asked for explicitly, it is an error.
+                        assert!(mac_shoup_row(Some(kernel), &yr, &c, &cs, p, &mut out).is_err());
                         continue;
                     }
-                    let mut out = vec![0u64; n];
                     mac_shoup_row(Some(kernel), &yr, &c, &cs, p, &mut out).unwrap();
                     assert_eq!(
                         out,
@@ -471,7 +490,8 @@ mod tests {
             plan.forward_with(Kernel::Scalar, &mut fs).unwrap();
             let mut is = a.clone();
             plan.inverse_with(Kernel::Scalar, &mut is).unwrap();
-            for k in Kernel::ALL.into_iter().filter(|k| k.supports(q, n)) {
+            // Kernels the CPU lacks are reported; IFMA also needs q < 2^50.
+            for k in crate::simd::kernels_for_tests("NTT").into_iter().filter(|k| k.supports(q, n)) {
                 let mut f = a.clone();
                 plan.forward_with(k, &mut f).unwrap();
                 prop_assert_eq!(&f, &fs, "forward kernel {:?}", k);

@@ -39,13 +39,31 @@ macro_rules! shoup_lazy_approx {
 
 pub(crate) struct Avx2;
 
+/// The raw Shoup product `y * w mod q` in `[0, 4q)` for any `y < 2^64`, four lanes; also the
+/// AVX2 element-wise primaries' constant product. The quotient is `shoup_lazy_approx!`'s
+/// (three partial products); the two low products `y * w` and `qhat * q` are formed as one
+/// difference, `(yl*wl - ql'*ql) + ((yl*wh + yh*wl - ql'*qh - qh'*ql) << 32)` modulo 2^64,
+/// with the cross terms from two 32-bit low multiplies: seven multiplies instead of nine.
 #[inline(always)]
-unsafe fn mullo_256(a: __m256i, b: __m256i) -> __m256i {
-    // Low 64 bits of a*b: a_lo*b_lo + ((a_lo*b_hi + a_hi*b_lo) << 32).
-    let ll = _mm256_mul_epu32(a, b);
-    let lh = _mm256_mul_epu32(a, _mm256_srli_epi64::<32>(b));
-    let hl = _mm256_mul_epu32(_mm256_srli_epi64::<32>(a), b);
-    _mm256_add_epi64(ll, _mm256_slli_epi64::<32>(_mm256_add_epi64(lh, hl)))
+pub(crate) unsafe fn shoup64_256(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
+    let y_hi = _mm256_shuffle_epi32::<0b1011_0001>(y);
+    let ws_hi = _mm256_shuffle_epi32::<0b1011_0001>(ws);
+    let lh = _mm256_mul_epu32(y, ws_hi);
+    let hl = _mm256_mul_epu32(y_hi, ws);
+    let hh = _mm256_mul_epu32(y_hi, ws_hi);
+    let qhat = _mm256_add_epi64(
+        hh,
+        _mm256_add_epi64(_mm256_srli_epi64::<32>(lh), _mm256_srli_epi64::<32>(hl)),
+    );
+    let low = _mm256_sub_epi64(_mm256_mul_epu32(y, w), _mm256_mul_epu32(qhat, q));
+    // Only the low 32 bits of the cross sum survive the shift: 32-bit low products of both
+    // halves at once (`vpmulld` on [yl*wh, yh*wl] and [ql'*qh, qh'*ql]), then the two halves
+    // of their difference added.
+    let a = _mm256_mullo_epi32(y, _mm256_shuffle_epi32::<0b1011_0001>(w));
+    let b = _mm256_mullo_epi32(qhat, _mm256_shuffle_epi32::<0b1011_0001>(q));
+    let d = _mm256_sub_epi32(a, b);
+    let cross = _mm256_add_epi32(d, _mm256_srli_epi64::<32>(d));
+    _mm256_add_epi64(low, _mm256_slli_epi64::<32>(cross))
 }
 
 impl Lanes for Avx2 {
@@ -81,19 +99,18 @@ impl Lanes for Avx2 {
         _mm256_blendv_epi8(a, b, gt)
     }
     #[inline(always)]
+    unsafe fn small_mod(x: __m256i, m: __m256i) -> __m256i {
+        // Two operations instead of the five of the emulated unsigned minimum.
+        let d = _mm256_sub_epi64(x, m);
+        _mm256_castpd_si256(_mm256_blendv_pd(
+            _mm256_castsi256_pd(d),
+            _mm256_castsi256_pd(x),
+            _mm256_castsi256_pd(d),
+        ))
+    }
+    #[inline(always)]
     unsafe fn mul_shoup_raw(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
-        shoup_lazy_approx!(
-            _mm256_mul_epu32,
-            _mm256_shuffle_epi32,
-            _mm256_srli_epi64,
-            _mm256_add_epi64,
-            _mm256_sub_epi64,
-            mullo_256,
-            y,
-            w,
-            ws,
-            q
-        )
+        shoup64_256(y, w, ws, q)
     }
     #[inline(always)]
     unsafe fn split(t: usize, v0: __m256i, v1: __m256i) -> (__m256i, __m256i) {

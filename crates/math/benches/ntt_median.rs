@@ -1,0 +1,55 @@
+//! Forward and inverse NTT at N = 2^16 (60-bit prime): Tessera's plan (the `TESSERA_SIMD`
+//! kernel) against tfhe-ntt 0.7's `prime64::Plan` (its AVX2 code: the AVX-512 code needs its
+//! `nightly` feature), alternating one call of each for `REPS` rounds in one process and
+//! reporting medians and minima.
+//!
+//! Why besides the criterion group `ntt/...`: criterion reports means over long batches, and on
+//! a shared host under load those absorb every preemption (here they read 2x the uncontended
+//! time); the median of single calls, alternated, is what the CLI's `bench ntt` reports.
+//!
+//! Run: `TESSERA_SIMD=avx2 cargo bench -p tessera-math --bench ntt_median`
+
+use std::hint::black_box;
+use std::time::Instant;
+use tessera_math::primes::generate_ntt_primes;
+use tessera_math::{AlignedVec, NttPlan};
+
+const REPS: usize = 1001;
+
+fn main() {
+    let n = 1usize << 16;
+    let q = generate_ntt_primes(60, n, 1, &[]).unwrap()[0];
+    let ours = NttPlan::new(n, q).unwrap();
+    let peer = tfhe_ntt::prime64::Plan::try_new(n, q).unwrap();
+    let words: Vec<u64> = (0..n as u64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % q)
+        .collect();
+    let (mut a, mut b) = (AlignedVec::from(words.clone()), AlignedVec::from(words));
+    let time = |f: &mut dyn FnMut()| {
+        let s = Instant::now();
+        f();
+        s.elapsed().as_secs_f64()
+    };
+    let mut t = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..REPS {
+        t[0].push(time(&mut || ours.forward(black_box(&mut a)).unwrap()));
+        t[1].push(time(&mut || peer.fwd(black_box(&mut b))));
+        t[2].push(time(&mut || ours.inverse(black_box(&mut a)).unwrap()));
+        t[3].push(time(&mut || peer.inv(black_box(&mut b))));
+    }
+    let names = [
+        "forward/tessera",
+        "forward/tfhe-ntt",
+        "inverse/tessera",
+        "inverse/tfhe-ntt",
+    ];
+    for (name, mut v) in names.into_iter().zip(t) {
+        v.sort_by(f64::total_cmp);
+        println!(
+            "{{\"bench\":\"ntt_median/N=2^16/60-bit/{name}\",\"kernel\":\"{}\",\"median_us\":{:.2},\"min_us\":{:.2},\"reps\":{REPS}}}",
+            ours.kernel().name(),
+            v[v.len() / 2] * 1e6,
+            v[0] * 1e6
+        );
+    }
+}
