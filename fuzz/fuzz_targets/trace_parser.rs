@@ -5,4 +5,6 @@
 #[path = "../src/entry.rs"]
 mod entry;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| entry::trace(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    entry::trace(data);
+});

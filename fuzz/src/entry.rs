@@ -17,39 +17,53 @@ use tessera_sim::workload::{record, WorkloadSpec};
 /// The fuzz targets, by name.
 pub const TARGETS: [&str; 3] = ["trace_parser", "machine_description", "ckks_deserialize"];
 
-/// The instruction stream machines are exercised with: HMult at `test-small` (N = 2^10).
-fn stream() -> &'static [Instr] {
-    static S: OnceLock<Vec<Instr>> = OnceLock::new();
-    S.get_or_init(|| {
-        record(&WorkloadSpec::new("hmult", "test-small"))
-            .expect("hmult records at test-small")
-            .instrs
-    })
+/// The instruction streams machines are exercised with: HMult at `test-small` (N = 2^10) on
+/// vector machines, CtMult at `test-cofhee` (n = 2^6, 128-bit words) on single-PE ones.
+fn stream(arch: &Arch) -> &'static [Instr] {
+    static VECTOR: OnceLock<Vec<Instr>> = OnceLock::new();
+    static PE: OnceLock<Vec<Instr>> = OnceLock::new();
+    match arch {
+        Arch::Vector(_) => VECTOR.get_or_init(|| ckks_stream("hmult")),
+        Arch::Pe(_) => PE.get_or_init(|| {
+            tessera_sim::cofhee::record_wide("ctmult", "test-cofhee")
+                .expect("ctmult records at test-cofhee")
+                .instrs
+        }),
+    }
+}
+
+fn ckks_stream(workload: &str) -> Vec<Instr> {
+    record(&WorkloadSpec::new(workload, "test-small"))
+        .expect("workloads record at test-small")
+        .instrs
 }
 
 /// A trace file's bytes: read and validated ([`tessera_backend::trace::read_trace`]); a trace
-/// that passes is simulated on ARK, which must then not panic either.
-pub fn trace(data: &[u8]) {
+/// that passes is simulated on ARK, which must then not panic either. Whether the input was
+/// accepted (the replay test checks that every seed is).
+pub fn trace(data: &[u8]) -> bool {
     static ARK: OnceLock<Arch> = OnceLock::new();
-    if let Ok((_, instrs)) = tessera_backend::trace::read_trace(data) {
-        let ark = ARK.get_or_init(|| Arch::load("ark").expect("ark loads"));
-        let _ = ark.simulate("fuzz", &instrs);
-    }
+    let Ok((_, instrs)) = tessera_backend::trace::read_trace(data) else {
+        return false;
+    };
+    let ark = ARK.get_or_init(|| Arch::load("ark").expect("ark loads"));
+    ark.simulate("fuzz", &instrs).is_ok()
 }
 
 /// A machine description: TOML (it may `extends` a built-in machine), optionally followed by
 /// a line `%%` and one `KEY=VALUE` override per line (`--set`). A description that loads
 /// runs a small HMult stream, which must not panic on any machine the checks accept.
-pub fn machine(data: &[u8]) {
+/// Whether the description loaded and simulated.
+pub fn machine(data: &[u8]) -> bool {
     let Ok(text) = std::str::from_utf8(data) else {
-        return;
+        return false;
     };
     let (toml, sets) = text.split_once("\n%%\n").unwrap_or((text, ""));
     let sets: Vec<String> = sets.lines().map(str::to_string).collect();
     let Ok(arch) = Arch::from_toml(toml, "fuzz").and_then(|a| a.with_settings(&sets)) else {
-        return;
+        return false;
     };
-    let _ = arch.simulate("fuzz", stream());
+    arch.simulate("fuzz", stream(&arch)).is_ok()
 }
 
 /// What the CKKS entry deserialises into, and the objects its seeds come from.
@@ -107,9 +121,10 @@ fn framed(object: &[u8], payload: &[u8]) -> Vec<u8> {
 /// A serialised CKKS object. The first byte selects the deserialiser (bits 0-1: ciphertext,
 /// public key, switching key, secret key) and whether the rest is taken as the whole object
 /// (bit 2 set) or as a payload framed with a real prefix and a valid checksum (bit 2 clear).
-pub fn ckks(data: &[u8]) {
+/// Whether the object was accepted.
+pub fn ckks(data: &[u8]) -> bool {
     let Some((&sel, rest)) = data.split_first() else {
-        return;
+        return false;
     };
     let s = ckks_state();
     let which = usize::from(sel & 3);
@@ -120,15 +135,15 @@ pub fn ckks(data: &[u8]) {
     };
     let ctx = &s.ctx;
     match which {
-        0 => drop(ciphertext_from_bytes(&bytes, ctx)),
-        1 => drop(public_key_from_bytes(&bytes, ctx)),
-        2 => drop(switching_key_from_bytes(&bytes, ctx)),
-        _ => drop(secret_key_from_bytes(&bytes, ctx)),
+        0 => ciphertext_from_bytes(&bytes, ctx).is_ok(),
+        1 => public_key_from_bytes(&bytes, ctx).is_ok(),
+        2 => switching_key_from_bytes(&bytes, ctx).is_ok(),
+        _ => secret_key_from_bytes(&bytes, ctx).is_ok(),
     }
 }
 
-/// Runs `target`'s entry on `data`.
-pub fn run(target: &str, data: &[u8]) {
+/// Runs `target`'s entry on `data`; whether the input was accepted.
+pub fn run(target: &str, data: &[u8]) -> bool {
     match target {
         "trace_parser" => trace(data),
         "machine_description" => machine(data),
@@ -143,7 +158,6 @@ pub fn run(target: &str, data: &[u8]) {
 pub fn seeds(target: &str) -> Vec<Vec<u8>> {
     match target {
         "trace_parser" => {
-            let instrs = stream();
             let ctx = CkksContext::new(Parameters::preset("test-small").expect("preset"))
                 .expect("context");
             let header = serde_json::json!({
@@ -152,14 +166,18 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
                 "n": ctx.params().n(),
                 "moduli": ctx.ring().moduli().iter().map(|m| m.value()).collect::<Vec<_>>(),
             });
-            let mut text = format!("{header}\n");
-            for i in instrs {
-                text += &serde_json::to_string(i).expect("instructions serialise");
-                text.push('\n');
-            }
-            // The whole stream, and its first 40 instructions (short inputs mutate faster).
-            let short: String = text.lines().take(41).map(|l| format!("{l}\n")).collect();
-            vec![text.into_bytes(), short.into_bytes()]
+            // A key switch (HMult) and a short program (HAdd): short inputs mutate faster.
+            ["hmult", "hadd", "hrot"]
+                .iter()
+                .map(|w| {
+                    let mut text = format!("{header}\n");
+                    for i in ckks_stream(w) {
+                        text += &serde_json::to_string(&i).expect("instructions serialise");
+                        text.push('\n');
+                    }
+                    text.into_bytes()
+                })
+                .collect()
         }
         "machine_description" => {
             let mut v: Vec<Vec<u8>> = tessera_sim::arch::BUILTIN

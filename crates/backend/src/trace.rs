@@ -728,7 +728,7 @@ fn check_instr(
         Op::Begin | Op::End => unreachable!("markers returned above"),
     };
     let n = i.srcs.len();
-    if n < lo || n > hi || (i.op == Op::Dot && n % 2 != 0) {
+    if n < lo || n > hi || (i.op == Op::Dot && !n.is_multiple_of(2)) {
         let want = match (i.op, hi) {
             (Op::Dot, _) => "an even number, at least 2".to_string(),
             (_, usize::MAX) => format!("at least {lo}"),

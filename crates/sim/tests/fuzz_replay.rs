@@ -88,6 +88,11 @@ fn replay(target: &str, mutations: usize) {
             std::fs::write(dir.join(format!("seed-{k}")), s).unwrap();
         }
     }
+    // Every seed is a valid input: otherwise the mutations below start from rejected input
+    // and would pass whatever the parsers did.
+    for (k, s) in seeds.iter().enumerate() {
+        assert!(entry::run(target, s), "{target}: seed {k} is not accepted");
+    }
     let mut inputs = seeds.clone();
     let saved = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/regressions/");
     if let Ok(dir) = std::fs::read_dir(std::path::Path::new(saved).join(target)) {
@@ -95,7 +100,7 @@ fn replay(target: &str, mutations: usize) {
             inputs.push(std::fs::read(f.path()).unwrap());
         }
     }
-    for x in &inputs {
+    for x in &inputs[seeds.len()..] {
         entry::run(target, x);
     }
     let mut rng = Rng(0x7e55_e4a0_0000_0001 ^ target.len() as u64);
