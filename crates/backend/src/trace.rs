@@ -14,6 +14,11 @@
 //! (NTT, INTT, MAC) name the same id as source and destination. Version 2 adds `host` on
 //! `load` records: the host object loaded (see [`Instr::host`]); version-1 streams, which lack
 //! it, still read.
+//!
+//! A trace file is untrusted input: [`read_trace`] reads at most [`MAX_LINE_BYTES`] a line and
+//! [`MAX_TRACE_BYTES`] in all, and checks the header's ring and every record
+//! ([`validate_trace`]) before a simulator sees them; [`read_trace_file`] reads regular files
+//! only.
 
 use crate::{Backend, Kind};
 use serde::{Deserialize, Serialize};

@@ -221,3 +221,45 @@ fn extends_merging_is_near_linear() {
     assert!(s < 30.0, "{s} s");
     eprintln!("{k} components merged and loaded in {s:.2} s");
 }
+
+/// The trace checks accept every program the recorder writes: each built-in workload at a
+/// test preset, and bootstrapping (with and without ARK's options) at `test-boot`, written
+/// as a trace file and read back unchanged.
+#[test]
+fn recorded_programs_pass_the_trace_checks() {
+    use tessera_ckks::bootstrap::BootstrapParameters;
+    use tessera_ckks::{CkksContext, Parameters};
+    use tessera_sim::workload::{record, WorkloadSpec, WORKLOADS};
+    let header = |preset: &str| {
+        let ctx = CkksContext::new(Parameters::preset(preset).unwrap()).unwrap();
+        serde_json::json!({
+            "format": "tessera-trace",
+            "version": tessera_backend::trace::TRACE_VERSION,
+            "n": ctx.params().n(),
+            "moduli": ctx.ring().moduli().iter().map(|m| m.value()).collect::<Vec<_>>(),
+        })
+    };
+    let (boot_ckks, _) = BootstrapParameters::preset("test-boot").unwrap();
+    let mut specs: Vec<(WorkloadSpec, serde_json::Value)> = WORKLOADS
+        .iter()
+        .filter(|w| **w != "bootstrap")
+        .map(|w| (WorkloadSpec::new(w, "test-small"), header("test-small")))
+        .collect();
+    for (min_ks, of_limb) in [(false, false), (true, true)] {
+        let mut s = WorkloadSpec::new("bootstrap", "test-boot");
+        s.min_ks = min_ks;
+        s.of_limb = of_limb;
+        specs.push((s, header(boot_ckks)));
+    }
+    for (spec, h) in specs {
+        let w = record(&spec).unwrap();
+        let mut text = format!("{h}\n");
+        for i in &w.instrs {
+            text += &serde_json::to_string(i).unwrap();
+            text.push('\n');
+        }
+        let (_, back) = tessera_backend::trace::read_trace(text.as_bytes())
+            .unwrap_or_else(|e| panic!("{}: {e}", w.label));
+        assert_eq!(back, w.instrs, "{}", w.label);
+    }
+}
