@@ -76,7 +76,7 @@ fn a_cluster_count_beyond_the_limit_is_an_error_not_an_abort() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("chip.clusters") && err.contains("4096"),
+        err.contains("chip.clusters") && err.contains("1024"),
         "{err}"
     );
 }
