@@ -23,8 +23,9 @@ use crate::error::SimError;
 /// Most clusters (cores, chiplets) a machine may have: 16 times the largest shipped design
 /// (CiFHER's 64 cores). The engine keeps a handful of resources per cluster, and H3's
 /// scheduled broadcast a `k x k` table, so memory stays small (10^12 clusters aborted the
-/// process); the time of the NoC's collectives grows as `k^2` to `k^3` on rings and meshes
-/// (HMult at `test-small` with 1024 clusters: 13 s on REED's ring, 94 s on H3's mesh).
+/// process); setting up the NoC's collectives takes time growing as `k^2` to `k^3` on rings
+/// and scheduled meshes (HMult at `test-small` with 1024 clusters: 10 s on REED's ring, 33 s
+/// on H3's mesh, under 1 s on CiFHER's).
 pub const MAX_CLUSTERS: u64 = 1024;
 /// Most functional units of one class per cluster, SRAMs, memory stacks.
 pub const MAX_UNITS: u64 = 1 << 16;
