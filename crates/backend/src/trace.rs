@@ -14,6 +14,11 @@
 //! (NTT, INTT, MAC) name the same id as source and destination. Version 2 adds `host` on
 //! `load` records: the host object loaded (see [`Instr::host`]); version-1 streams, which lack
 //! it, still read.
+//!
+//! A trace file is untrusted input: [`read_trace`] reads at most [`MAX_LINE_BYTES`] a line and
+//! [`MAX_TRACE_BYTES`] in all, and checks the header's ring and every record
+//! ([`validate_trace`]) before a simulator sees them; [`read_trace_file`] reads regular files
+//! only.
 
 use crate::{Backend, Kind};
 use serde::{Deserialize, Serialize};
@@ -519,13 +524,48 @@ pub struct TraceHeader {
     pub moduli: Vec<u64>,
 }
 
-/// Reads a JSON Lines trace (header, then one instruction per line). Errors name the line.
-pub fn read_trace(r: impl std::io::BufRead) -> Result<(TraceHeader, Vec<Instr>), String> {
-    let mut lines = r.lines();
-    let first = lines
-        .next()
-        .ok_or("empty trace: expected a tessera-trace header line")?
-        .map_err(|e| e.to_string())?;
+/// Largest trace file [`read_trace_file`] reads, in bytes (about 7 million instructions;
+/// every instruction is held in memory while the simulator runs).
+pub const MAX_TRACE_BYTES: u64 = 1 << 30;
+/// Longest line of a trace, in bytes (an instruction names at most a few hundred limbs and
+/// sources).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+/// Most moduli a trace's ring may have.
+pub const MAX_TRACE_MODULI: usize = 4096;
+
+/// Reads a JSON Lines trace (header, then one instruction per line) and checks it with
+/// [`validate_trace`]. At most [`MAX_LINE_BYTES`] per line and [`MAX_TRACE_BYTES`] in all
+/// are read. Errors name the line.
+pub fn read_trace(mut r: impl std::io::BufRead) -> Result<(TraceHeader, Vec<Instr>), String> {
+    use std::io::{BufRead, Read};
+    let mut buf = Vec::new();
+    let mut total = 0u64;
+    // The next line (without its end), or None at the end of the input.
+    let mut next_line = |r: &mut dyn BufRead, k: usize| -> Result<Option<String>, String> {
+        buf.clear();
+        let got = r
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| format!("line {k}: {e}"))?;
+        if got == 0 {
+            return Ok(None);
+        }
+        total += got as u64;
+        if total > MAX_TRACE_BYTES {
+            return Err(format!(
+                "line {k}: the trace is longer than {MAX_TRACE_BYTES} bytes"
+            ));
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        } else if got > MAX_LINE_BYTES {
+            return Err(format!("line {k}: longer than {MAX_LINE_BYTES} bytes"));
+        }
+        String::from_utf8(std::mem::take(&mut buf))
+            .map(Some)
+            .map_err(|_| format!("line {k}: not UTF-8"))
+    };
+    let first = next_line(&mut r, 1)?.ok_or("empty trace: expected a tessera-trace header line")?;
     let header: TraceHeader =
         serde_json::from_str(&first).map_err(|e| format!("line 1 (header): {e}"))?;
     if header.format != "tessera-trace" || !(1..=TRACE_VERSION).contains(&header.version) {
@@ -535,14 +575,201 @@ pub fn read_trace(r: impl std::io::BufRead) -> Result<(TraceHeader, Vec<Instr>),
         ));
     }
     let mut instrs = Vec::new();
-    for (k, line) in lines.enumerate() {
-        let line = line.map_err(|e| e.to_string())?;
+    let mut lines = Vec::new();
+    let mut k = 1;
+    while let Some(line) = next_line(&mut r, k + 1)? {
+        k += 1;
         if line.trim().is_empty() {
             continue;
         }
-        instrs.push(serde_json::from_str(&line).map_err(|e| format!("line {}: {e}", k + 2))?);
+        instrs.push(serde_json::from_str(&line).map_err(|e| format!("line {k}: {e}"))?);
+        lines.push(k);
     }
+    validate_trace(&header, &instrs).map_err(|(i, e)| match i {
+        Some(i) => format!("line {}: {e}", lines[i]),
+        None => format!("line 1 (header): {e}"),
+    })?;
     Ok((header, instrs))
+}
+
+/// [`read_trace`] of the file at `path`, which must be a regular file (a FIFO would block, a
+/// device such as `/dev/zero` never end) of at most [`MAX_TRACE_BYTES`].
+pub fn read_trace_file(path: &std::path::Path) -> Result<(TraceHeader, Vec<Instr>), String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("a trace must be a regular file (not a directory, FIFO or device)".to_string());
+    }
+    if meta.len() > MAX_TRACE_BYTES {
+        return Err(format!(
+            "a trace of {} bytes; allowed at most {MAX_TRACE_BYTES} bytes",
+            meta.len()
+        ));
+    }
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    read_trace(std::io::BufReader::new(f))
+}
+
+/// The kinds a destination may hold.
+const KINDS: [&str; 4] = ["ciphertext", "evalkey", "plaintext", "constant"];
+
+/// Checks a trace as the recorder writes it: the header's ring (`n` a supported power of
+/// two; distinct NTT-friendly prime moduli for it), and every instruction's ring degree, limb
+/// indices (distinct, in the ring), operand count for its operation, sources (written
+/// earlier), destination (a new id, or the source of an in-place operation), kind, Galois
+/// element (automorphisms only, valid for `n`), BConv mode (BConv only) and markers (balanced
+/// `begin` / `end`). The error carries the index of the offending instruction (`None`: the
+/// header).
+pub fn validate_trace(h: &TraceHeader, instrs: &[Instr]) -> Result<(), (Option<usize>, String)> {
+    tessera_math::ntt::check_degree(h.n).map_err(|e| (None, format!("n: {e}")))?;
+    if h.moduli.is_empty() || h.moduli.len() > MAX_TRACE_MODULI {
+        return Err((
+            None,
+            format!("{} moduli; allowed 1 to {MAX_TRACE_MODULI}", h.moduli.len()),
+        ));
+    }
+    for (k, &q) in h.moduli.iter().enumerate() {
+        tessera_math::primes::check_ntt_prime(q, h.n)
+            .map_err(|e| (None, format!("modulus {k}: {e}")))?;
+        if h.moduli[..k].contains(&q) {
+            return Err((None, format!("modulus {k} ({q}) repeats an earlier one")));
+        }
+    }
+    let mut written = std::collections::HashSet::new();
+    let mut depth = 0usize;
+    for (pos, i) in instrs.iter().enumerate() {
+        check_instr(h, i, &written, &mut depth).map_err(|e| (Some(pos), e))?;
+        if let Some(d) = i.dst {
+            written.insert(d);
+        }
+    }
+    if depth > 0 {
+        return Err((
+            instrs.len().checked_sub(1),
+            format!("{depth} HE operation(s) begun and never ended"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_instr(
+    h: &TraceHeader,
+    i: &Instr,
+    written: &std::collections::HashSet<u64>,
+    depth: &mut usize,
+) -> Result<(), String> {
+    let op = i.op.name();
+    if i.n != h.n {
+        return Err(format!("{op}: n = {} where the header says {}", i.n, h.n));
+    }
+    for (k, &l) in i.limbs.iter().enumerate() {
+        if l >= h.moduli.len() || i.limbs[..k].contains(&l) {
+            return Err(format!(
+                "{op}: limb index {l}; allowed distinct indices below {} (the header's moduli)",
+                h.moduli.len()
+            ));
+        }
+    }
+    let only = |present: bool, field: &str, ops: &str| {
+        if present {
+            Err(format!("{op}: '{field}' belongs to {ops} records only"))
+        } else {
+            Ok(())
+        }
+    };
+    only(
+        i.galois.is_some() && i.op != Op::Automorphism,
+        "galois",
+        "automorphism",
+    )?;
+    only(i.mode.is_some() && i.op != Op::Bconv, "mode", "bconv")?;
+    only(
+        (i.name.is_some() || i.level.is_some()) && i.op != Op::Begin,
+        "name/level",
+        "begin",
+    )?;
+    only(
+        i.host.is_some() && !matches!(i.op, Op::Load | Op::ExpandSeed),
+        "host",
+        "load and expand_seed",
+    )?;
+    if matches!(i.op, Op::Begin | Op::End) {
+        if i.dst.is_some() || !i.srcs.is_empty() || !i.limbs.is_empty() || i.kind.is_some() {
+            return Err(format!("{op}: a marker has no dst, srcs, limbs or kind"));
+        }
+        if i.op == Op::Begin {
+            if i.name.is_none() {
+                return Err("begin: 'name' missing".into());
+            }
+            *depth += 1;
+        } else {
+            *depth = depth
+                .checked_sub(1)
+                .ok_or_else(|| "end without begin".to_string())?;
+        }
+        return Ok(());
+    }
+    let dst = i.dst.ok_or_else(|| format!("{op}: 'dst' missing"))?;
+    if i.limbs.is_empty() {
+        return Err(format!("{op}: 'limbs' is empty"));
+    }
+    match i.kind.as_deref() {
+        Some(k) if KINDS.contains(&k) => {}
+        k => return Err(format!("{op}: kind {k:?}; allowed {}", KINDS.join(", "))),
+    }
+    // (fewest sources, most sources, whether the first source is the destination)
+    let (lo, hi, in_place) = match i.op {
+        Op::Load | Op::ExpandSeed => (0, 0, false),
+        Op::Store | Op::Ntt | Op::Intt => (1, 1, true),
+        Op::MulAcc => (3, 3, true),
+        Op::Add | Op::Sub | Op::Mul => (2, 2, false),
+        Op::Neg
+        | Op::AddScalar
+        | Op::MulScalar
+        | Op::Automorphism
+        | Op::Bconv
+        | Op::SelectLimbs
+        | Op::ExtendLimb => (1, 1, false),
+        Op::Dot | Op::Concat => (if i.op == Op::Dot { 2 } else { 1 }, usize::MAX, false),
+        Op::Begin | Op::End => unreachable!("markers returned above"),
+    };
+    let n = i.srcs.len();
+    if n < lo || n > hi || (i.op == Op::Dot && !n.is_multiple_of(2)) {
+        let want = match (i.op, hi) {
+            (Op::Dot, _) => "an even number, at least 2".to_string(),
+            (_, usize::MAX) => format!("at least {lo}"),
+            _ => lo.to_string(),
+        };
+        return Err(format!("{op}: {n} sources; allowed {want}"));
+    }
+    if let Some(s) = i.srcs.iter().find(|s| !written.contains(s)) {
+        return Err(format!("{op}: source buffer {s} was never written"));
+    }
+    if in_place {
+        if i.srcs[0] != dst {
+            return Err(format!(
+                "{op}: in place, so its first source is its destination ({dst}), not {}",
+                i.srcs[0]
+            ));
+        }
+    } else if written.contains(&dst) {
+        return Err(format!(
+            "{op}: destination buffer {dst} was written before (ids are never reused)"
+        ));
+    }
+    match i.op {
+        Op::Automorphism => {
+            let g = i
+                .galois
+                .ok_or_else(|| "automorphism: 'galois' missing".to_string())?;
+            galois_check(g, h.n).map_err(|e| format!("automorphism: {e}"))?;
+        }
+        Op::Bconv => match i.mode.as_deref() {
+            Some("approximate" | "exact") => {}
+            m => return Err(format!("bconv: mode {m:?}; allowed approximate, exact")),
+        },
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Shape of a polynomial without its data: what the trace backend tracks.

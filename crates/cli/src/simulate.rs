@@ -210,6 +210,13 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             }
         }
         Arch::Pe(_) => {
+            if a.mode == "throughput" {
+                return Err(SimError::Unsupported(format!(
+                    "--mode throughput on '{}', a single-PE model: it has no clusters to run \
+                     tasks on side by side (run --mode latency)",
+                    arch.name()
+                )));
+            }
             if a.warm {
                 return Err(SimError::Unsupported(
                     "--warm on single-PE models (their commands name every transfer)".into(),

@@ -50,11 +50,7 @@ pub struct SweepArgs {
 }
 
 pub fn run(a: &SweepArgs) -> Result<(), SimError> {
-    let axes: Vec<Axis> = a
-        .set
-        .iter()
-        .map(|s| Axis::parse(s))
-        .collect::<Result<_, _>>()?;
+    let axes: Vec<Axis> = sweep::axes(&a.set)?;
     let metric = sweep::Metric::parse(&a.metric)?;
     let arch = Arch::load(&a.arch)?;
     let w = workload(
@@ -79,7 +75,7 @@ pub fn run(a: &SweepArgs) -> Result<(), SimError> {
         },
         &arch,
     )?;
-    let total = sweep::grid(&axes).len();
+    let total = sweep::grid_size(&axes)?;
     let bar = ProgressBar::new(total as u64);
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} points")

@@ -269,13 +269,14 @@ fn simulate_additive_reports_the_sum_of_operations() {
 
 #[test]
 fn simulate_reads_a_trace_file_and_writes_timeline_and_plot() {
-    // A hand-written two-instruction trace (format documented in tessera_backend::trace).
+    // A hand-written two-instruction trace (format documented in tessera_backend::trace):
+    // the header names the ring (two 40-bit primes = 1 mod 2n), which `read_trace` checks.
     let dir = std::env::temp_dir();
     let pid = std::process::id();
     let trace = dir.join(format!("tessera-cli-trace-{pid}.jsonl"));
     std::fs::write(
         &trace,
-        "{\"format\":\"tessera-trace\",\"version\":2,\"n\":4096,\"moduli\":[]}\n\
+        "{\"format\":\"tessera-trace\",\"version\":2,\"n\":4096,\"moduli\":[1099511799809,1099511922689]}\n\
          {\"seq\":0,\"op\":\"load\",\"dst\":1,\"limbs\":[0,1],\"n\":4096,\"kind\":\"ciphertext\"}\n\
          {\"seq\":1,\"op\":\"ntt\",\"dst\":1,\"srcs\":[1],\"limbs\":[0,1],\"n\":4096,\"kind\":\"ciphertext\"}\n",
     )

@@ -63,24 +63,28 @@ impl Arch {
         dir: Option<&std::path::Path>,
     ) -> Result<Self, SimError> {
         let v = resolve_extends(parse(text, origin)?, origin, dir, 0)?;
-        let text = toml::to_string(&v).map_err(|e| SimError::Config {
+        let typed = |e: toml::de::Error| SimError::Config {
             origin: origin.to_string(),
             message: e.to_string(),
-        })?;
-        let text = text.as_str();
-        match v.get("model").and_then(|m| m.as_str()) {
+        };
+        let arch = match v.get("model").and_then(|m| m.as_str()) {
             Some("pe") => {
-                let m: PeMachine = parse(text, origin)?;
-                m.validate()?;
-                Ok(Arch::Pe(m))
+                let m: PeMachine = v.try_into().map_err(typed)?;
+                m.validate().map(|_| Arch::Pe(m))
             }
-            None | Some("vector") => Ok(Arch::Vector(Machine::from_toml(text, origin)?)),
+            None | Some("vector") => {
+                let m: Machine = v.try_into().map_err(typed)?;
+                m.validate().map(|_| Arch::Vector(m))
+            }
             Some(other) => Err(SimError::Invalid {
                 name: "model",
                 value: other.to_string(),
                 allowed: "\"vector\" (default) or \"pe\"".into(),
             }),
-        }
+        };
+        // A range error names this file, and the line if the value is written in it (not
+        // inherited from the description it extends).
+        arch.map_err(|e| crate::limits::locate(e, origin, Some(text)))
     }
 
     /// A built-in name or a path to a TOML file.
@@ -109,7 +113,12 @@ impl Arch {
 
     /// [`Arch::load`] with `KEY=VALUE` overrides applied in order (`--set`).
     pub fn load_with(name_or_path: &str, sets: &[String]) -> Result<Self, SimError> {
-        let mut a = Self::load(name_or_path)?;
+        Self::load(name_or_path)?.with_settings(sets)
+    }
+
+    /// This machine with `KEY=VALUE` overrides applied in order, each re-validated.
+    pub fn with_settings(self, sets: &[String]) -> Result<Self, SimError> {
+        let mut a = self;
         for s in sets {
             let (k, v) = s.split_once('=').ok_or_else(|| SimError::Invalid {
                 name: "--set",
@@ -119,9 +128,10 @@ impl Arch {
             a = match a {
                 Arch::Vector(m) => Arch::Vector(m.with_setting(k.trim(), v.trim())?),
                 Arch::Pe(m) => {
-                    let m: PeMachine = set_value(&m, &m.name, k.trim(), v.trim())?;
-                    m.validate()?;
-                    Arch::Pe(m)
+                    let (k, v) = (k.trim(), v.trim());
+                    let p: PeMachine = set_value(&m, &m.name, k, v)?;
+                    p.validate().map_err(|e| at_setting(e, &m.name, k, v))?;
+                    Arch::Pe(p)
                 }
             };
         }
@@ -167,10 +177,22 @@ impl Arch {
 }
 
 fn read_description(path: &std::path::Path, origin: &str) -> Result<String, SimError> {
-    std::fs::read_to_string(path).map_err(|e| SimError::Io {
-        path: origin.to_string(),
-        message: e.to_string(),
-    })
+    crate::limits::read_regular_file(path, "a machine description", MAX_DESCRIPTION_BYTES).map_err(
+        |e| match e {
+            SimError::Io { message, .. } => SimError::Io {
+                path: origin.to_string(),
+                message,
+            },
+            e => e,
+        },
+    )
+}
+
+pub use crate::limits::MAX_DESCRIPTION_BYTES;
+
+/// A range error of a value set with `--set KEY=VALUE` on machine `name`, saying so.
+pub fn at_setting(e: SimError, name: &str, key: &str, value: &str) -> SimError {
+    crate::limits::locate(e, &format!("'{name}' with --set {key}={value}"), None)
 }
 
 /// How deep `extends` chains may go (a guard against cycles).
@@ -236,6 +258,7 @@ pub fn resolve_extends(
 /// `over` merged onto `base` (see [`resolve_extends`]). An entry of a named list with
 /// `remove = true` deletes the base's entry of that name (an error if there is none).
 fn merge_over(base: toml::Value, over: toml::Value) -> Result<toml::Value, SimError> {
+    use std::collections::{HashMap, VecDeque};
     use toml::Value;
     let named = |a: &[Value]| {
         a.iter()
@@ -252,30 +275,48 @@ fn merge_over(base: toml::Value, over: toml::Value) -> Result<toml::Value, SimEr
             }
             Value::Table(b)
         }
-        (Value::Array(mut b), Value::Array(o)) if named(&b) && named(&o) => {
+        (Value::Array(b), Value::Array(o)) if named(&b) && named(&o) => {
+            // Entries by name, in order (a name may repeat: the first remaining entry of a
+            // name is the one merged or removed), so merging k entries over n costs
+            // O(n + k), not the O(n k) of a search per entry.
+            let name_of = |e: &Value| e.get("name").and_then(Value::as_str).map(str::to_string);
+            let mut slots: Vec<Option<Value>> = Vec::with_capacity(b.len() + o.len());
+            let mut at: HashMap<String, VecDeque<usize>> = HashMap::new();
+            for be in b {
+                if let Some(n) = name_of(&be) {
+                    at.entry(n).or_default().push_back(slots.len());
+                }
+                slots.push(Some(be));
+            }
             for oe in o {
-                let name = oe.get("name").cloned();
-                let at = b.iter().position(|be| be.get("name") == name.as_ref());
+                let name = name_of(&oe).unwrap_or_default();
                 let remove = oe.get("remove").and_then(Value::as_bool) == Some(true);
-                match (at, remove) {
+                let found = at.get(&name).and_then(|q| q.front().copied());
+                match (found, remove) {
                     (Some(i), true) => {
-                        b.remove(i);
+                        slots[i] = None;
+                        if let Some(q) = at.get_mut(&name) {
+                            q.pop_front();
+                        }
                     }
                     (None, true) => {
                         return Err(SimError::Invalid {
                             name: "remove",
-                            value: name.map(|n| n.to_string()).unwrap_or_default(),
+                            value: Value::String(name).to_string(),
                             allowed: "the name of an entry the extended description has".into(),
                         })
                     }
                     (Some(i), false) => {
-                        let be = std::mem::replace(&mut b[i], Value::Boolean(false));
-                        b[i] = merge_over(be, oe)?;
+                        let be = slots[i].take().unwrap_or(Value::Boolean(false));
+                        slots[i] = Some(merge_over(be, oe)?);
                     }
-                    (None, false) => b.push(oe),
+                    (None, false) => {
+                        at.entry(name).or_default().push_back(slots.len());
+                        slots.push(Some(oe));
+                    }
                 }
             }
-            Value::Array(b)
+            Value::Array(slots.into_iter().flatten().collect())
         }
         (_, o) => o,
     })
@@ -316,9 +357,10 @@ pub fn set_value<T: Serialize + DeserializeOwned>(
         value: format!("{key}={value}"),
         allowed: format!("a value of the same type as the current {slot}"),
     })?;
-    let text = toml::to_string(&doc).map_err(|e| cfg(e.to_string()))?;
-    toml::from_str(&text).map_err(|e| SimError::Config {
-        origin: format!("{origin} with {key}={value}"),
-        message: e.to_string(),
-    })
+    doc.try_into()
+        .map_err(|e: toml::de::Error| SimError::Invalid {
+            name: "setting",
+            value: format!("{key}={value}"),
+            allowed: format!("a value the field's type accepts ({})", e.message().trim()),
+        })
 }

@@ -92,24 +92,54 @@ pub struct PeMachine {
 }
 
 impl PeMachine {
-    /// Range checks.
+    /// Range checks ([`crate::limits`]), every field named by its dotted path.
     pub fn validate(&self) -> Result<(), SimError> {
-        let bad = |name: &'static str, v: String| SimError::Invalid {
-            name,
-            value: v,
-            allowed: "a positive value".into(),
-        };
-        if !(self.clock.mhz > 0.0 && self.clock.mhz.is_finite()) {
-            return Err(bad("clock.mhz", self.clock.mhz.to_string()));
-        }
-        if self.pe.ii_dual_port == 0 || self.pe.ii_single_port == 0 {
-            return Err(bad("pe.ii_*", "0".into()));
-        }
-        if self.memory.sram_words == 0 {
-            return Err(bad("memory.sram_words", "0".into()));
-        }
-        if self.host.command_fifo_depth == 0 || self.host.link_mbps <= 0.0 {
-            return Err(bad("host", "command_fifo_depth or link_mbps".into()));
+        use crate::limits::*;
+        positive("clock.mhz", self.clock.mhz, MAX_GHZ * 1e3)?;
+        count("clock.word_bits", self.clock.word_bits, 8, 1024)?;
+        count("pe.ii_dual_port", self.pe.ii_dual_port, 1, MAX_UNITS)?;
+        count("pe.ii_single_port", self.pe.ii_single_port, 1, MAX_UNITS)?;
+        count(
+            "pe.pipeline_depth_cycles",
+            self.pe.pipeline_depth_cycles,
+            0,
+            MAX_LATENCY_CYCLES,
+        )?;
+        count(
+            "pe.command_issue_cycles",
+            self.pe.command_issue_cycles,
+            0,
+            MAX_LATENCY_CYCLES,
+        )?;
+        count(
+            "memory.dual_port_srams",
+            self.memory.dual_port_srams,
+            0,
+            MAX_UNITS,
+        )?;
+        count(
+            "memory.single_port_srams",
+            self.memory.single_port_srams,
+            0,
+            MAX_UNITS,
+        )?;
+        count("memory.sram_words", self.memory.sram_words, 1, 1 << 40)?;
+        count(
+            "host.command_fifo_depth",
+            self.host.command_fifo_depth,
+            1,
+            MAX_WIDTH,
+        )?;
+        positive("host.link_mbps", self.host.link_mbps, MAX_GBS)?;
+        non_negative("power.ntt_mw", self.power.ntt_mw, MAX_QUANTITY)?;
+        non_negative("power.intt_mw", self.power.intt_mw, MAX_QUANTITY)?;
+        non_negative("power.pointwise_mw", self.power.pointwise_mw, MAX_QUANTITY)?;
+        for c in &self.components {
+            non_negative(
+                &format!("component[{}].area_mm2", c.name),
+                c.area_mm2,
+                MAX_QUANTITY,
+            )?;
         }
         Ok(())
     }
@@ -124,28 +154,52 @@ impl PeMachine {
         }
     }
 
-    /// Cycles of one NTT of `n` points: `(n/2) log n` butterflies, one stage drain each.
-    pub fn ntt_cycles(&self, n: usize) -> u64 {
+    /// Cycles of one NTT of `n` points (a power of two): `(n/2) log n` butterflies, one
+    /// stage drain each. An error if the count does not fit 64 bits.
+    pub fn ntt_cycles(&self, n: usize) -> Result<u64, SimError> {
+        if !n.is_power_of_two() {
+            return Err(SimError::Invalid {
+                name: "n",
+                value: n.to_string(),
+                allowed: "a power of two (the ring degree of an NTT)".into(),
+            });
+        }
         let logn = n.trailing_zeros() as u64;
-        (n as u64 / 2) * logn * self.ii(n)
-            + logn * self.pe.pipeline_depth_cycles
-            + self.pe.command_issue_cycles
+        let butterflies = (n as u64 / 2).checked_mul(logn);
+        let drains = logn.checked_mul(self.pe.pipeline_depth_cycles);
+        butterflies
+            .and_then(|b| b.checked_mul(self.ii(n)))
+            .and_then(|b| b.checked_add(drains?))
+            .and_then(|c| c.checked_add(self.pe.command_issue_cycles))
+            .ok_or_else(|| cycles_overflow("an NTT", n))
     }
 
     /// Cycles of one pointwise command (PMODMUL, PMODADD, CMODMUL, ...) on `n` words.
-    pub fn pointwise_cycles(&self, n: usize) -> u64 {
-        n as u64 * self.ii(n) + self.pe.pipeline_depth_cycles + self.pe.command_issue_cycles
+    pub fn pointwise_cycles(&self, n: usize) -> Result<u64, SimError> {
+        (n as u64)
+            .checked_mul(self.ii(n))
+            .and_then(|c| c.checked_add(self.pe.pipeline_depth_cycles))
+            .and_then(|c| c.checked_add(self.pe.command_issue_cycles))
+            .ok_or_else(|| cycles_overflow("a pointwise command", n))
     }
 
     /// Cycles of an iNTT: the transform, then the `n^-1` scaling pass (cofhee.md VI-A).
-    pub fn intt_cycles(&self, n: usize) -> u64 {
-        self.ntt_cycles(n) + self.pointwise_cycles(n) - self.pe.command_issue_cycles
+    pub fn intt_cycles(&self, n: usize) -> Result<u64, SimError> {
+        self.ntt_cycles(n)?
+            .checked_add(self.pointwise_cycles(n)? - self.pe.command_issue_cycles)
+            .ok_or_else(|| cycles_overflow("an iNTT", n))
     }
 
     /// Total area of the listed components.
     pub fn area_mm2(&self) -> f64 {
         self.components.iter().map(|c| c.area_mm2).sum()
     }
+}
+
+fn cycles_overflow(what: &str, n: usize) -> SimError {
+    SimError::Overflow(format!(
+        "the cycles of {what} on {n} words do not fit 64 bits (pe.pipeline_depth_cycles, pe.ii_* and the ring degree together are too large)"
+    ))
 }
 
 /// A 128-bit workload: its recorded stream and the values it computed.
@@ -367,14 +421,14 @@ pub fn simulate_pe(m: &PeMachine, workload: &str, instrs: &[Instr]) -> Result<Re
         let (class, c) = match i.op {
             Op::Begin | Op::End => continue,
             Op::Load | Op::Store => {
-                io_bits += (n * i.limbs.len()) as f64 * m.clock.word_bits as f64;
+                io_bits += n as f64 * i.limbs.len() as f64 * m.clock.word_bits as f64;
                 continue;
             }
             Op::SelectLimbs | Op::Concat => continue,
-            Op::Ntt => ("ntt", m.ntt_cycles(n) * towers),
-            Op::Intt => ("intt", m.intt_cycles(n) * towers),
+            Op::Ntt => ("ntt", m.ntt_cycles(n)?),
+            Op::Intt => ("intt", m.intt_cycles(n)?),
             Op::Mul | Op::Add | Op::Sub | Op::MulScalar | Op::AddScalar | Op::Neg => {
-                ("pointwise", m.pointwise_cycles(n) * towers)
+                ("pointwise", m.pointwise_cycles(n)?)
             }
             other => {
                 return Err(SimError::Unsupported(format!(
@@ -384,8 +438,16 @@ pub fn simulate_pe(m: &PeMachine, workload: &str, instrs: &[Instr]) -> Result<Re
                 )))
             }
         };
+        let overflow = || {
+            SimError::Overflow(format!(
+                "seq {}: the program's cycle count does not fit 64 bits",
+                i.seq
+            ))
+        };
+        let c = c.checked_mul(towers).ok_or_else(overflow)?;
         commands += towers as usize;
-        cycles += c;
+        cycles = cycles.checked_add(c).ok_or_else(overflow)?;
+        // Never larger than `cycles`, so it cannot overflow where `cycles` did not.
         *by_class.entry(class).or_default() += c;
     }
     // The FIFO holds `depth` commands; a longer program is refilled by the host, one 32-bit

@@ -45,6 +45,33 @@ pub struct PackageCost {
 }
 
 impl CostModel {
+    /// Range checks ([`crate::limits`]): densities, costs and ratios finite and non-negative,
+    /// the clustering parameter and wafer positive, the interposer at least as large as the
+    /// dies it carries, and the bonding yield a probability in (0, 1].
+    pub fn validate(&self) -> Result<(), crate::error::SimError> {
+        use crate::limits::{between, fraction, non_negative, positive, MAX_QUANTITY};
+        non_negative(
+            "cost.defect_density_per_cm2",
+            self.defect_density_per_cm2,
+            1e3,
+        )?;
+        positive("cost.clustering_alpha", self.clustering_alpha, 1e3)?;
+        positive("cost.wafer_diameter_mm", self.wafer_diameter_mm, 1e4)?;
+        non_negative("cost.wafer_cost_usd", self.wafer_cost_usd, MAX_QUANTITY)?;
+        non_negative(
+            "cost.interposer_cost_per_mm2",
+            self.interposer_cost_per_mm2,
+            MAX_QUANTITY,
+        )?;
+        between(
+            "cost.interposer_area_ratio",
+            self.interposer_area_ratio,
+            1.0,
+            100.0,
+        )?;
+        fraction("cost.bond_yield", self.bond_yield)
+    }
+
     /// `(1 + A D0 / alpha)^-alpha` for a die of `area_mm2`.
     pub fn die_yield(&self, area_mm2: f64) -> f64 {
         let d0 = self.defect_density_per_cm2 / 100.0;

@@ -727,6 +727,20 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
     }
     s.peak_onchip_bytes = res.peak();
     s.overflow_bytes = res.overflow_bytes;
+    // Cycles and bytes are f64 sums: they cannot wrap, but a stream too large for the
+    // machine would reach infinity (a report of "time inf") rather than a number.
+    for (what, v) in [
+        ("cycles", s.cycles),
+        ("off-chip bytes", s.offchip_bytes),
+        ("NoC bytes", s.noc_bytes),
+        ("peak on-chip bytes", s.peak_onchip_bytes),
+    ] {
+        if !v.is_finite() {
+            return Err(SimError::Overflow(format!(
+                "the schedule's {what} came to {v} (the stream is too large for f64 counts)"
+            )));
+        }
+    }
     Ok(s)
 }
 

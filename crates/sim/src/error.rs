@@ -13,6 +13,21 @@ pub enum SimError {
         value: String,
         allowed: String,
     },
+    /// A numeric field of a machine description (or a `--set` value) out of its range: where
+    /// it came from (a file and, where the value is in that file, its line; or the `--set`
+    /// that gave it), the field's dotted path, the value and the allowed range.
+    #[error("{}invalid {name} '{value}': allowed {allowed}", at(origin, line))]
+    Field {
+        origin: String,
+        line: Option<usize>,
+        name: String,
+        value: String,
+        allowed: String,
+    },
+    /// A cycle, word or byte count that does not fit its type (or is not finite): the
+    /// inputs are within their ranges one by one but too large together.
+    #[error("arithmetic overflow: {0}")]
+    Overflow(String),
     /// A trace that does not parse or does not fit the machine.
     #[error("trace: {0}")]
     Trace(String),
@@ -28,4 +43,13 @@ pub enum SimError {
     /// A model that the simulator does not support.
     #[error("not supported: {0}")]
     Unsupported(String),
+}
+
+/// `origin line N: ` (or less, as far as known) before a field error.
+fn at(origin: &str, line: &Option<usize>) -> String {
+    match (origin.is_empty(), line) {
+        (true, _) => String::new(),
+        (false, Some(l)) => format!("{origin} line {l}: "),
+        (false, None) => format!("{origin}: "),
+    }
 }

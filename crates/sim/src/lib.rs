@@ -19,6 +19,7 @@ pub mod cofhee;
 pub mod cost;
 pub mod engine;
 pub mod error;
+pub mod limits;
 pub mod machine;
 pub mod mapping;
 pub mod plot;

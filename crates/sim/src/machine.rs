@@ -315,7 +315,8 @@ impl Machine {
             origin: origin.to_string(),
             message: e.to_string(),
         })?;
-        m.validate()?;
+        m.validate()
+            .map_err(|e| crate::limits::locate(e, origin, Some(text)))?;
         Ok(m)
     }
 
@@ -330,56 +331,68 @@ impl Machine {
         }
     }
 
-    /// Checks ranges: positive clocks, counts, bandwidths; word size 16..=128.
+    /// Checks every numeric field against its range ([`crate::limits`]): positive finite
+    /// clocks, bandwidths and capacities; non-negative finite latencies and energies; counts
+    /// from 1 (0 where a design may lack the part) to bounds that keep the simulator's
+    /// memory and arithmetic in range; then the structural rules (mesh shape, I/O dies,
+    /// block clustering). Errors name the field by its dotted path.
     pub fn validate(&self) -> Result<(), SimError> {
-        let pos = |name: &'static str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(SimError::Invalid {
-                    name,
-                    value: v.to_string(),
-                    allowed: "a positive finite number".into(),
-                })
-            }
-        };
-        pos("clock.ghz", self.clock.ghz)?;
-        if !(16..=128).contains(&self.clock.word_bits) {
-            return Err(SimError::Invalid {
-                name: "clock.word_bits",
-                value: self.clock.word_bits.to_string(),
-                allowed: "16 to 128".into(),
-            });
-        }
-        pos("chip.clusters", self.chip.clusters as f64)?;
-        pos("chip.lanes", self.chip.lanes as f64)?;
+        use crate::limits::*;
+        positive("clock.ghz", self.clock.ghz, MAX_GHZ)?;
+        count("clock.word_bits", self.clock.word_bits, 16, 128)?;
+        let c = &self.chip;
+        count("chip.clusters", c.clusters, 1, MAX_CLUSTERS)?;
+        count("chip.lanes", c.lanes, 1, MAX_WIDTH)?;
+        count("chip.dies", c.dies, 0, c.clusters as u64)?;
+        count("chip.block_rows", c.block_rows, 1, c.clusters as u64)?;
+        count("chip.block_cols", c.block_cols, 1, c.clusters as u64)?;
         for (name, u) in [
             ("units.ntt", &self.units.ntt),
             ("units.auto", &self.units.auto),
             ("units.madu", &self.units.madu),
             ("units.prng", &self.units.prng),
         ] {
-            pos(name, u.count as f64)?;
-            pos(name, u.elements_per_cycle as f64)?;
-        }
-        // A design without a BConvU (count = 0) runs BConv on its MADUs.
-        if self.units.bconv.count > 0 {
-            pos("units.bconv.lanes", self.units.bconv.lanes as f64)?;
-            pos(
-                "units.bconv.macs_per_lane",
-                self.units.bconv.macs_per_lane as f64,
+            count(&format!("{name}.count"), u.count, 1, MAX_UNITS)?;
+            count(
+                &format!("{name}.elements_per_cycle"),
+                u.elements_per_cycle,
+                1,
+                MAX_WIDTH,
+            )?;
+            count(
+                &format!("{name}.latency_cycles"),
+                u.latency_cycles,
+                0,
+                MAX_LATENCY_CYCLES,
             )?;
         }
+        let b = &self.units.bconv;
+        // A design without a BConvU (count = 0) runs BConv on its MADUs.
+        count("units.bconv.count", b.count, 0, MAX_UNITS)?;
+        if b.count > 0 {
+            count("units.bconv.lanes", b.lanes, 1, MAX_WIDTH)?;
+            count("units.bconv.macs_per_lane", b.macs_per_lane, 1, MAX_WIDTH)?;
+        }
+        count(
+            "units.bconv.latency_cycles",
+            b.latency_cycles,
+            0,
+            MAX_LATENCY_CYCLES,
+        )?;
         for (name, m) in [
             ("memory.scratchpad", &self.memory.scratchpad),
             ("memory.register_file", &self.memory.register_file),
             ("memory.offchip", &self.memory.offchip),
             ("memory.noc", &self.memory.noc),
         ] {
-            pos(name, m.bandwidth_gbs)?;
+            positive(&format!("{name}.bandwidth_gbs"), m.bandwidth_gbs, MAX_GBS)?;
             if let Some(c) = m.capacity_mb {
-                pos(name, c)?;
+                positive(&format!("{name}.capacity_mb"), c, MAX_MB)?;
             }
+            non_negative(&format!("{name}.latency_ns"), m.latency_ns, MAX_LATENCY_NS)?;
+            non_negative(&format!("{name}.pj_per_bit"), m.pj_per_bit, MAX_PJ_PER_BIT)?;
+            count(&format!("{name}.stacks"), m.stacks, 1, MAX_UNITS)?;
+            count(&format!("{name}.mesh_dx"), m.mesh_dx, 0, c.clusters as u64)?;
         }
         if self.memory.noc.topology == Topology::Mesh {
             let dx = self.memory.noc.mesh_dx;
@@ -455,13 +468,13 @@ impl Machine {
             }
         }
         for c in &self.components {
-            if !(c.area_mm2 >= 0.0 && c.peak_w >= 0.0 && c.count >= 0.0) {
-                return Err(SimError::Invalid {
-                    name: "component",
-                    value: c.name.clone(),
-                    allowed: "non-negative area_mm2, peak_w and count".into(),
-                });
-            }
+            let field = |f: &str| format!("component[{}].{f}", c.name);
+            non_negative(&field("area_mm2"), c.area_mm2, MAX_QUANTITY)?;
+            non_negative(&field("peak_w"), c.peak_w, MAX_QUANTITY)?;
+            non_negative(&field("count"), c.count, MAX_QUANTITY)?;
+        }
+        if let Some(cost) = &self.cost {
+            cost.validate()?;
         }
         Ok(())
     }
@@ -578,7 +591,8 @@ impl Machine {
     /// and `--set` use.
     pub fn with_setting(&self, key: &str, value: &str) -> Result<Self, SimError> {
         let m: Machine = crate::arch::set_value(self, &self.name, key, value)?;
-        m.validate()?;
+        m.validate()
+            .map_err(|e| crate::arch::at_setting(e, &self.name, key, value))?;
         Ok(m)
     }
 }

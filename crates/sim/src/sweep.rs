@@ -41,6 +41,33 @@ impl Axis {
     }
 }
 
+/// The axes of `--set KEY=V1,V2,...` arguments, checked with [`grid_size`].
+pub fn axes(sets: &[String]) -> Result<Vec<Axis>, SimError> {
+    let axes: Vec<Axis> = sets
+        .iter()
+        .map(|s| Axis::parse(s))
+        .collect::<Result<_, _>>()?;
+    grid_size(&axes)?;
+    Ok(axes)
+}
+
+/// The number of grid points of `axes`, checked before anything is allocated: each key at
+/// most once (a repeated key made two columns of one setting, the later silently
+/// overriding the earlier) and at most [`crate::limits::MAX_SWEEP_POINTS`] points.
+pub fn grid_size(axes: &[Axis]) -> Result<usize, SimError> {
+    for (i, a) in axes.iter().enumerate() {
+        if axes[..i].iter().any(|b| b.key == a.key) {
+            return Err(SimError::Invalid {
+                name: "--set",
+                value: a.key.clone(),
+                allowed: "each swept key once (list all its values in one --set KEY=V1,V2,...)"
+                    .into(),
+            });
+        }
+    }
+    crate::limits::grid_points(axes.iter().map(|a| a.values.len()))
+}
+
 /// Every combination of the axes' values, the first axis varying slowest.
 pub fn grid(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
     let mut out = vec![Vec::new()];
@@ -76,6 +103,7 @@ pub fn run(
     instrs: &[Instr],
     tick: &(dyn Fn() + Sync),
 ) -> Result<Vec<Point>, SimError> {
+    grid_size(axes)?;
     grid(axes)
         .into_par_iter()
         .map(|settings| {
@@ -413,5 +441,31 @@ mod tests {
         }
         assert!(Metric::parse("joules").is_err());
         assert!(Axis::parse("chip.clusters=").is_err());
+    }
+
+    /// A repeated key was two columns of one setting, the later silently winning; a grid
+    /// of 10^4 x 10^4 points was allocated before the first simulation.
+    #[test]
+    fn repeated_keys_and_oversized_grids_are_refused() {
+        let sets = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let e = axes(&sets(&["chip.clusters=1,2", "chip.clusters=4"]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("chip.clusters") && e.contains("once"), "{e}");
+        let many: String = (1..=10_000).map(|i| format!("{i},")).collect();
+        let e = axes(&sets(&[
+            &format!("chip.clusters={many}"),
+            &format!("chip.lanes={many}"),
+        ]))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("100000000 points"), "{e}");
+        let a = axes(&sets(&["chip.clusters=1,2", "chip.lanes=64,128,256"])).unwrap();
+        assert_eq!(grid_size(&a).unwrap(), 6);
+        let e = run("ark", &[a[0].clone(), a[0].clone()], "x", &[], &|| {})
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("once"), "{e}");
     }
 }

@@ -21,6 +21,10 @@ pub struct Links {
     pub edges: Vec<(usize, usize)>,
     /// I/O dies beside a mesh (0: off-chip memory attaches to the clusters directly).
     pub io_dies: usize,
+    /// The position of each link in `edges`: routes look every hop up here, so computing a
+    /// collective costs its hops, not its hops times the links (which made a 428-cluster
+    /// mesh take seconds to set up).
+    index: std::collections::HashMap<(usize, usize), usize>,
 }
 
 impl Links {
@@ -50,12 +54,14 @@ impl Links {
                 e
             }
         };
+        let index = edges.iter().enumerate().map(|(i, &e)| (e, i)).collect();
         Self {
             topology,
             clusters: k,
             dx,
             edges,
             io_dies: 0,
+            index,
         }
     }
 
@@ -74,8 +80,10 @@ impl Links {
             let io = self.clusters + d;
             let x = if d == 0 { 0 } else { dx - 1 };
             for y in 0..dy {
-                self.edges.push((io, y * dx + x));
-                self.edges.push((y * dx + x, io));
+                for e in [(io, y * dx + x), (y * dx + x, io)] {
+                    self.index.insert(e, self.edges.len());
+                    self.edges.push(e);
+                }
             }
         }
         self.io_dies = io_dies.min(2);
@@ -93,10 +101,7 @@ impl Links {
     }
 
     fn edge(&self, a: usize, b: usize) -> usize {
-        self.edges
-            .iter()
-            .position(|&e| e == (a, b))
-            .expect("routes use existing links")
+        *self.index.get(&(a, b)).expect("routes use existing links")
     }
 
     /// The links a packet from `src` to `dst` crosses, in order. An I/O die (node

@@ -308,11 +308,7 @@ pub fn load(spec: &WorkloadSpec) -> Result<Workload, SimError> {
             ),
         });
     }
-    let f = std::fs::File::open(path).map_err(|e| SimError::Io {
-        path: spec.name.clone(),
-        message: e.to_string(),
-    })?;
-    let (header, instrs) = tessera_backend::trace::read_trace(std::io::BufReader::new(f))
+    let (header, instrs) = tessera_backend::trace::read_trace_file(path)
         .map_err(|e| SimError::Trace(format!("{}: {e}", spec.name)))?;
     Ok(Workload {
         label: spec.name.clone(),
