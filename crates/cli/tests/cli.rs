@@ -1,19 +1,8 @@
 //! End-to-end checks of the `tessera` binary: results on good input, typed errors (exit code 2,
 //! a message naming the parameter) on bad input, never a panic.
 
-use std::process::Command;
-
-fn tessera(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::tessera;
 
 #[test]
 fn bench_ntt_json_has_the_documented_fields() {
@@ -535,16 +524,7 @@ fn sweep_plots_the_chosen_metric() {
 }
 
 fn tessera_with_simd(simd: &str, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .env("TESSERA_SIMD", simd)
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::tessera_env(&[("TESSERA_SIMD", simd)], args)
 }
 
 /// TESSERA_SIMD picks the kernel of every primary: `info` shows it, HMult runs correctly under

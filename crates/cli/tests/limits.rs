@@ -2,17 +2,12 @@
 //! used to run and report with exit status 0 (or block, or abort); each is now exit status 2
 //! with a message naming the option.
 
-use std::process::Command;
+mod common;
 
+/// Exit code and stderr (what these checks read).
 fn tessera(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, _, err) = common::tessera(args);
+    (code, err)
 }
 
 /// CoFHEE has one PE and no throughput mode: `--mode throughput` ran as latency.

@@ -1,19 +1,8 @@
 //! `tessera run` and `tessera simulate --workload PROGRAM` end to end at CI size (the insecure
 //! `test-program` set, N = 2^10): results on good input, typed errors on bad input.
 
-use std::process::Command;
-
-fn tessera(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::tessera;
 
 #[test]
 fn run_helr_json_passes_and_counts() {
