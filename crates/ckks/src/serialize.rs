@@ -9,7 +9,7 @@
 //! |---|---|
 //! | magic `"TSRA"` | 4 |
 //! | format version (3) | 2 |
-//! | object type: 1 ciphertext, 2 public key, 3 switching key, 4 secret key | 1 |
+//! | object type: 1 ciphertext, 2 public key, 3 switching key, 4 secret key, 5 plaintext | 1 |
 //! | reserved (must be 0) | 1 |
 //! | ring fingerprint: BLAKE3 of `N` and every modulus | 32 |
 //! | key-set identity | 16 |
@@ -19,7 +19,8 @@
 //! A polynomial is `repr (u8: 0 coefficient, 1 evaluation) | limb count (u16) | limb indices
 //! (u16 each) | limbs x N words (u64)`; every stored polynomial is in evaluation form, and the
 //! coefficient tag is refused. Ciphertext payload: `level (u32) | scale (f64) | slots (u32) |
-//! c0 | c1`. Public key: `b | a`. Switching key: its plan, `level (u32) | digit count (u16) |
+//! c0 | c1`. Plaintext: `level (u32) | scale (f64) | slots (u32) | poly` (its key-set identity
+//! is all zeros: a plaintext belongs to no key set). Public key: `b | a`. Switching key: its plan, `level (u32) | digit count (u16) |
 //! digit count x (start (u16), end (u16)) | special count (u16) | special limb indices (u16
 //! each)`, then one `seed (32 bytes) | b` per digit. Secret key: `s` (every limb).
 //!
@@ -37,7 +38,7 @@
 //! count, other ciphertext words): nothing short of a signature from the key owner detects
 //! that (docs/security.md).
 
-use crate::context::CkksContext;
+use crate::context::{CkksContext, Plaintext};
 use crate::decomposition::KeySwitchPlan;
 use crate::error::{CkksError, Result};
 use crate::keys::{key_set_id, Ciphertext, KeySetId, PublicKey, SecretKey, SwitchingKey};
@@ -53,6 +54,7 @@ const TYPE_CIPHERTEXT: u8 = 1;
 const TYPE_PUBLIC_KEY: u8 = 2;
 const TYPE_SWITCHING_KEY: u8 = 3;
 const TYPE_SECRET_KEY: u8 = 4;
+const TYPE_PLAINTEXT: u8 = 5;
 
 fn fingerprint(ctx: &CkksContext) -> [u8; 32] {
     let mut h = blake3::Hasher::new_derive_key("tessera 2026 ring fingerprint");
@@ -247,9 +249,30 @@ pub fn ciphertext_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<Cipherte
     let slots = r.u32()? as usize;
     let (c0, c1) = (r.poly(ctx)?, r.poly(ctx)?);
     r.end()?;
+    check_message(&r, ctx, level, scale, slots, &[&c0, &c1])?;
+    Ok(Ciphertext {
+        c0,
+        c1,
+        level,
+        scale,
+        slots,
+        key_set: r.id,
+    })
+}
+
+/// Checks what a ciphertext's or plaintext's header says against its polynomials and `ctx`:
+/// the level matches the limbs, the scale leaves room for a message, the slot count is a power
+/// of two up to N/2.
+fn check_message(
+    r: &Reader<'_>,
+    ctx: &CkksContext,
+    level: usize,
+    scale: f64,
+    slots: usize,
+    polys: &[&RnsPoly],
+) -> Result<()> {
     let chain = ctx.chain_limbs(level.min(ctx.params().max_level()));
-    if level > ctx.params().max_level() || c0.limb_indices() != chain || c1.limb_indices() != chain
-    {
+    if level > ctx.params().max_level() || polys.iter().any(|p| p.limb_indices() != chain) {
         return Err(r.err(format!("level {level} does not match the limbs")));
     }
     // A scale at or above the level's modulus leaves no room for a message.
@@ -268,13 +291,44 @@ pub fn ciphertext_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<Cipherte
             ctx.params().max_slots()
         )));
     }
-    Ok(Ciphertext {
-        c0,
-        c1,
+    Ok(())
+}
+
+/// Serialises a plaintext (format v3, type 5).
+///
+/// ```
+/// use tessera_ckks::serialize::{plaintext_from_bytes, plaintext_to_bytes};
+/// use tessera_ckks::{CkksContext, Parameters};
+/// let ctx = CkksContext::new(Parameters::preset("test-small")?)?;
+/// let pt = ctx.encode(&[num_complex::Complex64::new(0.5, 0.0)], 1, 1, ctx.params().default_scale())?;
+/// let back = plaintext_from_bytes(&plaintext_to_bytes(&pt, &ctx), &ctx)?;
+/// assert_eq!((back.level, back.slots), (1, 1));
+/// assert_eq!(back.poly.data(), pt.poly.data());
+/// # Ok::<(), tessera_ckks::CkksError>(())
+/// ```
+pub fn plaintext_to_bytes(pt: &Plaintext, ctx: &CkksContext) -> Vec<u8> {
+    let mut w = Writer::new(ctx, TYPE_PLAINTEXT, KeySetId([0; 16]));
+    w.u32(pt.level as u32);
+    w.0.extend_from_slice(&pt.scale.to_le_bytes());
+    w.u32(pt.slots as u32);
+    w.poly(&pt.poly);
+    w.finish()
+}
+
+/// Deserialises a plaintext made for `ctx`.
+pub fn plaintext_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<Plaintext> {
+    let mut r = Reader::open(bytes, ctx, TYPE_PLAINTEXT, "plaintext")?;
+    let level = r.u32()? as usize;
+    let scale = r.f64()?;
+    let slots = r.u32()? as usize;
+    let poly = r.poly(ctx)?;
+    r.end()?;
+    check_message(&r, ctx, level, scale, slots, &[&poly])?;
+    Ok(Plaintext {
+        poly,
         level,
         scale,
         slots,
-        key_set: r.id,
     })
 }
 

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::{Arc, Mutex};
 use tessera_backend::CpuBackend;
-use tessera_ckks::bootstrap::{BootstrapKeys, BootstrapParameters, Bootstrapper};
+use tessera_ckks::bootstrap::{BootstrapKeys, Bootstrapper};
 use tessera_ckks::params::ParametersLiteral;
 use tessera_ckks::serialize::{ciphertext_from_bytes, ciphertext_to_bytes};
 use tessera_ckks::{
@@ -16,6 +16,11 @@ use tessera_ckks::{
 };
 use tessera_math::sampling::Seed;
 use tessera_math::RnsPoly;
+
+mod ckks_io;
+mod circuits;
+mod programs;
+mod sim;
 
 pyo3::create_exception!(
     _native,
@@ -29,12 +34,15 @@ fn err(e: CkksError) -> PyErr {
 }
 
 struct Keys {
-    sk: SecretKey,
+    /// None for a key set loaded without its secret key (it encrypts and evaluates only).
+    sk: Option<SecretKey>,
     pk: PublicKey,
     /// The evaluation keys (`keys.eval`), with the sparse-secret encapsulation keys when a
     /// bootstrapping circuit was set up.
     keys: BootstrapKeys,
     boot: Option<Bootstrapper>,
+    /// The bootstrapping circuit's slots and META-BTS scale, to rebuild it from saved keys.
+    boot_setup: Option<(Option<usize>, Option<u32>)>,
 }
 
 struct Inner {
@@ -271,8 +279,80 @@ impl Context {
                 "the ciphertext belongs to another context",
             ));
         }
-        self.inner
-            .with_keys(|k| self.inner.ctx.decode(&decrypt(&ct.ct, &k.sk)?))
+        self.inner.with_keys(|k| {
+            let sk = k.sk.as_ref().ok_or_else(|| {
+                CkksError::MissingKey("the secret key: this context was loaded without it".into())
+            })?;
+            self.inner.ctx.decode(&decrypt(&ct.ct, sk)?)
+        })
+    }
+
+    /// Encodes complex values into a plaintext of the smallest power-of-two slot count that
+    /// holds them, at `level` (default: the top) and `scale` (default: the parameters').
+    #[pyo3(signature = (values, level=None, scale=None))]
+    fn encode(
+        &self,
+        values: Vec<Complex64>,
+        level: Option<usize>,
+        scale: Option<f64>,
+    ) -> PyResult<ckks_io::Plaintext> {
+        ckks_io::encode(&self.inner, &values, level, scale)
+    }
+
+    /// Reads a plaintext serialised by `Plaintext.to_bytes` for these parameters.
+    fn plaintext_from_bytes(&self, data: &[u8]) -> PyResult<ckks_io::Plaintext> {
+        let pt = tessera_ckks::serialize::plaintext_from_bytes(data, &self.inner.ctx).map_err(err)?;
+        Ok(ckks_io::Plaintext {
+            inner: self.inner.clone(),
+            pt,
+        })
+    }
+
+    /// The key set as bytes (format v3 objects in a `TSKB` container); `secret=False` leaves
+    /// the secret key out (the result encrypts and evaluates but cannot decrypt).
+    #[pyo3(signature = (secret=true))]
+    fn keys_to_bytes<'py>(&self, py: Python<'py>, secret: bool) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &ckks_io::save_keys(&self.inner, secret)?))
+    }
+
+    /// Replaces this context's keys with a set from `keys_to_bytes` (same parameters),
+    /// rebuilding the bootstrapping circuit if the set has one.
+    fn keys_from_bytes(&self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+        py.detach(|| ckks_io::load_keys(&self.inner, data))
+    }
+
+    /// The 16-byte identity of the current key set (hex), or None before keygen.
+    #[getter]
+    fn key_set(&self) -> Option<String> {
+        ckks_io::key_set_of(&self.inner).map(|id| id.0.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The parameter set's name.
+    #[getter]
+    fn params(&self) -> String {
+        self.inner.ctx.params().literal().name.clone()
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        ckks_io::reduce_context(py, self)
+    }
+
+    /// Writes the key set to the file `path` (`keys_to_bytes`; `secret=False` leaves the
+    /// secret key out).
+    #[pyo3(signature = (path, secret=true))]
+    fn save_keys(&self, path: std::path::PathBuf, secret: bool) -> PyResult<()> {
+        let bytes = ckks_io::save_keys(&self.inner, secret)?;
+        std::fs::write(&path, bytes).map_err(|e| {
+            TesseraError::new_err(format!("cannot write keys to {}: {e}", path.display()))
+        })
+    }
+
+    /// Replaces this context's keys with the set in the file `path` (from `save_keys`).
+    fn load_keys(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let bytes = std::fs::read(&path).map_err(|e| {
+            TesseraError::new_err(format!("cannot read keys from {}: {e}", path.display()))
+        })?;
+        py.detach(|| ckks_io::load_keys(&self.inner, &bytes))
     }
 
     /// Reads a ciphertext serialised by `Ciphertext.to_bytes` for these parameters.
@@ -306,23 +386,7 @@ impl Context {
         let sk = kg.secret_key().map_err(err)?;
         let pk = kg.public_key(&sk).map_err(err)?;
         let (keys, boot) = if bootstrapping {
-            let name = &self.inner.ctx.params().literal().name;
-            let (ckks, bp) = BootstrapParameters::preset(name).map_err(|_| {
-                TesseraError::new_err(format!(
-                    "parameters '{name}' have no bootstrapping circuit: use ark-boot, lattigo-boot, h3-boot, reed-boot, cifher-boot, test-boot or test-boot-double"
-                ))
-            })?;
-            if ckks != name.as_str() {
-                return Err(TesseraError::new_err(format!(
-                    "parameters '{name}' have no bootstrapping circuit: its bootstrapping set is '{ckks}'"
-                )));
-            }
-            let bp = BootstrapParameters {
-                slots: bootstrap_slots,
-                meta_log_scale: bootstrap_meta,
-                ..bp
-            };
-            let boot = Bootstrapper::new(&self.inner.ctx, bp).map_err(err)?;
+            let boot = ckks_io::bootstrapper(&self.inner.ctx, bootstrap_slots, bootstrap_meta)?;
             let keys = boot.keygen_with(&mut kg, &sk, &rotations).map_err(err)?;
             (keys, Some(boot))
         } else {
@@ -340,8 +404,14 @@ impl Context {
         // Lock order: never hold the generator while taking the keys (`encrypt` takes the keys
         // and then the generator, and now runs beside a keygen that released the GIL).
         drop(kg);
-        *self.inner.keys.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(Keys { sk, pk, keys, boot });
+        let boot_setup = bootstrapping.then_some((bootstrap_slots, bootstrap_meta));
+        *self.inner.keys.lock().unwrap_or_else(|e| e.into_inner()) = Some(Keys {
+            sk: Some(sk),
+            pk,
+            keys,
+            boot,
+            boot_setup,
+        });
         Ok(())
     }
 
@@ -349,14 +419,14 @@ impl Context {
         let ctx = CkksContext::new(params).map_err(err)?;
         let evaluator = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).map_err(err)?;
         let keygen = KeyGenerator::new(&ctx).map_err(err)?;
-        Ok(Self {
-            inner: Arc::new(Inner {
-                ctx,
-                keys: Mutex::new(None),
-                evaluator: Mutex::new(evaluator),
-                keygen: Mutex::new(keygen),
-            }),
-        })
+        let inner = Arc::new(Inner {
+            ctx,
+            keys: Mutex::new(None),
+            evaluator: Mutex::new(evaluator),
+            keygen: Mutex::new(keygen),
+        });
+        ckks_io::register(&inner);
+        Ok(Self { inner })
     }
 }
 
@@ -380,7 +450,29 @@ impl Ciphertext {
         self.ct.slots
     }
 
-    fn __add__(&self, other: &Ciphertext) -> PyResult<Ciphertext> {
+    /// The context this ciphertext belongs to.
+    #[getter]
+    fn context(&self) -> Context {
+        Context {
+            inner: self.inner.clone(),
+        }
+    }
+
+    /// numpy defers binary operators (`matrix @ ct`) to this class.
+    #[classattr]
+    fn __array_ufunc__() -> Option<bool> {
+        None
+    }
+
+    /// `ct + ct` or `ct + plaintext`.
+    fn __add__(&self, other: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+        if let Ok(p) = other.cast::<ckks_io::Plaintext>() {
+            return circuits::add_plain(self, p.get());
+        }
+        let other = other.cast::<Ciphertext>().map_err(|_| {
+            TesseraError::new_err("a ciphertext adds a ciphertext or a Plaintext")
+        })?;
+        let other = other.get();
         self.same_context(other)?;
         let ct = self.inner.eval(|ev, _| {
             let (a, b) = (ev.load(&self.ct)?, ev.load(&other.ct)?);
@@ -413,6 +505,9 @@ impl Ciphertext {
     /// the GIL.
     fn __mul__(&self, other: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
         let py = other.py();
+        if let Ok(p) = other.cast::<ckks_io::Plaintext>() {
+            return circuits::mul_plain(self, p.get());
+        }
         if let Ok(o) = other.cast::<Ciphertext>() {
             let o = o.get();
             self.same_context(o)?;
@@ -426,7 +521,9 @@ impl Ciphertext {
             return Ok(self.wrap(ct));
         }
         let c: f64 = other.extract().map_err(|_| {
-            TesseraError::new_err("a ciphertext multiplies a ciphertext or a real number")
+            TesseraError::new_err(
+                "a ciphertext multiplies a ciphertext, a Plaintext or a real number",
+            )
         })?;
         let q = self.inner.ctx.params().q()[self.ct.level] as f64;
         let ct = py.detach(|| {
@@ -455,6 +552,24 @@ impl Ciphertext {
             })
         })?;
         Ok(self.wrap(ct))
+    }
+
+    /// `ct << k`: rotate left by `k` slots (`rotate(k)`).
+    fn __lshift__(&self, py: Python<'_>, steps: i64) -> PyResult<Ciphertext> {
+        self.rotate(py, steps)
+    }
+
+    /// `ct >> k`: rotate right by `k` slots (`rotate(-k)`).
+    fn __rshift__(&self, py: Python<'_>, steps: i64) -> PyResult<Ciphertext> {
+        self.rotate(py, -steps)
+    }
+
+    /// `matrix @ ct`: the plaintext matrix (square, of the ciphertext's slot count, a numpy
+    /// array or nested lists) times the slot vector, by the circuits' BSGS linear transform:
+    /// one level; needs the rotation keys `LinearTransform(matrix).rotations`.
+    fn __rmatmul__(&self, py: Python<'_>, matrix: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+        let lt = circuits::LinearTransform::from_matrix(matrix)?;
+        lt.apply(py, self)
     }
 
     /// Complex conjugation of every slot; needs the conjugation key. Runs without the GIL.
@@ -502,6 +617,10 @@ impl Ciphertext {
         PyBytes::new(py, &ciphertext_to_bytes(&self.ct, &self.inner.ctx))
     }
 
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        ckks_io::reduce_ciphertext(py, self, self.to_bytes(py))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Ciphertext(level={}, scale=2^{:.2}, slots={})",
@@ -518,8 +637,8 @@ fn presets() -> Vec<&'static str> {
     tessera_ckks::params::preset_names()
 }
 
-/// Runs a workload on an accelerator model; returns the report as a JSON string (the
-/// Python wrapper `tessera.simulate` parses it into a dict).
+/// Runs a workload on an accelerator model; returns the report as a JSON string (kept for
+/// scripts that used it; `tessera.simulate` returns a `Report` object).
 #[pyfunction]
 #[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new(), mode="latency", warm=false, streamed_keyswitch=false, additive=false, hoisting=true))]
 #[allow(clippy::too_many_arguments)]
@@ -537,47 +656,23 @@ fn simulate_json(
     additive: bool,
     hoisting: bool,
 ) -> PyResult<String> {
-    let sim = |e: tessera_sim::SimError| TesseraError::new_err(e.to_string());
-    let m = tessera_sim::arch::Arch::load_with(arch, &sets).map_err(sim)?;
-    let mut spec = tessera_sim::workload::WorkloadSpec::new(workload, params);
-    spec.level = level;
-    spec.of_limb = of_limb;
-    spec.min_ks = min_ks;
-    spec.hoisting = hoisting;
-    if streamed_keyswitch {
-        spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
-    }
-    let w = tessera_sim::workload::load(&spec).map_err(sim)?;
-    let additive_s = if additive {
-        Some(m.sum_of_operations(mode, &w.instrs).map_err(sim)?)
-    } else {
-        None
-    };
-    let r = match (mode, &m) {
-        ("latency", tessera_sim::arch::Arch::Vector(v)) if warm => {
-            tessera_sim::simulate_warm(v, &w.label, &w.instrs).map_err(sim)?
-        }
-        (_, _) if warm => {
-            return Err(TesseraError::new_err(
-                "warm=True needs mode='latency' on a vector machine (not a single-PE model)",
-            ))
-        }
-        ("latency", _) => m.simulate(&w.label, &w.instrs).map_err(sim)?,
-        ("throughput", tessera_sim::arch::Arch::Vector(v)) => {
-            tessera_sim::report::throughput(v, &w.label, &w.instrs).map_err(sim)?
-        }
-        _ => {
-            return Err(TesseraError::new_err(format!(
-                "invalid mode '{mode}': allowed 'latency', or 'throughput' on vector machines"
-            )))
-        }
-    };
-    let mut v = serde_json::to_value(&r).map_err(|e| TesseraError::new_err(e.to_string()))?;
-    if let Some(a) = &additive_s {
-        v["additive_s"] = serde_json::json!(a.total_s);
-        v["additive_by_op"] = serde_json::json!(a.by_op);
-    }
-    Ok(v.to_string())
+    Python::attach(|py| {
+        let m = tessera_sim::arch::Arch::load_with(arch, &sets)
+            .map_err(|e| TesseraError::new_err(e.to_string()))?;
+        let t = sim::record(
+            py,
+            workload,
+            params,
+            level,
+            of_limb,
+            min_ks,
+            streamed_keyswitch,
+            hoisting,
+            None,
+        )?;
+        let v = sim::simulate_workload(&m, t.workload(), mode, warm, additive, None)?;
+        Ok(v.to_string())
+    })
 }
 
 /// The calibration targets of `paper` (all papers when None) as a JSON array string.
@@ -593,6 +688,13 @@ fn reproduce_json(paper: Option<&str>) -> PyResult<String> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Context>()?;
     m.add_class::<Ciphertext>()?;
+    m.add_class::<ckks_io::Plaintext>()?;
+    m.add_function(wrap_pyfunction!(ckks_io::_plaintext_from_state, m)?)?;
+    m.add_function(wrap_pyfunction!(ckks_io::_ciphertext_from_state, m)?)?;
+    m.add_function(wrap_pyfunction!(ckks_io::_context_from_state, m)?)?;
+    circuits::register(m)?;
+    programs::register(m)?;
+    sim::register(m)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce_json, m)?)?;

@@ -24,6 +24,12 @@ Bootstrapping runs on the parameter sets that have a circuit (``ark-boot``, ``la
     b = a.bootstrap()                       # b.level == 4: levels to spare again
     assert np.allclose(tessera.decrypt_real(ctx, b), np.linspace(-1, 1, 8), atol=1e-4)
 
+Ciphertexts, plaintexts, keys, contexts, traces and simulator reports pickle; keys also
+save to files (``ctx.save_keys(path)``, ``ctx.load_keys(path)``). The circuits
+(``Polynomial``, ``LinearTransform`` and ``matrix @ ct``, ``Sign``), the programs
+(``tessera.programs.run``) and the simulator (``simulate``, ``Machine``, ``sweep``,
+``reproduce``) are in this package too; docs/python.md is the tutorial.
+
 Every error raised by the Rust layers is a ``tessera.TesseraError`` (a ``ValueError``).
 """
 
@@ -33,100 +39,87 @@ from typing import Optional
 
 import numpy as np
 
-import json
-
-from ._native import Ciphertext, Context, TesseraError, presets, reproduce_json, simulate_json
+from . import programs
+from ._native import (
+    Ciphertext,
+    Context,
+    LinearTransform,
+    Plaintext,
+    Polynomial,
+    Sign,
+    TesseraError,
+    presets,
+)
+from .sim import (
+    Machine,
+    Report,
+    Row,
+    Sweep,
+    SweepError,
+    Trace,
+    machines,
+    record,
+    reproduce,
+    simulate,
+    sweep,
+)
 
 __all__ = [
     "Context",
     "Ciphertext",
+    "Plaintext",
+    "Polynomial",
+    "LinearTransform",
+    "Sign",
     "TesseraError",
     "presets",
     "encrypt",
+    "encode",
     "decrypt",
     "decrypt_real",
     "simulate",
+    "record",
     "reproduce",
+    "sweep",
+    "machines",
+    "Machine",
+    "Report",
+    "Row",
+    "Sweep",
+    "SweepError",
+    "Trace",
+    "programs",
 ]
 
 
-def simulate(
-    arch: str = "ark",
-    workload: str = "hmult",
-    params: str = "ark",
-    level: Optional[int] = None,
-    of_limb: bool = False,
-    min_ks: bool = False,
-    sets: Optional[list] = None,
-    mode: str = "latency",
-    warm: bool = False,
-    streamed_keyswitch: bool = False,
-    additive: bool = False,
-    hoisting: bool = True,
-) -> dict:
-    """Runs a workload on an accelerator model, like ``tessera simulate --json``.
-
-    ``arch`` is a built-in machine (``"ark"``) or a TOML file; ``workload`` one of
-    ``bootstrap``, ``hmult``, ``hrot``, ``keyswitch``, ``keyswitch-ext`` (no ModDown),
-    ``hadd``, ``pmult``, ``tensor``, ``ntt`` or a tessera-trace file; ``sets`` overrides
-    machine values, e.g. ``["chip.clusters=8"]``; ``mode`` is ``latency`` (one task over the machine) or
-    ``throughput`` (one task per cluster); ``warm=True`` times the workload with its input
-    ciphertexts already on chip and its results left there, as micro-benchmarks time an
-    operation (``tessera simulate --warm``); ``streamed_keyswitch=True`` switches keys one
-    digit at a time (reed.md Algorithm 3, ``--streamed-keyswitch``); ``additive=True`` adds
-    ``additive_s``, the sum of the HE operations' warm times, and ``additive_by_op``, their
-    count and seconds by operation (``--additive``; latency mode on vector machines); ``hoisting=False`` records bootstrapping with each baby-step rotation
-    doing its own ModUp (``--no-hoisting``). Returns the report
-    (``time_s``, ``energy_j``, ``energy_scope``, ``area_mm2``, ``noc_bytes``,
-    ``io_noc_bytes``, ``utilization``, ``tasks_per_minute``, ...) as a dict;
-    ``energy_scope`` says what the energy covers (``full``, ``data_movement`` or ``none``).
-
-    >>> r = simulate("ark", "hmult", "test-small")
-    >>> r["time_s"] > 0
-    True
-    """
-    return json.loads(
-        simulate_json(
-            arch,
-            workload,
-            params,
-            level,
-            of_limb,
-            min_ks,
-            list(sets or []),
-            mode,
-            warm,
-            streamed_keyswitch,
-            additive,
-            hoisting,
+def _values(ctx: Context, values: np.ndarray) -> list:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise TesseraError(f"values must be a 1-D array, got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.number):
+        raise TesseraError(f"values must be numbers, got dtype {arr.dtype}")
+    if arr.size > ctx.max_slots:
+        raise TesseraError(
+            f"values has {arr.size} entries, more than the {ctx.max_slots} slots of "
+            f"'{ctx.params}' (N/2): at most {ctx.max_slots} fit in one ciphertext"
         )
-    )
-
-
-def reproduce(paper: Optional[str] = None) -> list:
-    """The papers' figures next to the model's, like ``tessera reproduce --json``.
-
-    ``paper`` is one of ``ark``, ``cofhee``, ``reed``, ``cifher``, ``h3`` (None: all; ``ark``
-    records three N = 2^16 bootstrapping traces and takes about half a minute). Each row has
-    ``paper``, ``item``, ``unit``, ``paper_value``, ``model_value``, ``ratio``, ``hit``.
-
-    >>> rows = reproduce("cofhee")
-    >>> all(r["hit"] for r in rows if r["tolerance"])
-    True
-    """
-    return json.loads(reproduce_json(paper))
+    return arr.astype(np.complex128).tolist()
 
 
 def encrypt(
     ctx: Context, values: np.ndarray, level: Optional[int] = None, scale: Optional[float] = None
 ) -> Ciphertext:
-    """Encrypts a 1-D array of real or complex numbers (at most ``ctx.max_slots`` of them)."""
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        raise TesseraError(f"values must be a 1-D array, got shape {arr.shape}")
-    if not (np.issubdtype(arr.dtype, np.number)):
-        raise TesseraError(f"values must be numbers, got dtype {arr.dtype}")
-    return ctx.encrypt([complex(v) for v in arr.astype(np.complex128)], level, scale)
+    """Encrypts a 1-D array of real or complex numbers (at most ``ctx.max_slots`` of them)
+    into the smallest power-of-two number of slots that holds them."""
+    return ctx.encrypt(_values(ctx, values), level, scale)
+
+
+def encode(
+    ctx: Context, values: np.ndarray, level: Optional[int] = None, scale: Optional[float] = None
+) -> Plaintext:
+    """Encodes a 1-D array of real or complex numbers into a :class:`Plaintext` (for
+    ``ct * pt`` and ``ct + pt``)."""
+    return ctx.encode(_values(ctx, values), level, scale)
 
 
 def decrypt(ctx: Context, ct: Ciphertext) -> np.ndarray:

@@ -1,0 +1,284 @@
+//! The simulator from Python, split the way sweeps need it: record a workload once into a
+//! `Trace` (picklable, so a Ray sweep ships it through the object store once), then simulate
+//! that trace on any machine with any settings. Results cross as the simulator's serde JSON;
+//! the Python layer (`tessera.sim`) turns them into `Report` objects, so a user never parses
+//! JSON.
+
+use crate::TesseraError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use tessera_sim::arch::Arch;
+use tessera_sim::workload::{Workload, WorkloadSpec};
+use tessera_sim::SimError;
+
+fn sim(e: SimError) -> PyErr {
+    TesseraError::new_err(e.to_string())
+}
+
+fn json_err(e: serde_json::Error) -> PyErr {
+    TesseraError::new_err(format!("internal JSON error: {e}"))
+}
+
+/// A recorded instruction stream (a workload or a program's steady-state window), ready to be
+/// simulated on any machine. Pickles (the instructions travel as the trace format's records).
+#[pyclass(module = "tessera._native", frozen)]
+pub(crate) struct Trace {
+    w: Workload,
+}
+
+#[pymethods]
+impl Trace {
+    /// What was recorded (workload, parameters, level).
+    #[getter]
+    fn label(&self) -> &str {
+        &self.w.label
+    }
+
+    /// Number of instructions.
+    #[getter]
+    fn instructions(&self) -> usize {
+        self.w.instrs.len()
+    }
+
+    /// Slots of the recorded ciphertexts.
+    #[getter]
+    fn slots(&self) -> usize {
+        self.w.slots
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let f = py.import("tessera._native")?.getattr("_trace_from_state")?;
+        let body = serde_json::to_vec(&self.w.instrs).map_err(json_err)?;
+        (
+            f,
+            (
+                self.w.label.clone(),
+                self.w.slots,
+                self.w.level,
+                PyBytes::new(py, &body),
+            ),
+        )
+            .into_pyobject(py)
+            .map(|t| t.into_any())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Trace('{}', {} instructions)",
+            self.w.label,
+            self.w.instrs.len()
+        )
+    }
+}
+
+/// Unpickles a [`Trace`].
+#[pyfunction]
+fn _trace_from_state(label: String, slots: usize, level: usize, body: &[u8]) -> PyResult<Trace> {
+    let instrs = serde_json::from_slice(body)
+        .map_err(|e| TesseraError::new_err(format!("not a pickled Trace: {e}")))?;
+    Ok(Trace {
+        w: Workload {
+            label,
+            instrs,
+            slots,
+            level,
+        },
+    })
+}
+
+/// Records `workload` at `params` (a built-in workload, a tessera-trace file, or a program
+/// with its `size`). Runs without the GIL.
+#[pyfunction]
+#[pyo3(signature = (workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, streamed_keyswitch=false, hoisting=true, size=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn record(
+    py: Python<'_>,
+    workload: &str,
+    params: &str,
+    level: Option<usize>,
+    of_limb: bool,
+    min_ks: bool,
+    streamed_keyswitch: bool,
+    hoisting: bool,
+    size: Option<usize>,
+) -> PyResult<Trace> {
+    if tessera_programs::PROGRAMS.contains(&workload) {
+        if level.is_some() || of_limb || min_ks || streamed_keyswitch || !hoisting {
+            return Err(TesseraError::new_err(format!(
+                "level, of_limb, min_ks, streamed_keyswitch and hoisting apply to HE-operation \
+                 workloads, not to the program '{workload}' (it runs its parameter set's own circuit)"
+            )));
+        }
+        let opts = tessera_programs::RunOptions {
+            params: Some(params.to_string()),
+            size,
+            iterations: None,
+            data_dir: None,
+        };
+        let r = py
+            .detach(|| tessera_programs::record(workload, &opts, true))
+            .map_err(|e| TesseraError::new_err(e.to_string()))?;
+        return Ok(Trace {
+            w: Workload {
+                label: r.label,
+                instrs: r.instrs,
+                slots: r.slots,
+                level: 0,
+            },
+        });
+    }
+    if size.is_some() {
+        return Err(TesseraError::new_err(format!(
+            "size applies to programs ({}), not to '{workload}'",
+            tessera_programs::PROGRAMS.join(", ")
+        )));
+    }
+    let mut spec = WorkloadSpec::new(workload, params);
+    spec.level = level;
+    spec.of_limb = of_limb;
+    spec.min_ks = min_ks;
+    spec.hoisting = hoisting;
+    if streamed_keyswitch {
+        spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
+    }
+    let w = py
+        .detach(|| tessera_sim::workload::load(&spec))
+        .map_err(sim)?;
+    Ok(Trace { w })
+}
+
+/// Simulates `w` on `m` in `mode` and returns the report as a JSON value, with
+/// `additive_s` / `additive_by_op` when `additive`, and `utilization_series` (busy fraction
+/// per unit class in `timeline_bins` time bins) when asked.
+pub(crate) fn simulate_workload(
+    m: &Arch,
+    w: &Workload,
+    mode: &str,
+    warm: bool,
+    additive: bool,
+    timeline_bins: Option<usize>,
+) -> Result<serde_json::Value, PyErr> {
+    let additive_s = if additive {
+        Some(m.sum_of_operations(mode, &w.instrs).map_err(sim)?)
+    } else {
+        None
+    };
+    let mut series = None;
+    let r = match (mode, m) {
+        (_, _) if warm && !(mode == "latency" && matches!(m, Arch::Vector(_))) => {
+            return Err(TesseraError::new_err(
+                "warm=True needs mode='latency' on a vector machine (not a single-PE model)",
+            ))
+        }
+        ("latency", Arch::Vector(v)) => {
+            let opts = tessera_sim::engine::RunOptions {
+                keep_slots: timeline_bins.is_some(),
+                warm,
+                ..Default::default()
+            };
+            let s = tessera_sim::engine::run_with(v, &w.instrs, &opts).map_err(sim)?;
+            if let Some(bins) = timeline_bins {
+                series = Some(tessera_sim::timeline::utilization_series(v, &s, bins.max(1)));
+            }
+            tessera_sim::report::Report {
+                warm,
+                ..tessera_sim::report::report(v, &w.label, &s)
+            }
+        }
+        ("latency", _) => {
+            if timeline_bins.is_some() {
+                return Err(TesseraError::new_err(
+                    "timelines of single-PE models (their commands run one at a time)",
+                ));
+            }
+            m.simulate(&w.label, &w.instrs).map_err(sim)?
+        }
+        ("throughput", Arch::Vector(v)) => {
+            if timeline_bins.is_some() {
+                return Err(TesseraError::new_err(
+                    "timelines in throughput mode (use mode='latency')",
+                ));
+            }
+            tessera_sim::report::throughput(v, &w.label, &w.instrs).map_err(sim)?
+        }
+        _ => {
+            return Err(TesseraError::new_err(format!(
+                "invalid mode '{mode}': allowed 'latency', or 'throughput' on vector machines"
+            )))
+        }
+    };
+    let mut v = serde_json::to_value(&r).map_err(json_err)?;
+    if let Some(a) = &additive_s {
+        v["additive_s"] = serde_json::json!(a.total_s);
+        v["additive_by_op"] = serde_json::json!(a.by_op);
+    }
+    if let Some(s) = series {
+        let map: serde_json::Map<String, serde_json::Value> = s
+            .into_iter()
+            .map(|(k, xs)| (k.to_string(), serde_json::json!(xs)))
+            .collect();
+        v["utilization_series"] = serde_json::Value::Object(map);
+    }
+    Ok(v)
+}
+
+/// Simulates a recorded `trace` on `arch` (built-in name or TOML file) with `sets` overrides;
+/// the report as JSON text for the Python layer. Runs without the GIL.
+#[pyfunction]
+#[pyo3(signature = (arch, sets, trace, mode="latency", warm=false, additive=false, timeline_bins=None))]
+#[allow(clippy::too_many_arguments)]
+fn _simulate_trace_json(
+    py: Python<'_>,
+    arch: &str,
+    sets: Vec<String>,
+    trace: &Trace,
+    mode: &str,
+    warm: bool,
+    additive: bool,
+    timeline_bins: Option<usize>,
+) -> PyResult<String> {
+    py.detach(|| {
+        let m = Arch::load_with(arch, &sets).map_err(sim)?;
+        let v = simulate_workload(&m, &trace.w, mode, warm, additive, timeline_bins)?;
+        Ok(v.to_string())
+    })
+}
+
+/// Loads and validates `arch` with `sets` applied (as `--arch A --set K=V` would) and returns
+/// its description as JSON text for the Python `Machine` object.
+#[pyfunction]
+fn _machine_json(arch: &str, sets: Vec<String>) -> PyResult<String> {
+    let m = Arch::load_with(arch, &sets).map_err(sim)?;
+    let v = match &m {
+        Arch::Vector(v) => serde_json::to_value(v),
+        Arch::Pe(p) => serde_json::to_value(p),
+    }
+    .map_err(json_err)?;
+    Ok(serde_json::json!({"name": m.name(), "model": match m {
+        Arch::Vector(_) => "vector", Arch::Pe(_) => "pe" }, "description": v})
+    .to_string())
+}
+
+/// The built-in machine names.
+#[pyfunction]
+fn machines() -> Vec<&'static str> {
+    tessera_sim::arch::BUILTIN.iter().map(|(n, _)| *n).collect()
+}
+
+/// Adds the simulator functions to the module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Trace>()?;
+    m.add_function(wrap_pyfunction!(_trace_from_state, m)?)?;
+    m.add_function(wrap_pyfunction!(record, m)?)?;
+    m.add_function(wrap_pyfunction!(_simulate_trace_json, m)?)?;
+    m.add_function(wrap_pyfunction!(_machine_json, m)?)?;
+    m.add_function(wrap_pyfunction!(machines, m)?)?;
+    Ok(())
+}
+
+impl Trace {
+    /// The recorded workload.
+    pub(crate) fn workload(&self) -> &Workload {
+        &self.w
+    }
+}
