@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # The project's test command (README; .ci/run calls it): formatting, lints, every Rust test,
-# then the Python package built into a local virtual environment and its tests.
+# then the Python package built as a wheel, installed into a local virtual environment, and its
+# tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release
 
-# Python: a project-local venv with maturin, numpy and pytest from PyPI.
+# Python: a project-local venv with maturin and the package's test dependencies from PyPI;
+# the wheel is built once (with the CLI binary inside, scripts/build-wheel.sh) and the tests
+# run against the installed wheel, not an in-place build.
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip maturin numpy pytest
-(cd crates/python && ../../.venv/bin/maturin develop --release --quiet)
-.venv/bin/python -m pytest -q crates/python/tests
+.venv/bin/python -m pip install --quiet --upgrade pip maturin numpy pytest pandas matplotlib "ray>=2"
+WHEEL=$(PYTHON=.venv/bin/python scripts/build-wheel.sh target/wheels | tail -1)
+.venv/bin/python -m pip install --quiet --force-reinstall --no-deps "$WHEEL"
+(cd crates/python/tests && ../../../.venv/bin/python -m pytest -q -p no:cacheprovider .)
