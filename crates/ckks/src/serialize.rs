@@ -515,4 +515,33 @@ mod tests {
             .to_string();
         assert!(e.contains("log2 P"), "{e}");
     }
+
+    /// Plaintexts round-trip; another type, a level that does not match the limbs, and an
+    /// edited slot count are refused.
+    #[test]
+    fn plaintexts_round_trip_and_bad_headers_are_refused() {
+        use num_complex::Complex64;
+        let ctx = CkksContext::new(Parameters::preset("test-small").unwrap()).unwrap();
+        let vals: Vec<Complex64> = (0..8)
+            .map(|i| Complex64::new(i as f64 / 8.0, 0.5))
+            .collect();
+        let pt = ctx
+            .encode(&vals, 8, 2, ctx.params().default_scale())
+            .unwrap();
+        let bytes = plaintext_to_bytes(&pt, &ctx);
+        let back = plaintext_from_bytes(&bytes, &ctx).unwrap();
+        assert_eq!(back.poly.data(), pt.poly.data());
+        assert_eq!((back.level, back.scale, back.slots), (2, pt.scale, 8));
+        // Rewrites one header field and recomputes the checksum, as a careless writer would.
+        let edit = |at: usize, with: &[u8]| {
+            let mut b = bytes[..bytes.len() - 32].to_vec();
+            b[at..at + with.len()].copy_from_slice(with);
+            let sum = blake3::hash(&b);
+            b.extend_from_slice(sum.as_bytes());
+            plaintext_from_bytes(&b, &ctx).unwrap_err().to_string()
+        };
+        assert!(edit(6, &[TYPE_CIPHERTEXT]).contains("object type"));
+        assert!(edit(HEADER, &1u32.to_le_bytes()).contains("does not match the limbs"));
+        assert!(edit(HEADER + 12, &3u32.to_le_bytes()).contains("slots 3"));
+    }
 }

@@ -47,9 +47,65 @@ pub struct SweepArgs {
     /// Output prefix: writes PREFIX.csv and PREFIX.svg.
     #[arg(long, default_value = "sweep")]
     pub out: String,
+    /// Run each point as a task on a Ray cluster: `auto` (a running cluster), an address, or
+    /// `local` (start one here). Delegates to the Python package (`python -m tessera sweep`,
+    /// the interpreter from $TESSERA_PYTHON, else python3), which writes PREFIX.jsonl
+    /// (resumable), PREFIX.csv and PREFIX.png (docs/python.md).
+    #[arg(long, value_name = "auto|ADDRESS|local")]
+    pub ray: Option<String>,
+}
+
+/// `tessera sweep --ray`: the same sweep through the Python package on Ray.
+fn on_ray(a: &SweepArgs, address: &str) -> Result<(), SimError> {
+    let python = std::env::var("TESSERA_PYTHON").unwrap_or_else(|_| "python3".into());
+    let mut cmd = std::process::Command::new(&python);
+    cmd.args([
+        "-m",
+        "tessera",
+        "sweep",
+        "--arch",
+        &a.arch,
+        "--workload",
+        &a.workload,
+    ]);
+    cmd.args(["--out", &a.out, "--metric", &a.metric, "--ray", address]);
+    for s in &a.set {
+        cmd.args(["--set", s]);
+    }
+    if let Some(p) = &a.params {
+        cmd.args(["--params", p]);
+    }
+    if let Some(l) = a.level {
+        cmd.args(["--level", &l.to_string()]);
+    }
+    for (flag, on) in [
+        ("--streamed-keyswitch", a.streamed_keyswitch),
+        ("--of-limb", a.of_limb),
+        ("--min-ks", a.min_ks),
+        ("--no-hoisting", a.no_hoisting),
+    ] {
+        if on {
+            cmd.arg(flag);
+        }
+    }
+    let status = cmd.status().map_err(|e| SimError::Io {
+        path: python.clone(),
+        message: format!(
+            "{e}: --ray runs the Python package (pip install ./crates/python 'ray>=2';              $TESSERA_PYTHON names the interpreter)"
+        ),
+    })?;
+    if !status.success() {
+        return Err(SimError::Unsupported(format!(
+            "the Ray sweep ({python} -m tessera sweep) exited with {status}"
+        )));
+    }
+    Ok(())
 }
 
 pub fn run(a: &SweepArgs) -> Result<(), SimError> {
+    if let Some(address) = &a.ray {
+        return on_ray(a, address);
+    }
     let axes: Vec<Axis> = sweep::axes(&a.set)?;
     let metric = sweep::Metric::parse(&a.metric)?;
     let arch = Arch::load(&a.arch)?;

@@ -97,7 +97,8 @@ fn params_from_state(state: &str) -> PyResult<Parameters> {
     if let Some(name) = state.strip_prefix("preset:") {
         return Parameters::preset(name).map_err(err);
     }
-    let v: serde_json::Value = serde_json::from_str(state).map_err(|e| bad_state(&e.to_string()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(state).map_err(|e| bad_state(&e.to_string()))?;
     let u32s = |k: &str| -> PyResult<Vec<u32>> {
         v[k].as_array()
             .ok_or_else(|| bad_state(k))?
@@ -107,7 +108,10 @@ fn params_from_state(state: &str) -> PyResult<Parameters> {
     };
     let int = |k: &str| v[k].as_u64().ok_or_else(|| bad_state(k));
     let lit = ParametersLiteral {
-        name: v["name"].as_str().ok_or_else(|| bad_state("name"))?.to_string(),
+        name: v["name"]
+            .as_str()
+            .ok_or_else(|| bad_state("name"))?
+            .to_string(),
         log_n: int("log_n")? as u32,
         log_q: u32s("log_q")?,
         log_p: u32s("log_p")?,
@@ -172,7 +176,9 @@ impl Plaintext {
     }
 
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let f = py.import("tessera._native")?.getattr("_plaintext_from_state")?;
+        let f = py
+            .import("tessera._native")?
+            .getattr("_plaintext_from_state")?;
         let args = (params_state(self.inner.ctx.params()), self.to_bytes(py));
         (f, args).into_pyobject(py).map(|t| t.into_any())
     }
@@ -200,7 +206,9 @@ pub(crate) fn _plaintext_from_state(state: &str, data: &[u8]) -> PyResult<Plaint
 pub(crate) fn _ciphertext_from_state(state: &str, data: &[u8]) -> PyResult<Ciphertext> {
     // The key set is in the header; parse once against any context of these parameters.
     let probe = find_context(state, None)?;
-    let id = ciphertext_from_bytes(data, &probe.ctx).map_err(err)?.key_set;
+    let id = ciphertext_from_bytes(data, &probe.ctx)
+        .map_err(err)?
+        .key_set;
     let inner = find_context(state, Some(id))?;
     let ct = ciphertext_from_bytes(data, &inner.ctx).map_err(err)?;
     Ok(Ciphertext { inner, ct })
@@ -232,7 +240,9 @@ pub(crate) fn reduce_ciphertext<'py>(
 
 /// The pickle of a context: its parameters and all its keys (the secret key included).
 pub(crate) fn reduce_context<'py>(py: Python<'py>, c: &Context) -> PyResult<Bound<'py, PyAny>> {
-    let f = py.import("tessera._native")?.getattr("_context_from_state")?;
+    let f = py
+        .import("tessera._native")?
+        .getattr("_context_from_state")?;
     let has_keys = key_set_of(&c.inner).is_some();
     let keys = if has_keys {
         Some(PyBytes::new(py, &save_keys(&c.inner, true)?))
@@ -316,7 +326,12 @@ pub(crate) fn save_keys(inner: &Inner, secret: bool) -> PyResult<Vec<u8>> {
         entries.push((TAG_RELIN_AT, 0, *l as u32, switching_key_to_bytes(key, ctx)));
     }
     for ((g, l), key) in &e.galois_by_level {
-        entries.push((TAG_GALOIS_AT, *g, *l as u32, switching_key_to_bytes(key, ctx)));
+        entries.push((
+            TAG_GALOIS_AT,
+            *g,
+            *l as u32,
+            switching_key_to_bytes(key, ctx),
+        ));
     }
     if let Some((to, back)) = &k.keys.encapsulation {
         entries.push((TAG_ENCAPS_TO, 0, 0, switching_key_to_bytes(to, ctx)));

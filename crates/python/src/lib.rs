@@ -17,8 +17,8 @@ use tessera_ckks::{
 use tessera_math::sampling::Seed;
 use tessera_math::RnsPoly;
 
-mod ckks_io;
 mod circuits;
+mod ckks_io;
 mod programs;
 mod sim;
 
@@ -301,7 +301,8 @@ impl Context {
 
     /// Reads a plaintext serialised by `Plaintext.to_bytes` for these parameters.
     fn plaintext_from_bytes(&self, data: &[u8]) -> PyResult<ckks_io::Plaintext> {
-        let pt = tessera_ckks::serialize::plaintext_from_bytes(data, &self.inner.ctx).map_err(err)?;
+        let pt =
+            tessera_ckks::serialize::plaintext_from_bytes(data, &self.inner.ctx).map_err(err)?;
         Ok(ckks_io::Plaintext {
             inner: self.inner.clone(),
             pt,
@@ -469,9 +470,9 @@ impl Ciphertext {
         if let Ok(p) = other.cast::<ckks_io::Plaintext>() {
             return circuits::add_plain(self, p.get());
         }
-        let other = other.cast::<Ciphertext>().map_err(|_| {
-            TesseraError::new_err("a ciphertext adds a ciphertext or a Plaintext")
-        })?;
+        let other = other
+            .cast::<Ciphertext>()
+            .map_err(|_| TesseraError::new_err("a ciphertext adds a ciphertext or a Plaintext"))?;
         let other = other.get();
         self.same_context(other)?;
         let ct = self.inner.eval(|ev, _| {

@@ -178,7 +178,11 @@ pub(crate) fn simulate_workload(
             };
             let s = tessera_sim::engine::run_with(v, &w.instrs, &opts).map_err(sim)?;
             if let Some(bins) = timeline_bins {
-                series = Some(tessera_sim::timeline::utilization_series(v, &s, bins.max(1)));
+                series = Some(tessera_sim::timeline::utilization_series(
+                    v,
+                    &s,
+                    bins.max(1),
+                ));
             }
             tessera_sim::report::Report {
                 warm,

@@ -42,6 +42,10 @@ def sweep_main(argv: List[str]) -> int:
     p.add_argument("--out", default="sweep", help="writes OUT.jsonl (resumable), OUT.csv, OUT.png")
     p.add_argument("--ray", metavar="auto|ADDRESS|local", help="run each point as a Ray task")
     p.add_argument("--workers", type=int)
+    p.add_argument("--streamed-keyswitch", action="store_true")
+    p.add_argument("--of-limb", action="store_true")
+    p.add_argument("--min-ks", action="store_true")
+    p.add_argument("--no-hoisting", action="store_true")
     p.add_argument("--json", action="store_true", help="one JSON object per point, no progress")
     a = p.parse_args(argv)
     grid = {}
@@ -64,6 +68,10 @@ def sweep_main(argv: List[str]) -> int:
             progress=False if a.json else None,
             level=a.level,
             size=a.size,
+            of_limb=a.of_limb,
+            min_ks=a.min_ks,
+            streamed_keyswitch=a.streamed_keyswitch,
+            hoisting=not a.no_hoisting,
         )
     except tessera.TesseraError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -79,8 +87,10 @@ def sweep_main(argv: List[str]) -> int:
         for row in res.table():
             print("  ".join(str(x) for x in row))
     res.to_pandas().to_csv(a.out + ".csv", index=False)
+    # The Rust CLI's metric names map to report fields.
+    metric = {"time": "time_s", "energy": "energy_j", "area": "area_mm2", "offchip": "offchip_bytes", "noc": "noc_bytes"}.get(a.metric, a.metric)
     try:
-        res.plot(a.metric, path=a.out + ".png")
+        res.plot(metric, path=a.out + ".png")
     except tessera.TesseraError as e:
         print(f"no plot: {e}", file=sys.stderr)
     for e in res.errors:

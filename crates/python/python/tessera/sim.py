@@ -539,6 +539,10 @@ def sweep(
     warm: bool = False,
     level: Optional[int] = None,
     size: Optional[int] = None,
+    of_limb: bool = False,
+    min_ks: bool = False,
+    streamed_keyswitch: bool = False,
+    hoisting: bool = True,
 ) -> Sweep:
     """Simulates ``workload`` on every point of ``grid`` (the cross product of its values,
     keys dotted machine settings such as ``"chip.clusters"``, or ``"arch"`` to sweep over
@@ -551,7 +555,8 @@ def sweep(
     cluster, an address, or None to start a local one), with the trace put once in Ray's
     object store. Results stream back as they finish, with a progress bar on a terminal
     (``progress``: force it on or off). A failed point lands in ``Sweep.errors`` and does not
-    stop the others. With ``out`` (a JSON-lines file) each finished point is appended as it
+    stop the others. ``level``, ``size``, ``of_limb``, ``min_ks``, ``streamed_keyswitch`` and
+    ``hoisting`` are :func:`record`'s. With ``out`` (a JSON-lines file) each finished point is appended as it
     arrives and a rerun skips the points already there.
 
     >>> s = sweep("ark", "hadd", "test-small", grid={"chip.clusters": [1, 2]})
@@ -572,7 +577,11 @@ def sweep(
     name, sets = _arch_and_sets(arch, None)
     if params is None:
         params = "ark"
-    trace = workload if isinstance(workload, Trace) else record(workload, params, level=level, size=size)
+    trace = (
+        workload
+        if isinstance(workload, Trace)
+        else record(workload, params, level, of_limb, min_ks, streamed_keyswitch, hoisting, size)
+    )
     options = {"mode": mode, "warm": warm}
 
     done: Dict[str, Report] = {}
