@@ -592,3 +592,26 @@ fn simd_override_is_shown_recorded_and_checked() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// `sweep --ray` delegates to the Python package; without an interpreter it says how to get
+/// one instead of failing obscurely (the Ray sweep itself is tested from Python).
+#[test]
+fn sweep_on_ray_names_the_interpreter_it_needs() {
+    let (code, _, err) = common::tessera_env(
+        &[("TESSERA_PYTHON", "/nonexistent/python-for-tessera")],
+        &[
+            "sweep",
+            "--set",
+            "chip.clusters=1,2",
+            "--workload",
+            "hadd",
+            "--params",
+            "test-small",
+            "--ray",
+            "local",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/python-for-tessera"), "{err}");
+    assert!(err.contains("TESSERA_PYTHON"), "{err}");
+}
