@@ -46,8 +46,12 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
     } = opts;
     parallel::set_num_threads(threads)?;
     let reps = reps.max(1);
-    let bar = ProgressBar::new(3 + reps as u64);
-    // Hidden unless stderr is a terminal (indicatif's default draw target).
+    // Hidden in --json mode, and unless stderr is a terminal (indicatif's default draw target).
+    let bar = if json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(3 + reps as u64)
+    };
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .expect("valid template"),

@@ -14,7 +14,17 @@ pub enum Format {
 }
 
 pub fn run(paper: Option<&str>, format: Format) -> Result<(), SimError> {
-    let rows = reproduce::targets(paper, &|msg| eprintln!("{msg}..."))?;
+    // What is being recorded, on a terminal only: quiet in --json mode and in pipes.
+    let bar = if format == Format::Json || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new_spinner()
+    };
+    let rows = reproduce::targets(paper, &|msg| {
+        bar.set_message(format!("{msg}..."));
+        bar.tick();
+    })?;
+    bar.finish_and_clear();
     if format == Format::Markdown {
         print!("{}", markdown(&rows));
         eprintln!("{}", tally(&rows));
