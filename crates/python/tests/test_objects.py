@@ -73,6 +73,17 @@ def test_keys_save_and_load(ctx, tmp_path):
         tessera.Context("test-small").keys_from_bytes(ctx.keys_to_bytes())
 
 
+def test_key_set_pickles(ctx):
+    ks = pickle.loads(pickle.dumps(tessera.KeySet.of(ctx)))
+    other = tessera.Context("test-medium")
+    ks.load_into(other)
+    assert other.key_set == ctx.key_set
+    ct = tessera.encrypt(ctx, rand(4, 12))
+    got = tessera.decrypt_real(other, other.ciphertext_from_bytes(ct.to_bytes()))
+    assert np.allclose(got, rand(4, 12), atol=1e-5)
+    assert len(tessera.KeySet.of(ctx, secret=False).to_bytes()) < len(ks.to_bytes())
+
+
 def test_bootstrapping_keys_save_and_load(tmp_path):
     c = tessera.Context("test-boot")
     c.keygen(seed=SEED, bootstrapping=True, bootstrap_slots=8)

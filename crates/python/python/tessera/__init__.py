@@ -89,7 +89,45 @@ __all__ = [
     "SweepError",
     "Trace",
     "programs",
+    "KeySet",
 ]
+
+
+class KeySet:
+    """A context's key set as a value: picklable, and bytes via :meth:`to_bytes` /
+    :meth:`from_bytes` (format v3 objects in a ``TSKB`` container). ``KeySet.of(ctx,
+    secret=False)`` leaves the secret key out, for a party that only evaluates.
+
+    >>> ctx = Context("test-small"); ctx.keygen(seed=bytes(32))
+    >>> other = Context("test-small"); KeySet.of(ctx).load_into(other)
+    >>> other.key_set == ctx.key_set
+    True
+    """
+
+    def __init__(self, params: str, data: bytes) -> None:
+        self.params = params
+        self.data = bytes(data)
+
+    @classmethod
+    def of(cls, ctx: Context, secret: bool = True) -> "KeySet":
+        """The keys of ``ctx`` (with the secret key unless ``secret=False``)."""
+        return cls(ctx.params, ctx.keys_to_bytes(secret))
+
+    def load_into(self, ctx: Context) -> None:
+        """Makes these the keys of ``ctx`` (a context of the same parameters)."""
+        ctx.keys_from_bytes(self.data)
+
+    def to_bytes(self) -> bytes:
+        """The key set's bytes (what ``Context.save_keys`` writes)."""
+        return self.data
+
+    @classmethod
+    def from_bytes(cls, params: str, data: bytes) -> "KeySet":
+        """A key set from :meth:`to_bytes` for the parameter set named ``params``."""
+        return cls(params, data)
+
+    def __repr__(self) -> str:
+        return f"KeySet('{self.params}', {len(self.data)} bytes)"
 
 
 def _values(ctx: Context, values: np.ndarray) -> list:

@@ -87,9 +87,9 @@ def run(
     iterations; ``data``: the data directory (default ``$TESSERA_DATA`` or ``../shared/data``).
     A progress bar shows on a terminal (``progress`` forces it on or off).
 
-    >>> r = run("helr", size=8, params="test-program", iterations=1)  # doctest: +SKIP
-    >>> r.passed
-    True
+    >>> r = run("helr", size=16, params="test-program", iterations=2)
+    >>> r.passed, r.check("max |w - w_replica|").passed
+    (True, True)
     """
     bar: Optional[Progress] = None
 
