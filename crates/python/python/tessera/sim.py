@@ -436,6 +436,26 @@ class Sweep:
             for r in self.reports
         ]
 
+    def to_csv(self, path: str) -> None:
+        """Writes one row per point (settings, then every scalar report field) without
+        needing pandas."""
+        import csv
+
+        rows = []
+        for r in self.reports:
+            row = dict(r.settings)
+            row.update(
+                _flatten({k: v for k, v in r._data.items() if k != "utilization_series"})
+            )
+            rows.append(row)
+        columns: List[str] = []
+        for row in rows:
+            columns += [c for c in row if c not in columns]
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=columns)
+            w.writeheader()
+            w.writerows(rows)
+
     def to_pandas(self):
         """One row per point (settings, then every scalar report field)."""
         import pandas as pd
