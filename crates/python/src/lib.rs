@@ -537,54 +537,29 @@ fn simulate_json(
     additive: bool,
     hoisting: bool,
 ) -> PyResult<String> {
-    let sim = |e: tessera_sim::SimError| TesseraError::new_err(e.to_string());
-    let m = tessera_sim::arch::Arch::load_with(arch, &sets).map_err(sim)?;
-    let mut spec = tessera_sim::workload::WorkloadSpec::new(workload, params);
-    spec.level = level;
-    spec.of_limb = of_limb;
-    spec.min_ks = min_ks;
-    spec.hoisting = hoisting;
-    if streamed_keyswitch {
-        spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
-    }
-    let w = tessera_sim::workload::load(&spec).map_err(sim)?;
-    let additive_s = if additive {
-        Some(m.sum_of_operations(mode, &w.instrs).map_err(sim)?)
-    } else {
-        None
+    let err = |e: tessera_lab::LabError| TesseraError::new_err(e.to_string());
+    let request = tessera_lab::Request {
+        sets,
+        params: Some(params.into()),
+        level,
+        of_limb,
+        min_ks,
+        hoisting,
+        streamed_keyswitch,
+        mode: tessera_lab::Mode::parse(mode).map_err(|e| err(e.into()))?,
+        warm,
+        additive,
+        ..tessera_lab::Request::new(arch, workload)
     };
-    let r = match (mode, &m) {
-        ("latency", tessera_sim::arch::Arch::Vector(v)) if warm => {
-            tessera_sim::simulate_warm(v, &w.label, &w.instrs).map_err(sim)?
-        }
-        (_, _) if warm => {
-            return Err(TesseraError::new_err(
-                "warm=True needs mode='latency' on a vector machine (not a single-PE model)",
-            ))
-        }
-        ("latency", _) => m.simulate(&w.label, &w.instrs).map_err(sim)?,
-        ("throughput", tessera_sim::arch::Arch::Vector(v)) => {
-            tessera_sim::report::throughput(v, &w.label, &w.instrs).map_err(sim)?
-        }
-        _ => {
-            return Err(TesseraError::new_err(format!(
-                "invalid mode '{mode}': allowed 'latency', or 'throughput' on vector machines"
-            )))
-        }
-    };
-    let mut v = serde_json::to_value(&r).map_err(|e| TesseraError::new_err(e.to_string()))?;
-    if let Some(a) = &additive_s {
-        v["additive_s"] = serde_json::json!(a.total_s);
-        v["additive_by_op"] = serde_json::json!(a.by_op);
-    }
-    Ok(v.to_string())
+    let out = tessera_lab::run(&request, &|_| {}).map_err(err)?;
+    Ok(out.to_json().map_err(err)?.to_string())
 }
 
 /// The calibration targets of `paper` (all papers when None) as a JSON array string.
 #[pyfunction]
 #[pyo3(signature = (paper=None))]
 fn reproduce_json(paper: Option<&str>) -> PyResult<String> {
-    let rows = tessera_sim::reproduce::targets(paper, &|_| {})
+    let rows = tessera_lab::reproduce::targets(paper, &|_| {})
         .map_err(|e| TesseraError::new_err(e.to_string()))?;
     serde_json::to_string(&rows).map_err(|e| TesseraError::new_err(e.to_string()))
 }
