@@ -11,8 +11,8 @@ use tessera_ckks::serialize::{
 };
 use tessera_ckks::{CkksContext, KeyGenerator, Parameters};
 use tessera_math::sampling::Seed;
-use tessera_sim::arch::Arch;
 use tessera_programs::workloads::{record, WorkloadSpec};
+use tessera_sim::arch::Arch;
 
 /// The fuzz targets, by name.
 pub const TARGETS: [&str; 3] = ["trace_parser", "machine_description", "ckks_deserialize"];

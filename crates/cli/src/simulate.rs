@@ -111,7 +111,9 @@ pub fn run(a: &SimulateArgs) -> Result<(), LabError> {
     if let (Some(s), Arch::Vector(m)) = (&out.schedule, &out.arch) {
         if let Some(path) = &a.timeline {
             tessera_sim::timeline::write_chrome_trace(m, s, path)?;
-            eprintln!("timeline written to {path} (open it in ui.perfetto.dev or chrome://tracing)");
+            eprintln!(
+                "timeline written to {path} (open it in ui.perfetto.dev or chrome://tracing)"
+            );
         }
         if let Some(path) = &a.plot {
             tessera_sim::timeline::write_utilization_svg(m, s, &out.report.workload, path)?;

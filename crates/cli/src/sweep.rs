@@ -4,9 +4,9 @@
 use crate::output::{emit, table};
 use crate::simulate::{progress, SimulateArgs};
 use indicatif::{ProgressBar, ProgressStyle};
+use tessera_lab::LabError;
 use tessera_sim::arch::Arch;
 use tessera_sim::sweep::{self, Axis};
-use tessera_lab::LabError;
 use tessera_sim::SimError;
 
 /// Arguments of `tessera sweep`.

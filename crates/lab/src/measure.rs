@@ -8,11 +8,11 @@ use crate::source::Window;
 use crate::targets::{Measure, Metric};
 use std::collections::HashMap;
 use std::rc::Rc;
+use tessera_backend::trace::Instr;
 use tessera_programs::workloads::{self, wide, WorkloadSpec};
 use tessera_sim::arch::Arch;
 use tessera_sim::machine::{KeySwitchFlow, Machine, Per};
 use tessera_sim::report::{area_power, component_count};
-use tessera_backend::trace::Instr;
 use tessera_sim::{Report, SimError};
 
 /// What a recording is, kept after its instructions are dropped: its label, slots, the
@@ -198,7 +198,9 @@ impl<'a> Lab<'a> {
     fn arch(m: &Measure) -> Result<Arch> {
         let a = Arch::load_with(&m.arch, &m.sets)?;
         Ok(match a {
-            Arch::Vector(v) if m.unbounded_scratchpad => Arch::Vector(v.with_unbounded_scratchpad()),
+            Arch::Vector(v) if m.unbounded_scratchpad => {
+                Arch::Vector(v.with_unbounded_scratchpad())
+            }
             a => a,
         })
     }
@@ -428,13 +430,19 @@ fn keyswitch_metric(
             let fixed = KeySwitchPlan::fixed(&p);
             for level in 1..=top {
                 fixed_cost += fixed.cost(&p, level);
-                dyn_cost += KeySwitchPlan::dynamic(&p, level).map_err(ks)?.cost(&p, level);
+                dyn_cost += KeySwitchPlan::dynamic(&p, level)
+                    .map_err(ks)?
+                    .cost(&p, level);
             }
             (100.0 * (1.0 - dyn_cost / fixed_cost), None)
         }
         Metric::KeyswitchFlowCase => {
             let flow = v.keyswitch_flow(top, p.p().len(), p.n());
-            let case = if flow == KeySwitchFlow::OnChip { 1.0 } else { 2.0 };
+            let case = if flow == KeySwitchFlow::OnChip {
+                1.0
+            } else {
+                2.0
+            };
             (case, Some(flow))
         }
         other => {

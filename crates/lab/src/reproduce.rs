@@ -5,9 +5,9 @@
 
 use crate::error::Result;
 use crate::measure::{report_key, trace_key, Lab, Measured, NotRun};
-use std::collections::HashMap;
 use crate::targets::{self, fill, placeholders, Compare, Kind, Metric, Row, TargetFile};
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// Papers with targets, in order.
 pub fn papers() -> Vec<&'static str> {

@@ -11,9 +11,15 @@ use serde::{Deserialize, Serialize};
 /// The built-in target files, by paper, in `tessera reproduce`'s order.
 pub const BUILTIN: &[(&str, &str)] = &[
     ("ark", include_str!("../../../configs/targets/ark.toml")),
-    ("cofhee", include_str!("../../../configs/targets/cofhee.toml")),
+    (
+        "cofhee",
+        include_str!("../../../configs/targets/cofhee.toml"),
+    ),
     ("reed", include_str!("../../../configs/targets/reed.toml")),
-    ("cifher", include_str!("../../../configs/targets/cifher.toml")),
+    (
+        "cifher",
+        include_str!("../../../configs/targets/cifher.toml"),
+    ),
     ("h3", include_str!("../../../configs/targets/h3.toml")),
 ];
 
@@ -249,14 +255,19 @@ fn check_measure(m: &Measure) -> std::result::Result<(), String> {
         crate::request::Mode::parse(mode).map_err(|e| format!("measure.mode: {e}"))?;
     }
     if m.metric.needs_workload() && m.workload.is_none() {
-        return Err(format!("measure.metric {:?} needs a measure.workload", m.metric));
+        return Err(format!(
+            "measure.metric {:?} needs a measure.workload",
+            m.metric
+        ));
     }
     if m.metric == Metric::TasNs && m.hmult_params.is_none() {
         return Err("measure.metric tas_ns needs measure.hmult_params".into());
     }
     if let Some(g) = m.memory_gb {
         if !(g.is_finite() && g > 0.0) {
-            return Err(format!("measure.memory_gb = {g}: allowed a positive number"));
+            return Err(format!(
+                "measure.memory_gb = {g}: allowed a positive number"
+            ));
         }
     }
     Ok(())
@@ -273,10 +284,8 @@ pub fn known_params(p: &str) -> bool {
 
 /// The target file of a built-in paper.
 pub fn builtin(paper: &str) -> Result<TargetFile> {
-    let (_, text) = BUILTIN
-        .iter()
-        .find(|(p, _)| *p == paper)
-        .ok_or_else(|| tessera_sim::SimError::Invalid {
+    let (_, text) = BUILTIN.iter().find(|(p, _)| *p == paper).ok_or_else(|| {
+        tessera_sim::SimError::Invalid {
             name: "paper",
             value: paper.into(),
             allowed: BUILTIN
@@ -284,7 +293,8 @@ pub fn builtin(paper: &str) -> Result<TargetFile> {
                 .map(|(p, _)| *p)
                 .collect::<Vec<_>>()
                 .join(", "),
-        })?;
+        }
+    })?;
     parse(text, &format!("configs/targets/{paper}.toml"))
 }
 
@@ -329,7 +339,9 @@ pub fn fill(
         } else if let Some((_, w)) = words.iter().find(|(n, _)| *n == name) {
             out.push_str(w);
         } else {
-            return Err(format!("unknown template value '{{{name}}}' in '{template}'"));
+            return Err(format!(
+                "unknown template value '{{{name}}}' in '{template}'"
+            ));
         }
         rest = &rest[end + 1..];
     }

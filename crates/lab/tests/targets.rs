@@ -48,7 +48,9 @@ measure = { arch = "cofhee", metric = "area_mm2" }
 
 #[test]
 fn bad_bands_values_and_names_are_errors_naming_the_file_and_row() {
-    let second = |field: &str| format!("{GOOD}\n[[row]]\nitem = \"second\"\nunit = \"x\"\nkind = \"prediction\"\ncite = \"c\"\n{field}\n");
+    let second = |field: &str| {
+        format!("{GOOD}\n[[row]]\nitem = \"second\"\nunit = \"x\"\nkind = \"prediction\"\ncite = \"c\"\n{field}\n")
+    };
     let cases = [
         (
             second("paper = 1.0\nband = [1.2, 0.8]\nmeasure = { arch = \"ark\", metric = \"area_mm2\" }"),
@@ -92,13 +94,19 @@ fn bad_bands_values_and_names_are_errors_naming_the_file_and_row() {
         assert!(e.contains(want), "{want}: {e}");
     }
     // A value of the wrong type and an unknown field are parse errors naming the row.
-    let e = parse(&second("paper = \"big\"\nmeasure = { arch = \"ark\", metric = \"area_mm2\" }"), "t.toml")
-        .unwrap_err()
-        .to_string();
+    let e = parse(
+        &second("paper = \"big\"\nmeasure = { arch = \"ark\", metric = \"area_mm2\" }"),
+        "t.toml",
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("t.toml") && e.contains("row 2"), "{e}");
-    let e = parse(&second("colour = 1\nmeasure = { arch = \"ark\", metric = \"area_mm2\" }"), "t.toml")
-        .unwrap_err()
-        .to_string();
+    let e = parse(
+        &second("colour = 1\nmeasure = { arch = \"ark\", metric = \"area_mm2\" }"),
+        "t.toml",
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("t.toml") && e.contains("colour"), "{e}");
     assert!(parse(GOOD, "t.toml").is_ok());
 }

@@ -15,7 +15,7 @@
 //! // A two-instruction trace: load a ciphertext limb and transform it.
 //! let text = r#"{"format":"tessera-trace","version":2,"n":4096,"moduli":[40961]}
 //! {"seq":0,"op":"load","dst":1,"srcs":[],"limbs":[0],"n":4096,"kind":"ciphertext"}
-//! {"seq":1,"op":"ntt","dst":1,"srcs":[1],"limbs":[0],"n":4096}
+//! {"seq":1,"op":"ntt","dst":1,"srcs":[1],"limbs":[0],"n":4096,"kind":"ciphertext"}
 //! "#;
 //! let (_, instrs) = read_trace(text.as_bytes()).unwrap();
 //! let r = simulate(&Machine::load("ark").unwrap(), "one NTT", &instrs).unwrap();

@@ -3,8 +3,8 @@
 
 use tessera_backend::trace::Op;
 use tessera_math::wide::negacyclic_schoolbook;
-use tessera_sim::arch::Arch;
 use tessera_programs::workloads::wide::record_wide;
+use tessera_sim::arch::Arch;
 use tessera_sim::cofhee::PeMachine;
 
 fn cofhee() -> PeMachine {

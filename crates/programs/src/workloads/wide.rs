@@ -212,4 +212,3 @@ pub fn record_wide(workload: &str, params: &str) -> Result<WideWorkload> {
         n,
     })
 }
-
