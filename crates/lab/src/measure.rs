@@ -304,7 +304,12 @@ impl<'a> Lab<'a> {
             Metric::AdditiveMs => additive.unwrap_or_default() * 1e3,
             Metric::ClusterToClusterBytes => r.cluster_to_cluster_bytes(),
             Metric::TasksPerMinute => r.tasks_per_minute,
-            _ => unreachable!("static metrics are handled above"),
+            other => {
+                return Err(SimError::Unsupported(format!(
+                    "the metric {other:?} is a machine metric, not a simulated one"
+                ))
+                .into())
+            }
         };
         let mut out = Measured {
             value,
