@@ -11,8 +11,8 @@ use tessera_ckks::serialize::{
 };
 use tessera_ckks::{CkksContext, KeyGenerator, Parameters};
 use tessera_math::sampling::Seed;
+use tessera_programs::workloads::{record, WorkloadSpec};
 use tessera_sim::arch::Arch;
-use tessera_sim::workload::{record, WorkloadSpec};
 
 /// The fuzz targets, by name.
 pub const TARGETS: [&str; 3] = ["trace_parser", "machine_description", "ckks_deserialize"];
@@ -25,7 +25,7 @@ fn stream(arch: &Arch) -> &'static [Instr] {
     match arch {
         Arch::Vector(_) => VECTOR.get_or_init(|| ckks_stream("hmult")),
         Arch::Pe(_) => PE.get_or_init(|| {
-            tessera_sim::cofhee::record_wide("ctmult", "test-cofhee")
+            tessera_programs::workloads::wide::record_wide("ctmult", "test-cofhee")
                 .expect("ctmult records at test-cofhee")
                 .instrs
         }),

@@ -3,7 +3,7 @@
 
 use crate::output::{json_line, table};
 use serde_json::json;
-use tessera_sim::{reproduce, SimError};
+use tessera_lab::{reproduce, LabError};
 
 /// How `reproduce` prints its rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,7 +13,7 @@ pub enum Format {
     Markdown,
 }
 
-pub fn run(paper: Option<&str>, format: Format) -> Result<(), SimError> {
+pub fn run(paper: Option<&str>, format: Format) -> Result<(), LabError> {
     // What is being recorded, on a terminal only: quiet in --json mode and in pipes.
     let bar = if format == Format::Json || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         indicatif::ProgressBar::hidden()
@@ -33,7 +33,7 @@ pub fn run(paper: Option<&str>, format: Format) -> Result<(), SimError> {
     if format == Format::Json {
         for r in &rows {
             json_line(&json!({
-                "paper": r.paper, "item": r.item, "unit": r.unit,
+                "paper": r.paper, "item": r.item, "unit": r.unit, "kind": r.kind,
                 "paper_value": r.paper_value, "model_value": r.model_value, "ratio": r.ratio,
                 "tolerance": r.tolerance, "hit": r.hit, "source": r.source,
             }));
@@ -48,6 +48,7 @@ pub fn run(paper: Option<&str>, format: Format) -> Result<(), SimError> {
                 r.paper.clone(),
                 r.item.clone(),
                 r.unit.clone(),
+                kind_name(r.kind).into(),
                 fmt(r.paper_value),
                 fmt(r.model_value),
                 fmt(r.ratio),
@@ -65,7 +66,7 @@ pub fn run(paper: Option<&str>, format: Format) -> Result<(), SimError> {
         .collect();
     table(
         &[
-            "paper", "item", "unit", "paper", "model", "ratio", "target", "source",
+            "paper", "item", "unit", "kind", "paper", "model", "ratio", "target", "source",
         ],
         &table_rows,
     );
@@ -73,16 +74,18 @@ pub fn run(paper: Option<&str>, format: Format) -> Result<(), SimError> {
     Ok(())
 }
 
-/// "N targets: H hits, M misses, R reported" (a row with a band is a target; one without is
-/// reported).
+/// "N targets: H hits, M misses, R reported (inputs: ...; predictions: ...)" (a row with a
+/// band is a target; one without is reported).
 fn tally(rows: &[reproduce::Target]) -> String {
-    let hits = rows.iter().filter(|r| r.hit == Some(true)).count();
-    let misses = rows.iter().filter(|r| r.hit == Some(false)).count();
-    format!(
-        "{} targets: {hits} hits, {misses} misses, {} reported",
-        rows.len(),
-        rows.len() - hits - misses
-    )
+    reproduce::Tally::of(rows).to_string()
+}
+
+/// "input" or "prediction".
+fn kind_name(k: tessera_lab::targets::Kind) -> &'static str {
+    match k {
+        tessera_lab::targets::Kind::Input => "input",
+        tessera_lab::targets::Kind::Prediction => "prediction",
+    }
 }
 
 /// The Markdown table of docs/simulator.md: paper, item (unit), paper, model, ratio, target.
@@ -104,6 +107,7 @@ fn markdown(rows: &[reproduce::Target]) -> String {
             (Some(false), Some((lo, hi))) => format!("**MISS** ({lo}-{hi})"),
             _ => "reported".into(),
         };
+        let target = format!("{target}, {}", kind_name(r.kind));
         s += &format!(
             "| {} | {} ({}) | {} | {} | {} | {target} |\n",
             paper_name(&r.paper),

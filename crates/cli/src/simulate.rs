@@ -4,10 +4,9 @@
 
 use crate::output::{emit, json_line, table};
 use serde_json::json;
-use std::time::Instant;
+use tessera_lab::{LabError, Mode, Request};
 use tessera_sim::arch::Arch;
-use tessera_sim::workload::{load, Workload, WorkloadSpec, WORKLOADS};
-use tessera_sim::{engine, report, SimError};
+use tessera_sim::SimError;
 
 /// Arguments of `tessera simulate`.
 #[derive(clap::Args, Debug, Clone)]
@@ -79,176 +78,53 @@ pub struct SimulateArgs {
     pub plot: Option<String>,
 }
 
-/// A program recorded on the trace backend: one steady-state window (the iterations between
-/// two bootstrappings and that bootstrapping, `tessera_programs::helr::record`), and how many
-/// iterations it holds.
-fn program_workload(a: &SimulateArgs) -> Result<(Workload, Window), SimError> {
-    for (flag, set) in [
-        ("--level", a.level.is_some()),
-        ("--of-limb", a.of_limb),
-        ("--min-ks", a.min_ks),
-        ("--no-hoisting", a.no_hoisting),
-        ("--streamed-keyswitch", a.streamed_keyswitch),
-    ] {
-        if set {
-            return Err(SimError::Unsupported(format!(
-                "{flag} with the program '{}' (programs run their parameter set's own circuit)",
-                a.workload
-            )));
-        }
+impl SimulateArgs {
+    /// The request these arguments make (shared with `tessera sweep`).
+    pub fn request(&self) -> Result<Request, SimError> {
+        Ok(Request {
+            arch: self.arch.clone(),
+            sets: self.set.clone(),
+            workload: self.workload.clone(),
+            params: self.params.clone(),
+            level: self.level,
+            of_limb: self.of_limb,
+            min_ks: self.min_ks,
+            hoisting: !self.no_hoisting,
+            streamed_keyswitch: self.streamed_keyswitch,
+            size: self.size,
+            data: self.data.clone(),
+            mode: Mode::parse(&self.mode)?,
+            warm: self.warm,
+            additive: self.additive,
+            keep_schedule: self.timeline.is_some() || self.plot.is_some(),
+        })
     }
-    let opts = tessera_programs::RunOptions {
-        params: a.params.clone(),
-        size: a.size,
-        iterations: None,
-        data_dir: a.data.clone(),
-    };
-    eprintln!(
-        "recording the program '{}' at '{}' (keys, encryption and the trace backend)...",
-        a.workload,
-        opts.params
-            .as_deref()
-            .unwrap_or(tessera_programs::registry::default_params(&a.workload))
-    );
-    let r = tessera_programs::record(&a.workload, &opts, true)
-        .map_err(|e| SimError::Unsupported(e.to_string()))?;
-    Ok((
-        Workload {
-            label: r.label,
-            instrs: r.instrs,
-            slots: r.slots,
-            level: 0,
-        },
-        Window {
-            units: r.iterations,
-            unit: r.unit,
-            what: r.window,
-        },
-    ))
 }
 
-/// What a program's recording holds: `units` of `unit` (iterations, images).
-struct Window {
-    units: usize,
-    unit: &'static str,
-    what: String,
+/// Prints what is being recorded.
+pub fn progress(msg: &str) {
+    eprintln!("{msg}...");
 }
 
-/// The workload: a built-in name or a trace file.
-pub fn workload(a: &SimulateArgs, arch: &Arch) -> Result<Workload, SimError> {
-    if tessera_programs::PROGRAMS.contains(&a.workload.as_str()) {
-        return Ok(program_workload(a)?.0);
+pub fn run(a: &SimulateArgs) -> Result<(), LabError> {
+    let out = tessera_lab::run(&a.request()?, &progress)?;
+    if let (Some(s), Arch::Vector(m)) = (&out.schedule, &out.arch) {
+        if let Some(path) = &a.timeline {
+            tessera_sim::timeline::write_chrome_trace(m, s, path)?;
+            eprintln!(
+                "timeline written to {path} (open it in ui.perfetto.dev or chrome://tracing)"
+            );
+        }
+        if let Some(path) = &a.plot {
+            tessera_sim::timeline::write_utilization_svg(m, s, &out.report.workload, path)?;
+            eprintln!("utilization plot written to {path}");
+        }
     }
-    let params = a.params.clone().unwrap_or_else(|| match arch {
-        Arch::Vector(_) => "ark".into(),
-        Arch::Pe(_) => "cofhee-n12".into(),
-    });
-    let mut spec = WorkloadSpec::new(&a.workload, &params);
-    spec.level = a.level;
-    spec.of_limb = a.of_limb;
-    spec.min_ks = a.min_ks;
-    spec.hoisting = !a.no_hoisting;
-    if a.streamed_keyswitch {
-        spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
-    }
-    if WORKLOADS.contains(&a.workload.as_str()) {
-        eprintln!("recording the '{}' workload at '{params}'...", a.workload);
-    }
-    load(&spec)
-}
-
-pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
-    let arch = Arch::load_with(&a.arch, &a.set)?;
-    let (w, window) = if tessera_programs::PROGRAMS.contains(&a.workload.as_str()) {
-        let (w, n) = program_workload(a)?;
-        (w, Some(n))
-    } else {
-        if a.size.is_some() || a.data.is_some() {
-            return Err(SimError::Unsupported(format!(
-                "--size and --data apply to programs ({}), not to '{}'",
-                tessera_programs::PROGRAMS.join(", "),
-                a.workload
-            )));
-        }
-        (workload(a, &arch)?, None)
-    };
-    let start = Instant::now();
-    let r = match &arch {
-        Arch::Vector(m) if a.mode == "throughput" => {
-            if a.timeline.is_some() || a.plot.is_some() {
-                return Err(SimError::Unsupported(
-                    "timelines and plots in throughput mode (run --mode latency)".into(),
-                ));
-            }
-            if a.warm {
-                return Err(SimError::Unsupported(
-                    "--warm in throughput mode (independent tasks load their own inputs)".into(),
-                ));
-            }
-            report::throughput(m, &w.label, &w.instrs)?
-        }
-        Arch::Vector(m) => {
-            let opts = engine::RunOptions {
-                keep_slots: a.timeline.is_some() || a.plot.is_some(),
-                warm: a.warm,
-                ..Default::default()
-            };
-            let s = engine::run_with(m, &w.instrs, &opts)?;
-            if let Some(path) = &a.timeline {
-                tessera_sim::timeline::write_chrome_trace(m, &s, path)?;
-                eprintln!(
-                    "timeline written to {path} (open it in ui.perfetto.dev or chrome://tracing)"
-                );
-            }
-            if let Some(path) = &a.plot {
-                tessera_sim::timeline::write_utilization_svg(m, &s, &w.label, path)?;
-                eprintln!("utilization plot written to {path}");
-            }
-            report::Report {
-                warm: a.warm,
-                ..report::report(m, &w.label, &s)
-            }
-        }
-        Arch::Pe(_) => {
-            if a.mode == "throughput" {
-                return Err(SimError::Unsupported(format!(
-                    "--mode throughput on '{}', a single-PE model: it has no clusters to run \
-                     tasks on side by side (run --mode latency)",
-                    arch.name()
-                )));
-            }
-            if a.warm {
-                return Err(SimError::Unsupported(
-                    "--warm on single-PE models (their commands name every transfer)".into(),
-                ));
-            }
-            if a.timeline.is_some() || a.plot.is_some() {
-                return Err(SimError::Unsupported(
-                    "timelines and plots of single-PE models (their commands run one at a time)"
-                        .into(),
-                ));
-            }
-            arch.simulate(&w.label, &w.instrs)?
-        }
-    };
-    let additive_s = if a.additive {
-        Some(arch.sum_of_operations(&a.mode, &w.instrs)?)
-    } else {
-        None
-    };
-    let sim_s = start.elapsed().as_secs_f64();
+    let (r, additive_s, window) = (&out.report, &out.additive, &out.window);
+    let sim_s = out.simulation_s;
     if a.json {
-        let mut v = serde_json::to_value(&r).map_err(|e| SimError::Trace(e.to_string()))?;
+        let mut v = out.to_json()?;
         v["simulation_s"] = json!(sim_s);
-        if let Some(a) = &additive_s {
-            v["additive_s"] = json!(a.total_s);
-            v["additive_by_op"] = json!(a.by_op);
-        }
-        if let Some(w) = &window {
-            v["window"] = json!(w.what);
-            v["window_units"] = json!(w.units);
-            v[format!("time_per_{}_s", w.unit)] = json!(r.time_s / w.units as f64);
-        }
         json_line(&v);
         return Ok(());
     }

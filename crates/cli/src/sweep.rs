@@ -2,8 +2,9 @@
 //! progress bar; writes CSV and an SVG plot of time against the first swept key.
 
 use crate::output::{emit, table};
-use crate::simulate::{workload, SimulateArgs};
+use crate::simulate::{progress, SimulateArgs};
 use indicatif::{ProgressBar, ProgressStyle};
+use tessera_lab::LabError;
 use tessera_sim::arch::Arch;
 use tessera_sim::sweep::{self, Axis};
 use tessera_sim::SimError;
@@ -56,7 +57,7 @@ pub struct SweepArgs {
 }
 
 /// `tessera sweep --ray`: the same sweep through the Python package on Ray.
-fn on_ray(a: &SweepArgs, address: &str) -> Result<(), SimError> {
+fn on_ray(a: &SweepArgs, address: &str) -> Result<(), LabError> {
     let python = std::env::var("TESSERA_PYTHON").unwrap_or_else(|_| "python3".into());
     let mut cmd = std::process::Command::new(&python);
     cmd.args([
@@ -102,35 +103,34 @@ fn on_ray(a: &SweepArgs, address: &str) -> Result<(), SimError> {
     Ok(())
 }
 
-pub fn run(a: &SweepArgs) -> Result<(), SimError> {
+pub fn run(a: &SweepArgs) -> Result<(), LabError> {
     if let Some(address) = &a.ray {
-        return on_ray(a, address);
+        return Ok(on_ray(a, address)?);
     }
     let axes: Vec<Axis> = sweep::axes(&a.set)?;
     let metric = sweep::Metric::parse(&a.metric)?;
     let arch = Arch::load(&a.arch)?;
-    let w = workload(
-        &SimulateArgs {
-            arch: a.arch.clone(),
-            workload: a.workload.clone(),
-            params: a.params.clone(),
-            size: None,
-            data: None,
-            level: a.level,
-            of_limb: a.of_limb,
-            min_ks: a.min_ks,
-            no_hoisting: a.no_hoisting,
-            streamed_keyswitch: a.streamed_keyswitch,
-            set: Vec::new(),
-            mode: "latency".into(),
-            warm: false,
-            additive: false,
-            json: false,
-            timeline: None,
-            plot: None,
-        },
-        &arch,
-    )?;
+    let request = SimulateArgs {
+        arch: a.arch.clone(),
+        workload: a.workload.clone(),
+        params: a.params.clone(),
+        size: None,
+        data: None,
+        level: a.level,
+        of_limb: a.of_limb,
+        min_ks: a.min_ks,
+        no_hoisting: a.no_hoisting,
+        streamed_keyswitch: a.streamed_keyswitch,
+        set: Vec::new(),
+        mode: "latency".into(),
+        warm: false,
+        additive: false,
+        json: false,
+        timeline: None,
+        plot: None,
+    }
+    .request()?;
+    let (w, _) = tessera_lab::workload(&request, &arch, &progress)?;
     let total = sweep::grid_size(&axes)?;
     let bar = ProgressBar::new(total as u64);
     bar.set_style(
@@ -191,7 +191,7 @@ pub fn run(a: &SweepArgs) -> Result<(), SimError> {
         }
         Err(e) => {
             emit(&format!("wrote {csv_path}; no plot"));
-            Err(e)
+            Err(e.into())
         }
     }
 }

@@ -33,6 +33,9 @@ pub enum ProgramError {
         /// What was expected and found.
         message: String,
     },
+    /// A trace file that does not parse (a workload read from a file).
+    #[error("trace: {0}")]
+    Trace(String),
     /// Something the program does not implement.
     #[error("not supported: {0}")]
     Unsupported(String),

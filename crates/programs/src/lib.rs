@@ -12,6 +12,8 @@
 //!
 //! Programs: [`helr`] (HELR256 / HELR1024 logistic-regression training) and [`lola`]
 //! (CryptoNets-LoLa MNIST inference), [`logreg`] (REED's logistic regression on a stand-in set).
+//! The simulator's built-in workloads (bootstrapping, HE operations, CoFHEE's 128-bit
+//! recordings) are recorded by [`workloads`].
 
 pub mod counter;
 pub mod data;
@@ -23,6 +25,7 @@ pub mod lola;
 pub mod registry;
 pub mod report;
 pub mod setup;
+pub mod workloads;
 
 pub use counter::{Counting, OpCounts};
 pub use error::{ProgramError, Result};

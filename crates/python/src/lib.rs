@@ -657,30 +657,29 @@ fn simulate_json(
     additive: bool,
     hoisting: bool,
 ) -> PyResult<String> {
-    Python::attach(|py| {
-        let m = tessera_sim::arch::Arch::load_with(arch, &sets)
-            .map_err(|e| TesseraError::new_err(e.to_string()))?;
-        let t = sim::record(
-            py,
-            workload,
-            params,
-            level,
-            of_limb,
-            min_ks,
-            streamed_keyswitch,
-            hoisting,
-            None,
-        )?;
-        let v = sim::simulate_workload(&m, t.workload(), mode, warm, additive, None)?;
-        Ok(v.to_string())
-    })
+    let err = |e: tessera_lab::LabError| TesseraError::new_err(e.to_string());
+    let request = tessera_lab::Request {
+        sets,
+        params: Some(params.into()),
+        level,
+        of_limb,
+        min_ks,
+        hoisting,
+        streamed_keyswitch,
+        mode: tessera_lab::Mode::parse(mode).map_err(|e| err(e.into()))?,
+        warm,
+        additive,
+        ..tessera_lab::Request::new(arch, workload)
+    };
+    let out = tessera_lab::run(&request, &|_| {}).map_err(err)?;
+    Ok(out.to_json().map_err(err)?.to_string())
 }
 
 /// The calibration targets of `paper` (all papers when None) as a JSON array string.
 #[pyfunction]
 #[pyo3(signature = (paper=None))]
 fn reproduce_json(paper: Option<&str>) -> PyResult<String> {
-    let rows = tessera_sim::reproduce::targets(paper, &|_| {})
+    let rows = tessera_lab::reproduce::targets(paper, &|_| {})
         .map_err(|e| TesseraError::new_err(e.to_string()))?;
     serde_json::to_string(&rows).map_err(|e| TesseraError::new_err(e.to_string()))
 }

@@ -8,10 +8,14 @@ use crate::TesseraError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use tessera_sim::arch::Arch;
-use tessera_sim::workload::{Workload, WorkloadSpec};
+use tessera_programs::workloads::Workload;
 use tessera_sim::SimError;
 
 fn sim(e: SimError) -> PyErr {
+    TesseraError::new_err(e.to_string())
+}
+
+fn lab(e: tessera_lab::LabError) -> PyErr {
     TesseraError::new_err(e.to_string())
 }
 
@@ -87,7 +91,8 @@ fn _trace_from_state(label: String, slots: usize, level: usize, body: &[u8]) -> 
 }
 
 /// Records `workload` at `params` (a built-in workload, a tessera-trace file, or a program
-/// with its `size`). Runs without the GIL.
+/// with its `size`) by the same code as `tessera simulate` (`tessera_lab::record`). Runs
+/// without the GIL.
 #[pyfunction]
 #[pyo3(signature = (workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, streamed_keyswitch=false, hoisting=true, size=None))]
 #[allow(clippy::too_many_arguments)]
@@ -102,54 +107,26 @@ pub(crate) fn record(
     hoisting: bool,
     size: Option<usize>,
 ) -> PyResult<Trace> {
-    if tessera_programs::PROGRAMS.contains(&workload) {
-        if level.is_some() || of_limb || min_ks || streamed_keyswitch || !hoisting {
-            return Err(TesseraError::new_err(format!(
-                "level, of_limb, min_ks, streamed_keyswitch and hoisting apply to HE-operation \
-                 workloads, not to the program '{workload}' (it runs its parameter set's own circuit)"
-            )));
-        }
-        let opts = tessera_programs::RunOptions {
-            params: Some(params.to_string()),
-            size,
-            iterations: None,
-            data_dir: None,
-        };
-        let r = py
-            .detach(|| tessera_programs::record(workload, &opts, true))
-            .map_err(|e| TesseraError::new_err(e.to_string()))?;
-        return Ok(Trace {
-            w: Workload {
-                label: r.label,
-                instrs: r.instrs,
-                slots: r.slots,
-                level: 0,
-            },
-        });
-    }
-    if size.is_some() {
-        return Err(TesseraError::new_err(format!(
-            "size applies to programs ({}), not to '{workload}'",
-            tessera_programs::PROGRAMS.join(", ")
-        )));
-    }
-    let mut spec = WorkloadSpec::new(workload, params);
-    spec.level = level;
-    spec.of_limb = of_limb;
-    spec.min_ks = min_ks;
-    spec.hoisting = hoisting;
-    if streamed_keyswitch {
-        spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
-    }
-    let w = py
-        .detach(|| tessera_sim::workload::load(&spec))
-        .map_err(sim)?;
+    let r = tessera_lab::Request {
+        params: Some(params.to_string()),
+        level,
+        of_limb,
+        min_ks,
+        streamed_keyswitch,
+        hoisting,
+        size,
+        ..tessera_lab::Request::new("", workload)
+    };
+    let (w, _window) = py
+        .detach(|| tessera_lab::record(&r, params, &|_| {}))
+        .map_err(lab)?;
     Ok(Trace { w })
 }
 
-/// Simulates `w` on `m` in `mode` and returns the report as a JSON value, with
-/// `additive_s` / `additive_by_op` when `additive`, and `utilization_series` (busy fraction
-/// per unit class in `timeline_bins` time bins) when asked.
+/// Simulates `w` on `m` in `mode` (`tessera_lab::simulate`, the simulation half of `tessera
+/// simulate`) and returns the report as a JSON value, with `additive_s` / `additive_by_op`
+/// when `additive`, and `utilization_series` (busy fraction per unit class in
+/// `timeline_bins` time bins) when asked.
 pub(crate) fn simulate_workload(
     m: &Arch,
     w: &Workload,
@@ -158,69 +135,21 @@ pub(crate) fn simulate_workload(
     additive: bool,
     timeline_bins: Option<usize>,
 ) -> Result<serde_json::Value, PyErr> {
-    let additive_s = if additive {
-        Some(m.sum_of_operations(mode, &w.instrs).map_err(sim)?)
-    } else {
-        None
+    let r = tessera_lab::Request {
+        mode: tessera_lab::Mode::parse(mode).map_err(sim)?,
+        warm,
+        additive,
+        keep_schedule: timeline_bins.is_some(),
+        ..tessera_lab::Request::new(m.name(), &w.label)
     };
-    let mut series = None;
-    let r = match (mode, m) {
-        (_, _) if warm && !(mode == "latency" && matches!(m, Arch::Vector(_))) => {
-            return Err(TesseraError::new_err(
-                "warm=True needs mode='latency' on a vector machine (not a single-PE model)",
-            ))
-        }
-        ("latency", Arch::Vector(v)) => {
-            let opts = tessera_sim::engine::RunOptions {
-                keep_slots: timeline_bins.is_some(),
-                warm,
-                ..Default::default()
-            };
-            let s = tessera_sim::engine::run_with(v, &w.instrs, &opts).map_err(sim)?;
-            if let Some(bins) = timeline_bins {
-                series = Some(tessera_sim::timeline::utilization_series(
-                    v,
-                    &s,
-                    bins.max(1),
-                ));
-            }
-            tessera_sim::report::Report {
-                warm,
-                ..tessera_sim::report::report(v, &w.label, &s)
-            }
-        }
-        ("latency", _) => {
-            if timeline_bins.is_some() {
-                return Err(TesseraError::new_err(
-                    "timelines of single-PE models (their commands run one at a time)",
-                ));
-            }
-            m.simulate(&w.label, &w.instrs).map_err(sim)?
-        }
-        ("throughput", Arch::Vector(v)) => {
-            if timeline_bins.is_some() {
-                return Err(TesseraError::new_err(
-                    "timelines in throughput mode (use mode='latency')",
-                ));
-            }
-            tessera_sim::report::throughput(v, &w.label, &w.instrs).map_err(sim)?
-        }
-        _ => {
-            return Err(TesseraError::new_err(format!(
-                "invalid mode '{mode}': allowed 'latency', or 'throughput' on vector machines"
-            )))
-        }
-    };
-    let mut v = serde_json::to_value(&r).map_err(json_err)?;
-    if let Some(a) = &additive_s {
-        v["additive_s"] = serde_json::json!(a.total_s);
-        v["additive_by_op"] = serde_json::json!(a.by_op);
-    }
-    if let Some(s) = series {
-        let map: serde_json::Map<String, serde_json::Value> = s
-            .into_iter()
-            .map(|(k, xs)| (k.to_string(), serde_json::json!(xs)))
-            .collect();
+    let out = tessera_lab::simulate(m.clone(), &r, w, None).map_err(lab)?;
+    let mut v = out.to_json().map_err(lab)?;
+    if let (Some(bins), Some(s), Arch::Vector(vm)) = (timeline_bins, &out.schedule, m) {
+        let map: serde_json::Map<String, serde_json::Value> =
+            tessera_sim::timeline::utilization_series(vm, s, bins.max(1))
+                .into_iter()
+                .map(|(k, xs)| (k.to_string(), serde_json::json!(xs)))
+                .collect();
         v["utilization_series"] = serde_json::Value::Object(map);
     }
     Ok(v)

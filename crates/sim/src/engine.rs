@@ -132,127 +132,245 @@ pub struct SharedLoads {
     pub link_bytes_per_byte: f64,
 }
 
-/// [`run`] with options.
+/// [`run`] with options. One [`Run`] steps through the stream; each instruction is taken
+/// through the engine's jobs in order: its sources (residency: hits, reloads), its issue
+/// (lowering onto the units, register-file chaining), its off-chip traffic (loads, stores,
+/// spills), its timing (placement in the reservation tables) and the bookkeeping of its
+/// result.
 pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Schedule, SimError> {
-    let keep_slots = opts.keep_slots;
-    let w = m.word_bytes();
-    let cap = m.scratchpad_mb() * 1048576.0;
-    let off_bpc = m.memory.offchip.bandwidth_gbs / m.clock.ghz;
-    let off_lat = m.memory.offchip.latency_ns * m.clock.ghz;
-    let noc_bpc = m.memory.noc.bandwidth_gbs / m.clock.ghz;
-    let mut res = Residency::new(cap);
-    let lay = Layout::of(m);
-    let net = Net::of(m);
-    // Whether off-chip transfers cross the NoC from I/O dies (only then are reloads listed).
-    let via_io = net.links.io_dies > 0;
-    let channels = lay.channels;
-    // An off-chip channel per cluster (each limb to its home's) or one shared.
-    let chan = |limb: usize| if channels > 1 { limb % channels } else { 0 };
-    let off_tasks = |per: &[f64]| -> Vec<(Resource, f64)> {
+    let mut r = Run::new(m, instrs, opts);
+    for (pos, ins) in instrs.iter().enumerate() {
+        if r.span(ins)? {
+            continue;
+        }
+        r.s.instructions += 1;
+        r.res.set_now(pos);
+        let mut src = r.sources(pos, ins)?;
+        let kind = kind_of(ins);
+        let (mut lowered, through_rf) = r.issue(pos, ins);
+        let backing = r.offchip(pos, ins, &mut src.keep, &mut lowered);
+        let reloads = !src.pre.tasks.is_empty();
+        if reloads {
+            lowered.phases.insert(0, std::mem::take(&mut src.pre));
+        }
+        let in_place = r.occupy(pos, ins, backing, through_rf, &mut src.keep);
+        r.drain_spills();
+        let placed = r.place(ins, &lowered, &src, reloads, in_place);
+        r.account(ins, &lowered, &placed);
+        r.retire(pos, ins, kind, backing, &placed);
+    }
+    r.finish()
+}
+
+/// What an instruction's sources give it: when they are ready, what must stay on chip while
+/// it runs, and the reload of any that went off-chip.
+struct Sources {
+    keep: HashSet<Entry>,
+    /// When every source is whole.
+    ready: f64,
+    /// When every source's first limb exists (a chained consumer may start).
+    first: f64,
+    /// The reload phase (empty when nothing is reloaded).
+    pre: Phase,
+    reload_bytes: f64,
+}
+
+/// An instruction's off-chip transfers ([`Run::transfers`]).
+struct Transfers {
+    /// Bytes per off-chip channel.
+    per_chan: Vec<f64>,
+    /// Limbs moved (each a limb's bytes), for the I/O-die paths.
+    io_limbs: Vec<usize>,
+    /// A shared load's all-gather over the NoC.
+    shared_noc: Option<(Resource, f64)>,
+    /// How the result is backed.
+    backing: Backing,
+}
+
+/// Where an instruction was placed.
+struct Placed {
+    start: f64,
+    end: f64,
+    /// When its first limb is out.
+    first_out: f64,
+    busy: Vec<(Resource, f64, f64)>,
+}
+
+/// The state of one run: the machine's constants, the schedule so far, and what is on chip.
+struct Run<'a> {
+    m: &'a Machine,
+    instrs: &'a [Instr],
+    opts: &'a RunOptions,
+    word: f64,
+    off_bpc: f64,
+    off_lat: f64,
+    noc_bpc: f64,
+    lay: Layout,
+    net: Net,
+    /// Whether off-chip transfers cross the NoC from I/O dies (only then are reloads listed).
+    via_io: bool,
+    uses: Uses,
+    streamed: HashSet<u64>,
+    compute_pos: Vec<usize>,
+    /// Last use of every buffer, to free temporaries.
+    last_use: HashMap<u64, usize>,
+    res: Residency,
+    table: Table,
+    /// When the latest reader of each buffer started (write-after-read order for in-place ops).
+    read_start: HashMap<u64, f64>,
+    s: Schedule,
+    produced_at: HashMap<u64, usize>,
+    produced_op: HashMap<u64, Op>,
+    prev_compute: usize,
+    prev_reads: HashSet<u64>,
+    bufs: HashMap<u64, Buf>,
+    open: Vec<(String, usize, f64, f64)>,
+    rr: usize,
+    spills: Spills,
+}
+
+impl<'a> Run<'a> {
+    fn new(m: &'a Machine, instrs: &'a [Instr], opts: &'a RunOptions) -> Self {
+        let lay = Layout::of(m);
+        let net = Net::of(m);
+        let mut last_use: HashMap<u64, usize> = HashMap::new();
+        for (pos, i) in instrs.iter().enumerate() {
+            for &id in i.srcs.iter().chain(i.dst.iter()) {
+                last_use.insert(id, pos);
+            }
+        }
+        let streamed = if m.options.limb_streaming {
+            streamable(instrs)
+        } else {
+            HashSet::new()
+        };
+        let compute_pos = instrs
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| is_compute(m, i.op))
+            .map(|(p, _)| p)
+            .collect();
+        Self {
+            m,
+            instrs,
+            opts,
+            word: m.word_bytes(),
+            off_bpc: m.memory.offchip.bandwidth_gbs / m.clock.ghz,
+            off_lat: m.memory.offchip.latency_ns * m.clock.ghz,
+            noc_bpc: m.memory.noc.bandwidth_gbs / m.clock.ghz,
+            via_io: net.links.io_dies > 0,
+            uses: Uses::new(m, instrs),
+            streamed,
+            compute_pos,
+            last_use,
+            res: Residency::new(m.scratchpad_mb() * 1048576.0),
+            table: Table::new(lay.len()),
+            read_start: HashMap::new(),
+            s: Schedule {
+                busy: vec![0.0; lay.len()],
+                ..Default::default()
+            },
+            produced_at: HashMap::new(),
+            produced_op: HashMap::new(),
+            prev_compute: usize::MAX,
+            prev_reads: HashSet::new(),
+            bufs: HashMap::new(),
+            open: Vec::new(),
+            rr: 0,
+            spills: Spills::default(),
+            lay,
+            net,
+        }
+    }
+
+    /// An off-chip channel per cluster (each limb to its home's) or one shared.
+    fn chan(&self, limb: usize) -> usize {
+        if self.lay.channels > 1 {
+            limb % self.lay.channels
+        } else {
+            0
+        }
+    }
+
+    fn off_tasks(&self, per: &[f64]) -> Vec<(Resource, f64)> {
         per.iter()
             .enumerate()
             .filter(|(_, b)| **b > 0.0)
-            .map(|(c, b)| (Resource::Offchip(c), b / off_bpc))
+            .map(|(c, b)| (Resource::Offchip(c), b / self.off_bpc))
             .collect()
-    };
-    let mut table = Table::new(lay.len());
-    // When the latest reader of each buffer started (write-after-read order for in-place ops).
-    let mut read_start: HashMap<u64, f64> = HashMap::new();
-    let mut s = Schedule {
-        busy: vec![0.0; lay.len()],
-        ..Default::default()
-    };
-    // Last use of every buffer, to free temporaries.
-    let mut last_use: HashMap<u64, usize> = HashMap::new();
-    for (pos, i) in instrs.iter().enumerate() {
-        for &id in i.srcs.iter().chain(i.dst.iter()) {
-            last_use.insert(id, pos);
-        }
     }
-    let uses = Uses::new(m, instrs);
-    let streamed = if m.options.limb_streaming {
-        streamable(instrs)
-    } else {
-        HashSet::new()
-    };
-    let compute_pos: Vec<usize> = instrs
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| is_compute(m, i.op))
-        .map(|(p, _)| p)
-        .collect();
-    // Under `warm`, the inputs before the first compute instruction and the results after
-    // the last are on chip already / stay there.
-    let (first_c, last_c) = (
-        compute_pos.first().copied().unwrap_or(usize::MAX),
-        compute_pos.last().copied().unwrap_or(0),
-    );
-    let on_chip_input = |pos: usize, kind: &str| opts.warm && pos < first_c && kind == "ciphertext";
-    let on_chip_output = |pos: usize| opts.warm && pos > last_c;
-    let next_compute = |pos: usize| -> usize {
-        compute_pos
-            .get(compute_pos.partition_point(|&p| p <= pos))
+
+    /// Under `warm`, the ciphertexts loaded before the first compute instruction are on chip
+    /// already.
+    fn on_chip_input(&self, pos: usize, kind: &str) -> bool {
+        let first_c = self.compute_pos.first().copied().unwrap_or(usize::MAX);
+        self.opts.warm && pos < first_c && kind == "ciphertext"
+    }
+
+    /// Under `warm`, the results stored after the last compute instruction stay on chip.
+    fn on_chip_output(&self, pos: usize) -> bool {
+        let last_c = self.compute_pos.last().copied().unwrap_or(0);
+        self.opts.warm && pos > last_c
+    }
+
+    fn next_compute(&self, pos: usize) -> usize {
+        let c = &self.compute_pos;
+        c.get(c.partition_point(|&p| p <= pos))
             .copied()
             .unwrap_or(usize::MAX)
-    };
-    let mut produced_at: HashMap<u64, usize> = HashMap::new();
-    let mut produced_op: HashMap<u64, Op> = HashMap::new();
-    let mut prev_compute = usize::MAX;
-    let mut prev_reads: HashSet<u64> = HashSet::new();
-    let mut bufs: HashMap<u64, Buf> = HashMap::new();
-    let mut open: Vec<(String, usize, f64, f64)> = Vec::new();
-    let mut rr = 0usize;
-    let mut spills = Spills::default();
-    for (pos, ins) in instrs.iter().enumerate() {
-        let n = ins.n;
-        let limb_bytes = n as f64 * w;
+    }
+
+    /// HE-operation markers: opens or closes a span. Returns whether `ins` was one.
+    fn span(&mut self, ins: &Instr) -> Result<bool, SimError> {
         match ins.op {
             Op::Begin => {
-                open.push((
+                self.open.push((
                     ins.name.clone().unwrap_or_default(),
                     ins.level.unwrap_or(0),
                     f64::INFINITY,
                     0.0,
                 ));
-                continue;
+                Ok(true)
             }
             Op::End => {
-                let (name, level, start, end) = open.pop().ok_or_else(|| {
+                let (name, level, start, end) = self.open.pop().ok_or_else(|| {
                     SimError::Trace(format!("seq {}: end without begin", ins.seq))
                 })?;
                 let start = if start.is_finite() { start } else { end };
-                if let Some(parent) = open.last_mut() {
+                if let Some(parent) = self.open.last_mut() {
                     parent.2 = parent.2.min(start);
                     parent.3 = parent.3.max(end);
                 }
-                s.spans.push(Span {
+                self.s.spans.push(Span {
                     name,
                     level,
-                    depth: open.len(),
+                    depth: self.open.len(),
                     start,
                     end,
                 });
-                continue;
+                Ok(true)
             }
-            _ => {}
+            _ => Ok(false),
         }
-        s.instructions += 1;
-        res.set_now(pos);
-        // Sources: ready times, and reloads of spilled temporaries or evicted cached limbs.
+    }
+
+    /// Residency of the sources: their ready times, and reloads of spilled temporaries or
+    /// evicted cached limbs.
+    fn sources(&mut self, pos: usize, ins: &Instr) -> Result<Sources, SimError> {
+        let limb_bytes = ins.n as f64 * self.word;
+        let channels = self.lay.channels;
         let mut keep: HashSet<Entry> = HashSet::new();
         for id in &ins.srcs {
-            if bufs.get(id).map(|b| b.backing) == Some(Backing::Temp) {
+            if self.bufs.get(id).map(|b| b.backing) == Some(Backing::Temp) {
                 keep.insert(Entry::Temp(*id));
             }
         }
-        let mut ready = 0.0f64;
-        let mut first = 0.0f64;
-        let mut pre = Phase::default();
+        let (mut ready, mut first) = (0.0f64, 0.0f64);
         let mut reload = vec![0.0f64; channels];
         // (limbs, bytes per limb) reloaded, for the I/O-die paths.
         let mut reload_io: Vec<(Vec<usize>, f64)> = Vec::new();
         for id in &ins.srcs {
-            let b = bufs.get(id).ok_or_else(|| {
+            let b = self.bufs.get(id).ok_or_else(|| {
                 SimError::Trace(format!(
                     "seq {}: source buffer {id} was never written",
                     ins.seq
@@ -262,19 +380,16 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
             first = first.max(b.first);
             match b.backing {
                 Backing::Temp => {
-                    let bytes = res.reload(
-                        *id,
-                        limb_bytes,
-                        uses.next_temp(*id, pos),
-                        &keep,
-                        &mut spills,
-                    );
+                    let next = self.uses.next_temp(*id, pos);
+                    let bytes = self
+                        .res
+                        .reload(*id, limb_bytes, next, &keep, &mut self.spills);
                     if bytes > 0.0 {
                         let per = bytes / b.limbs.len().max(1) as f64;
                         for &l in &b.limbs {
-                            reload[chan(l)] += per;
+                            reload[self.chan(l)] += per;
                         }
-                        if via_io {
+                        if self.via_io {
                             reload_io.push((b.limbs.clone(), per));
                         }
                     }
@@ -283,13 +398,20 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                 Backing::Host(h) => {
                     for &l in &b.limbs {
                         let e = Entry::Host(h, l);
-                        let next = uses.next_host(h, l, pos);
-                        if res.resident(e) {
-                            res.touch(e, next);
+                        let next = self.uses.next_host(h, l, pos);
+                        if self.res.resident(e) {
+                            self.res.touch(e, next);
                         } else {
-                            res.insert(e, limb_bytes, limb_bytes, next, &keep, &mut spills);
-                            reload[chan(l)] += limb_bytes;
-                            if via_io {
+                            self.res.insert(
+                                e,
+                                limb_bytes,
+                                limb_bytes,
+                                next,
+                                &keep,
+                                &mut self.spills,
+                            );
+                            reload[self.chan(l)] += limb_bytes;
+                            if self.via_io {
                                 reload_io.push((vec![l], limb_bytes));
                             }
                         }
@@ -298,46 +420,69 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
             }
         }
         let reload_bytes: f64 = reload.iter().sum();
+        let mut pre = Phase::default();
         if reload_bytes > 0.0 {
-            pre.tasks = off_tasks(&reload);
+            pre.tasks = self.off_tasks(&reload);
             for (limbs, per) in &reload_io {
-                let (io, moved) = net.io_transfer(m, limbs, *per, true);
+                let (io, moved) = self.net.io_transfer(self.m, limbs, *per, true);
                 pre.tasks.extend(io);
-                s.noc_bytes += moved;
-                s.io_noc_bytes += moved;
+                self.s.noc_bytes += moved;
+                self.s.io_noc_bytes += moved;
             }
-            pre.latency = off_lat;
-            s.offchip_bytes += reload_bytes;
-            *s.offchip_by_kind.entry("reload").or_default() += reload_bytes;
+            pre.latency = self.off_lat;
+            self.s.offchip_bytes += reload_bytes;
+            *self.s.offchip_by_kind.entry("reload").or_default() += reload_bytes;
         }
-        // Lower the instruction.
-        let src_limbs = |j: usize| -> usize {
-            ins.srcs
-                .get(j)
-                .and_then(|id| bufs.get(id))
-                .map(|b| b.limbs.len())
-                .unwrap_or(0)
-        };
-        let kind = kind_of(ins);
-        let mut backing = Backing::Temp;
-        let mut lowered = Lowered::default();
-        // A result that only streams through the RFs to its one consumer never occupies
-        // the scratchpad.
-        let mut through_rf = false;
-        // The add or subtract of a multiply-add pair (see the RF chaining below) is the adder
-        // stage of the MADU pass its multiply already made (ark.md V: multiply-add units
-        // compute a * b + c per lane per cycle, b a vector or a per-limb constant): it moves
-        // data but takes no MADU pass of its own.
+        Ok(Sources {
+            keep,
+            ready,
+            first,
+            pre,
+            reload_bytes,
+        })
+    }
+
+    /// The one instruction that reads temporary `id`, if only one does.
+    fn single_use(&self, id: u64) -> Option<usize> {
+        self.uses
+            .temp
+            .get(&id)
+            .filter(|v| v.len() == 1)
+            .map(|v| v[0])
+    }
+
+    /// Whether the instruction at `consumer` is the add or subtract of a multiply-add pair.
+    fn mad_pair(&self, consumer: usize) -> bool {
+        matches!(self.instrs[consumer].op, Op::Add | Op::Sub)
+    }
+
+    fn is_temp(&self, id: &u64) -> bool {
+        self.bufs.get(id).map(|b| b.backing) == Some(Backing::Temp)
+    }
+
+    /// The add or subtract of a multiply-add pair (see the RF chaining in [`Run::issue`]) is
+    /// the adder stage of the MADU pass its multiply already made (ark.md V: multiply-add
+    /// units compute a * b + c per lane per cycle, b a vector or a per-limb constant): it
+    /// moves data but takes no MADU pass of its own.
+    fn shape(&self, pos: usize, ins: &Instr) -> Option<Shape> {
         let mad_tail = matches!(ins.op, Op::Add | Op::Sub)
             && ins.srcs.iter().any(|id| {
-                produced_op.get(id).is_some_and(|&o| is_multiply(o))
-                    && uses
+                self.produced_op.get(id).is_some_and(|&o| is_multiply(o))
+                    && self
+                        .uses
                         .temp
                         .get(id)
                         .is_some_and(|v| v.len() == 1 && v[0] == pos)
-                    && bufs.get(id).map(|b| b.backing) == Some(Backing::Temp)
+                    && self.is_temp(id)
             });
-        let shape = match ins.op {
+        let src_limbs = |j: usize| -> usize {
+            ins.srcs
+                .get(j)
+                .and_then(|id| self.bufs.get(id))
+                .map(|b| b.limbs.len())
+                .unwrap_or(0)
+        };
+        match ins.op {
             Op::Ntt | Op::Intt => Some(Shape::Transform),
             Op::Automorphism => Some(Shape::Permute),
             Op::Bconv => Some(Shape::Bconv { l_in: src_limbs(0) }),
@@ -355,7 +500,7 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                 let reads_key = ins
                     .srcs
                     .iter()
-                    .any(|id| bufs.get(id).map(|b| b.kind) == Some("evalkey"));
+                    .any(|id| self.bufs.get(id).map(|b| b.kind) == Some("evalkey"));
                 Some(if reads_key {
                     Shape::KeyDot { pairs }
                 } else {
@@ -366,84 +511,108 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                 })
             }
             Op::ExtendLimb => Some(Shape::ExtendLimb),
-            Op::ExpandSeed if m.options.seeded_keys => Some(Shape::Expand),
+            Op::ExpandSeed if self.m.options.seeded_keys => Some(Shape::Expand),
             _ => None,
-        };
-        if let Some(shape) = shape {
-            // Operator chaining through the register files (ark.md V-C, Fig. 2a): a source
-            // the previous compute instruction produced or read is still in the RFs (the two
-            // stream the same limbs in lockstep: the two halves of a key-switch inner product
-            // read each extended digit once), and a result only the next compute instruction
-            // reads need not reach the scratchpad.
-            // A multiply (by a vector or a per-limb constant) whose only consumer is an add or
-            // subtract runs with it as one multiply-add on the MADU (ark.md V: "multiply-add
-            // units"), so the product never reaches the scratchpad.
-            let single_use = |id: u64| uses.temp.get(&id).filter(|v| v.len() == 1).map(|v| v[0]);
-            let mad_pair = |consumer: usize| matches!(instrs[consumer].op, Op::Add | Op::Sub);
-            let chained = |id: &u64| {
-                let temp = bufs.get(id).map(|b| b.backing) == Some(Backing::Temp);
-                let prev = prev_compute != usize::MAX && produced_at.get(id) == Some(&prev_compute)
-                    || prev_reads.contains(id);
-                let mad = produced_op.get(id).is_some_and(|&o| is_multiply(o))
-                    && single_use(*id) == Some(pos)
-                    && mad_pair(pos);
-                temp && (prev || mad)
-            };
-            let reads = ins.srcs.len();
-            let spm_reads = ins.srcs.iter().filter(|id| !chained(id)).count();
-            let nc = next_compute(pos);
-            let write = match ins.dst {
-                Some(d) => {
-                    let next_only = uses.next_temp(d, pos) == nc && last_use.get(&d) == Some(&nc);
-                    let fused = is_multiply(ins.op) && single_use(d).is_some_and(mad_pair);
-                    !(next_only || fused)
-                }
-                None => true,
-            };
-            let spm_scale = (spm_reads + write as usize) as f64 / (reads + 1) as f64;
-            through_rf = !write;
-            lowered = lower(m, &net, shape, &ins.limbs, n, rr, spm_scale);
-            if matches!(shape, Shape::Bconv { .. }) {
-                rr += 1;
-            }
         }
-        // Off-chip movement: loads (cached per host limb), unseeded key halves, stores.
-        let mut per_chan = vec![0.0f64; channels];
-        let mut shared_noc = None;
-        // Limbs this instruction moves off-chip (each `limb_bytes`), for the I/O-die paths.
+    }
+
+    /// Issue: the instruction lowered onto the units, with the share of its operands that
+    /// touch the scratchpad. Returns the lowering and whether its result only streams
+    /// through the RFs to its one consumer (and so never occupies the scratchpad).
+    ///
+    /// Operator chaining through the register files (ark.md V-C, Fig. 2a): a source the
+    /// previous compute instruction produced or read is still in the RFs (the two stream the
+    /// same limbs in lockstep: the two halves of a key-switch inner product read each
+    /// extended digit once), and a result only the next compute instruction reads need not
+    /// reach the scratchpad. A multiply (by a vector or a per-limb constant) whose only
+    /// consumer is an add or subtract runs with it as one multiply-add on the MADU (ark.md V:
+    /// "multiply-add units"), so the product never reaches the scratchpad.
+    fn issue(&mut self, pos: usize, ins: &Instr) -> (Lowered, bool) {
+        let Some(shape) = self.shape(pos, ins) else {
+            return (Lowered::default(), false);
+        };
+        let chained = |id: &u64| {
+            let prev = self.prev_compute != usize::MAX
+                && self.produced_at.get(id) == Some(&self.prev_compute)
+                || self.prev_reads.contains(id);
+            let mad = self.produced_op.get(id).is_some_and(|&o| is_multiply(o))
+                && self.single_use(*id) == Some(pos)
+                && self.mad_pair(pos);
+            self.is_temp(id) && (prev || mad)
+        };
+        let reads = ins.srcs.len();
+        let spm_reads = ins.srcs.iter().filter(|id| !chained(id)).count();
+        let nc = self.next_compute(pos);
+        let write = match ins.dst {
+            Some(d) => {
+                let next_only =
+                    self.uses.next_temp(d, pos) == nc && self.last_use.get(&d) == Some(&nc);
+                let fused =
+                    is_multiply(ins.op) && self.single_use(d).is_some_and(|c| self.mad_pair(c));
+                !(next_only || fused)
+            }
+            None => true,
+        };
+        let spm_scale = (spm_reads + write as usize) as f64 / (reads + 1) as f64;
+        let lowered = lower(
+            self.m, &self.net, shape, &ins.limbs, ins.n, self.rr, spm_scale,
+        );
+        if matches!(shape, Shape::Bconv { .. }) {
+            self.rr += 1;
+        }
+        (lowered, !write)
+    }
+
+    /// Off-chip traffic of a load, a seed expansion or a store: what moves per channel, the
+    /// limbs it moves (for the I/O-die paths), a shared load's all-gather, and how the
+    /// result is backed. Loads of keys and plaintexts are cached per host limb.
+    fn transfers(&mut self, pos: usize, ins: &Instr, keep: &HashSet<Entry>) -> Transfers {
+        let limb_bytes = ins.n as f64 * self.word;
+        let kind = kind_of(ins);
+        let mut per_chan = vec![0.0f64; self.lay.channels];
         let mut io_limbs: Vec<usize> = Vec::new();
+        let mut shared_noc = None;
+        let mut backing = Backing::Temp;
+        let seeded = self.m.options.seeded_keys;
         match ins.op {
             Op::Load | Op::ExpandSeed => {
                 let cacheable = kind != "ciphertext";
-                let stream = ins.dst.is_some_and(|d| streamed.contains(&d));
+                let stream = ins.dst.is_some_and(|d| self.streamed.contains(&d));
                 match (ins.host, cacheable) {
-                    (Some(h), true) if stream && (ins.op == Op::Load || !m.options.seeded_keys) => {
+                    (Some(h), true) if stream && (ins.op == Op::Load || !seeded) => {
                         // Streamed to its consumers: limbs still on chip are hits, the
                         // rest come from off-chip and are not kept.
                         backing = Backing::Stream;
                         for &l in &ins.limbs {
                             let e = Entry::Host(h, l);
-                            if res.resident(e) {
+                            if self.res.resident(e) {
                                 // Its readers do not touch it again (they read the stream):
                                 // nothing later needs this copy, so it goes first.
-                                res.touch(e, usize::MAX);
+                                self.res.touch(e, usize::MAX);
                             } else {
-                                per_chan[chan(l)] += limb_bytes;
+                                per_chan[self.chan(l)] += limb_bytes;
                                 io_limbs.push(l);
                             }
                         }
                     }
                     (Some(h), true) => {
                         backing = Backing::Host(h);
-                        if ins.op == Op::Load || !m.options.seeded_keys {
+                        if ins.op == Op::Load || !seeded {
                             for &l in &ins.limbs {
                                 let e = Entry::Host(h, l);
-                                let next = uses.next_host(h, l, pos);
-                                if res.resident(e) {
-                                    res.touch(e, next);
+                                let next = self.uses.next_host(h, l, pos);
+                                if self.res.resident(e) {
+                                    self.res.touch(e, next);
                                 } else {
-                                    res.insert(e, limb_bytes, limb_bytes, next, &keep, &mut spills);
-                                    per_chan[chan(l)] += limb_bytes;
+                                    self.res.insert(
+                                        e,
+                                        limb_bytes,
+                                        limb_bytes,
+                                        next,
+                                        keep,
+                                        &mut self.spills,
+                                    );
+                                    per_chan[self.chan(l)] += limb_bytes;
                                     io_limbs.push(l);
                                 }
                             }
@@ -452,162 +621,216 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
                             backing = Backing::Temp;
                         }
                     }
-                    _ if on_chip_input(pos, kind) => {}
+                    _ if self.on_chip_input(pos, kind) => {}
                     _ => {
-                        if ins.op == Op::Load || !m.options.seeded_keys {
+                        if ins.op == Op::Load || !seeded {
                             for &l in &ins.limbs {
-                                per_chan[chan(l)] += limb_bytes;
+                                per_chan[self.chan(l)] += limb_bytes;
                                 io_limbs.push(l);
                             }
                         }
                     }
                 }
-                if let (Some(sh), true) = (opts.shared, cacheable) {
+                if let (Some(sh), true) = (self.opts.shared, cacheable) {
                     let bytes: f64 = per_chan.iter().sum();
                     per_chan.iter_mut().for_each(|b| *b /= sh.tasks as f64);
                     if bytes > 0.0 && sh.tasks > 1 {
                         let busiest = bytes * sh.busiest_link_per_byte;
-                        shared_noc = Some((Resource::Noc(0), busiest / noc_bpc));
-                        s.noc_bytes += bytes * sh.link_bytes_per_byte / sh.tasks as f64;
+                        shared_noc = Some((Resource::Noc(0), busiest / self.noc_bpc));
+                        self.s.noc_bytes += bytes * sh.link_bytes_per_byte / sh.tasks as f64;
                     }
                 }
-                *s.offchip_by_kind.entry(kind).or_default() += per_chan.iter().sum::<f64>();
+                *self.s.offchip_by_kind.entry(kind).or_default() += per_chan.iter().sum::<f64>();
             }
-            Op::Store if on_chip_output(pos) => {}
+            Op::Store if self.on_chip_output(pos) => {}
             Op::Store => {
                 for &l in &ins.limbs {
-                    per_chan[chan(l)] += limb_bytes;
+                    per_chan[self.chan(l)] += limb_bytes;
                     io_limbs.push(l);
                 }
-                *s.offchip_by_kind.entry("store").or_default() += per_chan.iter().sum::<f64>();
+                *self.s.offchip_by_kind.entry("store").or_default() += per_chan.iter().sum::<f64>();
             }
             _ => {}
         }
+        Transfers {
+            per_chan,
+            io_limbs,
+            shared_noc,
+            backing,
+        }
+    }
+
+    /// The off-chip phase of `ins` (before its compute phases), and how its result is
+    /// backed.
+    fn offchip(
+        &mut self,
+        pos: usize,
+        ins: &Instr,
+        keep: &mut HashSet<Entry>,
+        lowered: &mut Lowered,
+    ) -> Backing {
+        let Transfers {
+            per_chan,
+            io_limbs,
+            shared_noc,
+            backing,
+        } = self.transfers(pos, ins, keep);
         let offchip: f64 = per_chan.iter().sum();
         if offchip > 0.0 {
             // A shared load's all-gather, and the NoC path from the I/O dies, pipeline with
             // the memory's reads.
-            let mut tasks = off_tasks(&per_chan);
+            let limb_bytes = ins.n as f64 * self.word;
+            let mut tasks = self.off_tasks(&per_chan);
             tasks.extend(shared_noc);
-            let (io, moved) = net.io_transfer(m, &io_limbs, limb_bytes, ins.op != Op::Store);
+            let (io, moved) =
+                self.net
+                    .io_transfer(self.m, &io_limbs, limb_bytes, ins.op != Op::Store);
             tasks.extend(io);
-            s.noc_bytes += moved;
-            s.io_noc_bytes += moved;
+            self.s.noc_bytes += moved;
+            self.s.io_noc_bytes += moved;
             lowered.phases.insert(
                 0,
                 Phase {
                     tasks,
-                    latency: off_lat,
+                    latency: self.off_lat,
                 },
             );
-            s.offchip_bytes += offchip;
+            self.s.offchip_bytes += offchip;
         }
-        let reloads = !pre.tasks.is_empty();
-        if reloads {
-            lowered.phases.insert(0, pre);
-        }
-        // Destination occupancy (new temporaries; in-place ops reuse their buffer).
-        let dst = ins.dst;
-        let in_place = dst.is_some_and(|d| ins.srcs.contains(&d));
-        if let Some(d) = dst {
+        backing
+    }
+
+    /// Destination occupancy: a new temporary takes scratchpad space (in-place ops reuse
+    /// their buffer). Returns whether the instruction writes in place.
+    fn occupy(
+        &mut self,
+        pos: usize,
+        ins: &Instr,
+        backing: Backing,
+        through_rf: bool,
+        keep: &mut HashSet<Entry>,
+    ) -> bool {
+        let in_place = ins.dst.is_some_and(|d| ins.srcs.contains(&d));
+        if let Some(d) = ins.dst {
             if !in_place && backing == Backing::Temp && ins.op != Op::Store && !through_rf {
                 keep.insert(Entry::Temp(d));
                 // A streamed value holds a ping-pong pair of limbs at a time.
-                let limbs = if streamed.contains(&d) {
+                let limbs = if self.streamed.contains(&d) {
                     ins.limbs.len().min(2)
                 } else {
                     ins.limbs.len()
                 };
-                res.insert(
+                let limb_bytes = ins.n as f64 * self.word;
+                let next = self.uses.next_temp(d, pos);
+                self.res.insert(
                     Entry::Temp(d),
                     limbs as f64 * limb_bytes,
                     limb_bytes,
-                    uses.next_temp(d, pos),
-                    &keep,
-                    &mut spills,
+                    next,
+                    keep,
+                    &mut self.spills,
                 );
             }
         }
-        // Spill stores triggered above occupy the off-chip channel once their data is ready.
-        for (victim, bytes) in spills.stores.drain(..) {
-            let (r, vl) = bufs
+        in_place
+    }
+
+    /// Spill stores triggered so far occupy the off-chip channel once their data is ready,
+    /// in the DMA queue's order, then the way from their home clusters to the I/O dies.
+    fn drain_spills(&mut self) {
+        let stores: Vec<(u64, f64)> = self.spills.stores.drain(..).collect();
+        for (victim, bytes) in stores {
+            let (r, vl) = self
+                .bufs
                 .get(&victim)
                 .map(|b| (b.ready, b.limbs.clone()))
                 .unwrap_or((0.0, vec![0]));
-            let mut per = vec![0.0f64; channels];
+            let mut per = vec![0.0f64; self.lay.channels];
             for &l in &vl {
-                per[chan(l)] += bytes / vl.len().max(1) as f64;
+                per[self.chan(l)] += bytes / vl.len().max(1) as f64;
             }
             let mut start = r;
-            for (r_, c) in off_tasks(&per) {
-                let task = [(r_.index(&lay), c)];
-                // In the DMA queue's order, like every off-chip transfer (see below).
-                let t0 = table.place(r.max(table.resource(task[0].0).last_end()), &task);
-                table.reserve(t0, &task);
-                s.busy[task[0].0] += c;
+            for (r_, c) in self.off_tasks(&per) {
+                let task = [(r_.index(&self.lay), c)];
+                let last = self.table.resource(task[0].0).last_end();
+                let t0 = self.table.place(r.max(last), &task);
+                self.table.reserve(t0, &task);
+                self.s.busy[task[0].0] += c;
                 start = start.max(t0);
             }
-            // The data's way from its home clusters to the I/O dies.
             let per_limb = bytes / vl.len().max(1) as f64;
-            let (io, moved) = net.io_transfer(m, &vl, per_limb, false);
+            let (io, moved) = self.net.io_transfer(self.m, &vl, per_limb, false);
             if !io.is_empty() {
                 let tasks: Vec<(usize, f64)> =
-                    io.iter().map(|&(r_, c)| (r_.index(&lay), c)).collect();
-                let t0 = table.place(start, &tasks);
-                table.reserve(t0, &tasks);
+                    io.iter().map(|&(r_, c)| (r_.index(&self.lay), c)).collect();
+                let t0 = self.table.place(start, &tasks);
+                self.table.reserve(t0, &tasks);
                 for &(i, c) in &tasks {
-                    s.busy[i] += c;
+                    self.s.busy[i] += c;
                 }
-                s.noc_bytes += moved;
-                s.io_noc_bytes += moved;
+                self.s.noc_bytes += moved;
+                self.s.io_noc_bytes += moved;
             }
-            s.offchip_bytes += bytes;
-            *s.offchip_by_kind.entry("spill").or_default() += bytes;
+            self.s.offchip_bytes += bytes;
+            *self.s.offchip_by_kind.entry("spill").or_default() += bytes;
         }
-        // Schedule the phases. Limb-wise instructions chain (vector chaining through the RFs,
-        // ark.md Fig. 2a): they may start once their sources' first limbs exist, and end no
-        // earlier than one limb's work after their last source limb. A BConv needs every
-        // input limb (it reads all of them per coefficient), and a reload needs the data.
-        let chain = !matches!(ins.op, Op::Bconv) && reload_bytes == 0.0;
-        let parts = ins.limbs.len().div_ceil(net.blocks).max(1) as f64;
-        // Each phase goes into the earliest idle slot of all its resources (the reservation
-        // table backfills gaps: see `reservation`).
-        let mut t = if chain { first } else { ready };
+    }
+
+    /// Timing: each phase goes into the earliest idle slot of all its resources (the
+    /// reservation table backfills gaps: see `reservation`). Limb-wise instructions chain
+    /// (vector chaining through the RFs, ark.md Fig. 2a): they may start once their sources'
+    /// first limbs exist, and end no earlier than one limb's work after their last source
+    /// limb. A BConv needs every input limb (it reads all of them per coefficient), and a
+    /// reload needs the data.
+    fn place(
+        &mut self,
+        ins: &Instr,
+        lowered: &Lowered,
+        src: &Sources,
+        reloads: bool,
+        in_place: bool,
+    ) -> Placed {
+        let chain = !matches!(ins.op, Op::Bconv) && src.reload_bytes == 0.0;
+        let parts = ins.limbs.len().div_ceil(self.net.blocks).max(1) as f64;
+        let mut t = if chain { src.first } else { src.ready };
         // An in-place write (an accumulation) must not overtake an earlier reader of the old
         // value; it may follow it limb by limb, as a chained reader would.
-        if let Some(d) = dst.filter(|_| in_place) {
-            t = t.max(read_start.get(&d).copied().unwrap_or(0.0));
+        if let Some(d) = ins.dst.filter(|_| in_place) {
+            t = t.max(self.read_start.get(&d).copied().unwrap_or(0.0));
         }
         let mut start_first = t;
-        let mut busy_slots = Vec::new();
+        let mut busy = Vec::new();
         let mut first_out = t;
         let deps = t;
         for (i, ph) in lowered.phases.iter().enumerate() {
-            let tasks: Vec<(usize, f64)> =
-                ph.tasks.iter().map(|&(r, c)| (r.index(&lay), c)).collect();
+            let tasks: Vec<(usize, f64)> = ph
+                .tasks
+                .iter()
+                .map(|&(r, c)| (r.index(&self.lay), c))
+                .collect();
             // A reload of spilled sources is prefetched: it waits for its place in the DMA
             // queue (behind the spill that wrote the data out), not for the instruction's
-            // other sources.
+            // other sources. Off-chip transfers leave a DMA queue in program order: they
+            // fill no earlier gap.
             let lower = if i == 0 && reloads { 0.0 } else { t };
-            // Off-chip transfers leave a DMA queue in program order: they fill no earlier gap.
             let queue = ph
                 .tasks
                 .iter()
                 .zip(&tasks)
                 .filter(|((r, _), _)| matches!(r, Resource::Offchip(_)))
-                .map(|(_, &(idx, _))| table.resource(idx).last_end())
+                .map(|(_, &(idx, _))| self.table.resource(idx).last_end())
                 .fold(lower, f64::max);
-            let t0 = table.place(queue, &tasks);
-            table.reserve(t0, &tasks);
+            let t0 = self.table.place(queue, &tasks);
+            self.table.reserve(t0, &tasks);
             if i == 0 {
                 start_first = t0;
             }
             let mut longest = 0.0f64;
             for (&(r, c), &(idx, _)) in ph.tasks.iter().zip(&tasks) {
-                s.busy[idx] += c;
+                self.s.busy[idx] += c;
                 longest = longest.max(c);
-                if keep_slots {
-                    busy_slots.push((r, t0, c));
+                if self.opts.keep_slots {
+                    busy.push((r, t0, c));
                 }
             }
             first_out = t0 + longest / parts + ph.latency;
@@ -618,130 +841,159 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
             .last()
             .map(|ph| ph.tasks.iter().map(|x| x.1).fold(0.0, f64::max) / parts + ph.latency)
             .unwrap_or(0.0);
-        let end = t.max(ready + tail);
+        let end = t.max(src.ready + tail);
         let first_out = if lowered.phases.is_empty() {
-            first
+            src.first
         } else {
             first_out.min(end)
         };
-        if end > s.cycles {
-            let name = open
+        Placed {
+            start: start_first,
+            end,
+            first_out,
+            busy,
+        }
+    }
+
+    /// The schedule's totals: the makespan and where it grew, NoC and RF bytes, the open
+    /// span's extent and the timeline slot.
+    fn account(&mut self, ins: &Instr, lowered: &Lowered, p: &Placed) {
+        let s = &mut self.s;
+        if p.end > s.cycles {
+            let name = self
+                .open
                 .first()
                 .map(|o| o.0.clone())
                 .unwrap_or_else(|| "(none)".into());
-            *s.growth_by_op.entry(name).or_default() += end - s.cycles;
+            *s.growth_by_op.entry(name).or_default() += p.end - s.cycles;
         }
-        s.cycles = s.cycles.max(end);
+        s.cycles = s.cycles.max(p.end);
         s.noc_bytes += lowered.noc_bytes;
         s.rf_bytes += lowered.rf_bytes;
-        if let Some(o) = open.last_mut() {
+        if let Some(o) = self.open.last_mut() {
             if !lowered.phases.is_empty() {
-                o.2 = o.2.min(start_first);
-                o.3 = o.3.max(end);
+                o.2 = o.2.min(p.start);
+                o.3 = o.3.max(p.end);
             }
         }
-        if keep_slots {
+        if self.opts.keep_slots {
             s.slots.push(Slot {
                 seq: ins.seq,
                 op: ins.op.name(),
-                start: start_first,
-                end,
-                busy: busy_slots,
+                start: p.start,
+                end: p.end,
+                busy: p.busy.clone(),
             });
         }
-        if is_compute(m, ins.op) {
-            prev_compute = pos;
-            prev_reads = ins.srcs.iter().copied().collect();
+    }
+
+    /// Bookkeeping of the result: chaining state, readers' start times, where the
+    /// destination was produced and how it is backed, and the temporaries whose last use this
+    /// was.
+    fn retire(
+        &mut self,
+        pos: usize,
+        ins: &Instr,
+        kind: &'static str,
+        backing: Backing,
+        p: &Placed,
+    ) {
+        if is_compute(self.m, ins.op) {
+            self.prev_compute = pos;
+            self.prev_reads = ins.srcs.iter().copied().collect();
         }
         for id in &ins.srcs {
-            let r = read_start.entry(*id).or_insert(start_first);
-            *r = r.max(start_first);
+            let r = self.read_start.entry(*id).or_insert(p.start);
+            *r = r.max(p.start);
         }
-        if let Some(d) = dst {
-            let at = match ins.op {
-                Op::SelectLimbs | Op::Concat => ins
-                    .srcs
-                    .iter()
-                    .filter_map(|id| produced_at.get(id))
-                    .max()
-                    .copied(),
-                _ => Some(pos),
-            };
-            if let Some(at) = at {
-                produced_at.insert(d, at);
-            }
-            if !matches!(ins.op, Op::SelectLimbs | Op::Concat) {
-                produced_op.insert(d, ins.op);
-            }
-        }
-        // Record the destination; select_limbs of a cached object stays that object.
-        if let Some(d) = dst {
-            let backing = match ins.op {
-                Op::SelectLimbs => ins
-                    .srcs
-                    .first()
-                    .and_then(|id| bufs.get(id))
-                    .map(|b| b.backing)
-                    .unwrap_or(Backing::Temp),
-                _ => backing,
-            };
-            let kind = match ins.op {
-                Op::SelectLimbs => ins
-                    .srcs
-                    .first()
-                    .and_then(|id| bufs.get(id))
-                    .map(|b| b.kind)
-                    .unwrap_or(kind),
-                _ => kind,
-            };
-            bufs.insert(
-                d,
-                Buf {
-                    limbs: ins.limbs.clone(),
-                    kind,
-                    backing,
-                    first: first_out,
-                    ready: end,
-                },
-            );
+        if let Some(d) = ins.dst {
+            self.record_result(pos, ins, d, kind, backing, p);
         }
         // Free temporaries whose last use this was.
-        for &id in ins.srcs.iter().chain(dst.iter()) {
-            if last_use.get(&id) == Some(&pos) {
-                if let Some(b) = bufs.remove(&id) {
+        for &id in ins.srcs.iter().chain(ins.dst.iter()) {
+            if self.last_use.get(&id) == Some(&pos) {
+                if let Some(b) = self.bufs.remove(&id) {
                     if b.backing == Backing::Temp {
-                        res.free(id);
+                        self.res.free(id);
                     }
-                    produced_at.remove(&id);
-                    produced_op.remove(&id);
-                    read_start.remove(&id);
+                    self.produced_at.remove(&id);
+                    self.produced_op.remove(&id);
+                    self.read_start.remove(&id);
                 }
             }
         }
     }
-    if !open.is_empty() {
-        return Err(SimError::Trace(format!(
-            "{} HE operation(s) begun and never ended",
-            open.len()
-        )));
+
+    /// Records the destination `d`; `select_limbs` of a cached object stays that object.
+    fn record_result(
+        &mut self,
+        pos: usize,
+        ins: &Instr,
+        d: u64,
+        kind: &'static str,
+        backing: Backing,
+        p: &Placed,
+    ) {
+        let at = match ins.op {
+            Op::SelectLimbs | Op::Concat => ins
+                .srcs
+                .iter()
+                .filter_map(|id| self.produced_at.get(id))
+                .max()
+                .copied(),
+            _ => Some(pos),
+        };
+        if let Some(at) = at {
+            self.produced_at.insert(d, at);
+        }
+        if !matches!(ins.op, Op::SelectLimbs | Op::Concat) {
+            self.produced_op.insert(d, ins.op);
+        }
+        let source = ins.srcs.first().and_then(|id| self.bufs.get(id));
+        let (backing, kind) = match (ins.op, source) {
+            (Op::SelectLimbs, Some(b)) => (b.backing, b.kind),
+            (Op::SelectLimbs, None) => (Backing::Temp, kind),
+            _ => (backing, kind),
+        };
+        self.bufs.insert(
+            d,
+            Buf {
+                limbs: ins.limbs.clone(),
+                kind,
+                backing,
+                first: p.first_out,
+                ready: p.end,
+            },
+        );
     }
-    s.peak_onchip_bytes = res.peak();
-    s.overflow_bytes = res.overflow_bytes;
-    // Cycles and bytes are f64 sums: they cannot wrap, but a stream too large for the
-    // machine would reach infinity (a report of "time inf") rather than a number.
-    for (what, v) in [
-        ("cycles", s.cycles),
-        ("off-chip bytes", s.offchip_bytes),
-        ("NoC bytes", s.noc_bytes),
-        ("peak on-chip bytes", s.peak_onchip_bytes),
-    ] {
-        if !v.is_finite() {
-            return Err(SimError::Overflow(format!(
-                "the schedule's {what} came to {v} (the stream is too large for f64 counts)"
+
+    /// The schedule, with its peaks; an error for unbalanced spans or non-finite counts.
+    fn finish(self) -> Result<Schedule, SimError> {
+        if !self.open.is_empty() {
+            return Err(SimError::Trace(format!(
+                "{} HE operation(s) begun and never ended",
+                self.open.len()
             )));
         }
+        let mut s = self.s;
+        s.peak_onchip_bytes = self.res.peak();
+        s.overflow_bytes = self.res.overflow_bytes;
+        // Cycles and bytes are f64 sums: they cannot wrap, but a stream too large for the
+        // machine would reach infinity (a report of "time inf") rather than a number.
+        for (what, v) in [
+            ("cycles", s.cycles),
+            ("off-chip bytes", s.offchip_bytes),
+            ("NoC bytes", s.noc_bytes),
+            ("peak on-chip bytes", s.peak_onchip_bytes),
+        ] {
+            if !v.is_finite() {
+                return Err(SimError::Overflow(format!(
+                    "the schedule's {what} came to {v} (the stream is too large for f64 counts)"
+                )));
+            }
+        }
+        Ok(s)
     }
-    Ok(s)
 }
 
 /// Whether `op` runs on a functional unit (and so takes part in RF chaining).

@@ -34,9 +34,6 @@ pub enum SimError {
     /// File I/O.
     #[error("{path}: {message}")]
     Io { path: String, message: String },
-    /// Building a workload failed in the CKKS layer.
-    #[error(transparent)]
-    Ckks(#[from] tessera_ckks::CkksError),
     /// A primary function failed (a malformed workload).
     #[error(transparent)]
     Math(#[from] tessera_math::MathError),

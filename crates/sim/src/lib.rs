@@ -5,12 +5,21 @@
 //! machine description ([`machine::Machine`], one TOML file per design in `configs/`, every
 //! constant cited) and reports time, utilization, traffic, energy and area ([`report::Report`]).
 //!
-//! ```no_run
-//! use tessera_sim::{machine::Machine, simulate, workload::{record, WorkloadSpec}};
-//! let ark = Machine::load("ark").unwrap();
-//! let w = record(&WorkloadSpec::new("hmult", "ark")).unwrap();
-//! let r = simulate(&ark, &w.label, &w.instrs).unwrap();
-//! println!("{:.1} us, {:.1} W", r.time_s * 1e6, r.avg_power_w);
+//! The simulator depends on the trace format only: the built-in workloads are recorded in
+//! `tessera_programs::workloads`, and experiments that record and then simulate (one
+//! `run(Request)`, `reproduce`) live in `tessera-lab` (docs/simulator.md, "Crate structure").
+//!
+//! ```
+//! use tessera_backend::trace::read_trace;
+//! use tessera_sim::{machine::Machine, simulate};
+//! // A two-instruction trace: load a ciphertext limb and transform it.
+//! let text = r#"{"format":"tessera-trace","version":2,"n":4096,"moduli":[40961]}
+//! {"seq":0,"op":"load","dst":1,"srcs":[],"limbs":[0],"n":4096,"kind":"ciphertext"}
+//! {"seq":1,"op":"ntt","dst":1,"srcs":[1],"limbs":[0],"n":4096,"kind":"ciphertext"}
+//! "#;
+//! let (_, instrs) = read_trace(text.as_bytes()).unwrap();
+//! let r = simulate(&Machine::load("ark").unwrap(), "one NTT", &instrs).unwrap();
+//! assert!(r.time_s > 0.0);
 //! ```
 
 pub mod additive;
@@ -24,13 +33,11 @@ pub mod machine;
 pub mod mapping;
 pub mod plot;
 pub mod report;
-pub mod reproduce;
 pub mod reservation;
 pub mod residency;
 pub mod sweep;
 pub mod timeline;
 pub mod topology;
-pub mod workload;
 
 pub use error::SimError;
 pub use report::Report;

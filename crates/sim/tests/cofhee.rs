@@ -3,8 +3,9 @@
 
 use tessera_backend::trace::Op;
 use tessera_math::wide::negacyclic_schoolbook;
+use tessera_programs::workloads::wide::record_wide;
 use tessera_sim::arch::Arch;
-use tessera_sim::cofhee::{record_wide, PeMachine};
+use tessera_sim::cofhee::PeMachine;
 
 fn cofhee() -> PeMachine {
     match Arch::load("cofhee").unwrap() {
@@ -91,7 +92,7 @@ fn simulated_ciphertext_multiplication_sums_its_commands() {
 #[test]
 fn unsupported_commands_and_bad_names_are_errors() {
     let arch = Arch::load("cofhee").unwrap();
-    let w = tessera_sim::workload::record(&tessera_sim::workload::WorkloadSpec::new(
+    let w = tessera_programs::workloads::record(&tessera_programs::workloads::WorkloadSpec::new(
         "hrot",
         "test-small",
     ))

@@ -2,10 +2,10 @@
 //! a small bootstrapping trace cross-checked against the trace's own closed-form counts.
 
 use tessera_backend::trace::{Instr, Op, TraceCounts};
+use tessera_programs::workloads::{record, WorkloadSpec};
 use tessera_sim::engine::run;
 use tessera_sim::machine::Machine;
 use tessera_sim::report::area_power;
-use tessera_sim::workload::{record, WorkloadSpec};
 
 const N: usize = 4096;
 /// One limb of 4096 64-bit words.

@@ -229,7 +229,7 @@ fn extends_merging_is_near_linear() {
 fn recorded_programs_pass_the_trace_checks() {
     use tessera_ckks::bootstrap::BootstrapParameters;
     use tessera_ckks::{CkksContext, Parameters};
-    use tessera_sim::workload::{record, WorkloadSpec, WORKLOADS};
+    use tessera_programs::workloads::{record, WorkloadSpec, WORKLOADS};
     let header = |preset: &str| {
         let ctx = CkksContext::new(Parameters::preset(preset).unwrap()).unwrap();
         serde_json::json!({
@@ -269,7 +269,7 @@ fn recorded_programs_pass_the_trace_checks() {
 /// takes about a second.
 #[test]
 fn a_large_mesh_sets_up_in_seconds() {
-    use tessera_sim::workload::{record, WorkloadSpec};
+    use tessera_programs::workloads::{record, WorkloadSpec};
     let w = record(&WorkloadSpec::new("hadd", "test-small")).unwrap();
     let t = std::time::Instant::now();
     let m = Arch::load_with(

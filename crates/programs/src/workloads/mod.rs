@@ -1,9 +1,13 @@
 //! Built-in workloads: the instruction streams of HE operations and of bootstrapping,
 //! recorded by running the CKKS evaluator on the trace backend (what is simulated is what
 //! the CPU computes, design.md section 1). Keys are generated for real from a fixed seed,
-//! because the trace names the objects it loads.
+//! because the trace names the objects it loads. CoFHEE's 128-bit recordings are in
+//! [`wide`]. These lived in the simulator crate until session 28; they moved here so the
+//! simulator depends on the trace format only (docs/simulator.md, "Crate structure").
 
-use crate::error::SimError;
+pub mod wide;
+
+use crate::error::ProgramError;
 use tessera_backend::trace::{Instr, Meta, Recorded};
 use tessera_backend::TraceBackend;
 use tessera_ckks::bootstrap::{BootstrapParameters, Bootstrapper};
@@ -98,13 +102,13 @@ enum Origin {
 /// bootstrapping's circuit options elsewhere, an input level for bootstrapping (it starts
 /// from its preset's base level), and, for workloads not recorded from CKKS here (128-bit
 /// CoFHEE workloads, trace files), the key-switch dataflow and the level.
-fn options_fit(spec: &WorkloadSpec, origin: Origin) -> Result<(), SimError> {
+fn options_fit(spec: &WorkloadSpec, origin: Origin) -> Result<(), ProgramError> {
     let unsupported = |what: &str| {
         let this = match origin {
             Origin::Wide => format!("'{}' at '{}' (128-bit words)", spec.name, spec.params),
             _ => format!("the trace file '{}'", spec.name),
         };
-        Err(SimError::Unsupported(format!("{what}, not to {this}")))
+        Err(ProgramError::Unsupported(format!("{what}, not to {this}")))
     };
     if origin != Origin::Ckks {
         if spec.dataflow == KeySwitchDataflow::Streamed {
@@ -116,7 +120,7 @@ fn options_fit(spec: &WorkloadSpec, origin: Origin) -> Result<(), SimError> {
     }
     if spec.name == "bootstrap" {
         if spec.level.is_some() {
-            return Err(SimError::Unsupported(
+            return Err(ProgramError::Unsupported(
                 "--level: bootstrapping starts from its preset's base level".into(),
             ));
         }
@@ -128,7 +132,7 @@ fn options_fit(spec: &WorkloadSpec, origin: Origin) -> Result<(), SimError> {
         ("--no-hoisting (hoisting = false)", !spec.hoisting),
     ] {
         if set {
-            return Err(SimError::Unsupported(format!(
+            return Err(ProgramError::Unsupported(format!(
                 "{name} is an option of the bootstrap workload's circuit, not of '{}'",
                 spec.name
             )));
@@ -138,7 +142,7 @@ fn options_fit(spec: &WorkloadSpec, origin: Origin) -> Result<(), SimError> {
 }
 
 /// Records the stream of `spec`.
-pub fn record(spec: &WorkloadSpec) -> Result<Workload, SimError> {
+pub fn record(spec: &WorkloadSpec) -> Result<Workload, ProgramError> {
     options_fit(spec, Origin::Ckks)?;
     if spec.name == "bootstrap" {
         return bootstrap(spec);
@@ -151,16 +155,16 @@ pub fn record(spec: &WorkloadSpec) -> Result<Workload, SimError> {
 pub fn record_levels(
     spec: &WorkloadSpec,
     levels: &[Option<usize>],
-) -> Result<Vec<Workload>, SimError> {
+) -> Result<Vec<Workload>, ProgramError> {
     if !WORKLOADS.contains(&spec.name.as_str()) {
-        return Err(SimError::Invalid {
+        return Err(ProgramError::Invalid {
             name: "workload",
             value: spec.name.clone(),
             allowed: format!("{} or a trace file", WORKLOADS.join(", ")),
         });
     }
     if spec.name == "bootstrap" {
-        return Err(SimError::Unsupported(
+        return Err(ProgramError::Unsupported(
             "bootstrapping runs from its own level; record it with `record`".into(),
         ));
     }
@@ -169,7 +173,7 @@ pub fn record_levels(
     let min = if spec.name == "hmult" { 1 } else { 0 };
     for level in levels.iter().map(|l| l.unwrap_or(top)) {
         if level < min || level > top {
-            return Err(SimError::Invalid {
+            return Err(ProgramError::Invalid {
                 name: "level",
                 value: level.to_string(),
                 allowed: format!("{min} to L = {top}"),
@@ -195,7 +199,7 @@ fn one(
     sk: &tessera_ckks::SecretKey,
     keys: &tessera_ckks::EvaluationKeys,
     level: usize,
-) -> Result<Workload, SimError> {
+) -> Result<Workload, ProgramError> {
     let slots = ctx.params().max_slots();
     let pt = ctx.encode_real(&[0.5], slots, level, ctx.params().default_scale())?;
     let ct = kg.encrypt_sk(&pt, sk)?;
@@ -267,9 +271,9 @@ fn one(
 
 /// A built-in workload (`spec.name` one of [`WORKLOADS`]) or, otherwise, a tessera-trace
 /// file at the path `spec.name`.
-pub fn load(spec: &WorkloadSpec) -> Result<Workload, SimError> {
-    let wide = crate::cofhee::wide_params(&spec.params).is_ok()
-        && crate::cofhee::WIDE_WORKLOADS.contains(&spec.name.as_str());
+pub fn load(spec: &WorkloadSpec) -> Result<Workload, ProgramError> {
+    let wide = wide::wide_params(&spec.params).is_ok()
+        && wide::WIDE_WORKLOADS.contains(&spec.name.as_str());
     let origin = if wide {
         Origin::Wide
     } else if WORKLOADS.contains(&spec.name.as_str()) {
@@ -285,7 +289,7 @@ pub fn load(spec: &WorkloadSpec) -> Result<Workload, SimError> {
         options_fit(spec, origin)?;
     }
     if wide {
-        let w = crate::cofhee::record_wide(&spec.name, &spec.params)?;
+        let w = wide::record_wide(&spec.name, &spec.params)?;
         return Ok(Workload {
             label: w.label,
             instrs: w.instrs,
@@ -298,18 +302,18 @@ pub fn load(spec: &WorkloadSpec) -> Result<Workload, SimError> {
     }
     let path = std::path::Path::new(&spec.name);
     if !path.exists() {
-        return Err(SimError::Invalid {
+        return Err(ProgramError::Invalid {
             name: "workload",
             value: spec.name.clone(),
             allowed: format!(
                 "{} (CKKS presets), {} (cofhee-n12, cofhee-n13), or a tessera-trace file",
                 WORKLOADS.join(", "),
-                crate::cofhee::WIDE_WORKLOADS.join(", ")
+                wide::WIDE_WORKLOADS.join(", ")
             ),
         });
     }
     let (header, instrs) = tessera_backend::trace::read_trace_file(path)
-        .map_err(|e| SimError::Trace(format!("{}: {e}", spec.name)))?;
+        .map_err(|e| ProgramError::Trace(format!("{}: {e}", spec.name)))?;
     Ok(Workload {
         label: spec.name.clone(),
         instrs,
@@ -331,7 +335,7 @@ fn eager_rotation_key_bytes(ctx: &CkksContext, boot: &Bootstrapper) -> usize {
     (boot.rotations().len() + 1) * per_key
 }
 
-fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, SimError> {
+fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, ProgramError> {
     let (ckks, mut bp) = BootstrapParameters::preset(&spec.params)?;
     bp.of_limb = spec.of_limb;
     bp.min_ks = spec.min_ks;

@@ -1,0 +1,279 @@
+//! Calibration targets: the papers' figures next to the model's, with the ratio, hit or miss.
+//! The rows are data (`configs/targets/*.toml`, [`crate::targets`]); the model never sees a
+//! paper's result, these rows only compare. The tally counts inputs (figures the model was
+//! built from) and predictions apart.
+
+use crate::error::Result;
+use crate::measure::{report_key, trace_key, Lab, Measured, NotRun};
+use crate::targets::{self, fill, placeholders, Compare, Kind, Metric, Row, TargetFile};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Papers with targets, in order.
+pub fn papers() -> Vec<&'static str> {
+    targets::BUILTIN.iter().map(|(p, _)| *p).collect()
+}
+
+/// One row: a paper's figure and the model's.
+#[derive(Clone, Debug, Serialize)]
+pub struct Target {
+    pub paper: String,
+    pub item: String,
+    pub unit: String,
+    /// Input (restates a figure the model was built from) or prediction.
+    pub kind: Kind,
+    pub paper_value: Option<f64>,
+    /// `None`: the model cannot produce this figure here (the source says why).
+    pub model_value: Option<f64>,
+    /// model / paper.
+    pub ratio: Option<f64>,
+    /// Allowed band for the ratio, e.g. 0.8..1.2.
+    pub tolerance: Option<(f64, f64)>,
+    /// Whether the ratio is inside the band (`None`: reported).
+    pub hit: Option<bool>,
+    pub source: String,
+}
+
+/// Hits, misses and reported rows of one kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub hits: usize,
+    pub misses: usize,
+    pub reported: usize,
+}
+
+/// The tally of a set of rows, inputs and predictions apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    pub inputs: Counts,
+    pub predictions: Counts,
+}
+
+impl Tally {
+    /// Counts `rows`.
+    pub fn of(rows: &[Target]) -> Self {
+        let mut t = Tally::default();
+        for r in rows {
+            let c = match r.kind {
+                Kind::Input => &mut t.inputs,
+                Kind::Prediction => &mut t.predictions,
+            };
+            match r.hit {
+                Some(true) => c.hits += 1,
+                Some(false) => c.misses += 1,
+                None => c.reported += 1,
+            }
+        }
+        t
+    }
+}
+
+impl std::fmt::Display for Tally {
+    /// "N targets: H hits, M misses, R reported (inputs: ...; predictions: ...)".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (i, p) = (self.inputs, self.predictions);
+        let n = |c: Counts| c.hits + c.misses + c.reported;
+        let part = |c: Counts| {
+            format!(
+                "{} hits, {} misses, {} reported",
+                c.hits, c.misses, c.reported
+            )
+        };
+        write!(
+            f,
+            "{} targets: {} hits, {} misses, {} reported (inputs: {}; predictions: {})",
+            n(i) + n(p),
+            i.hits + p.hits,
+            i.misses + p.misses,
+            i.reported + p.reported,
+            part(i),
+            part(p)
+        )
+    }
+}
+
+/// The targets of `paper` (all papers when `None`); `progress` is told what is running.
+pub fn targets(paper: Option<&str>, progress: &dyn Fn(&str)) -> Result<Vec<Target>> {
+    let files: Vec<TargetFile> = match paper {
+        None => papers()
+            .into_iter()
+            .map(targets::builtin)
+            .collect::<Result<_>>()?,
+        Some(p) => vec![targets::builtin(p)?],
+    };
+    run_files(&files, progress)
+}
+
+/// Runs the rows of `files` in order. A recording is made once, when the first row needs
+/// it, and dropped after the last row that does, so no more recordings are held at once
+/// than neighbouring rows share.
+pub fn run_files(files: &[TargetFile], progress: &dyn Fn(&str)) -> Result<Vec<Target>> {
+    let rows: Vec<(&str, &Row)> = files
+        .iter()
+        .flat_map(|f| f.rows.iter().map(move |r| (f.paper.as_str(), r)))
+        .collect();
+    let last = last_uses(&rows);
+    let mut lab = Lab::new(progress);
+    let mut out = Vec::with_capacity(rows.len());
+    for (i, (paper, r)) in rows.iter().enumerate() {
+        out.push(evaluate(&mut lab, paper, r)?);
+        lab.retain(&|k| last.get(k).is_some_and(|&l| l > i));
+    }
+    Ok(out)
+}
+
+/// For each recording, the last row that needs its instructions: the latest row that is the
+/// first to ask for one of its simulations (later rows find that simulation cached), or that
+/// runs the additive model over it.
+fn last_uses(rows: &[(&str, &Row)]) -> HashMap<String, usize> {
+    let mut first: HashMap<String, usize> = HashMap::new();
+    let mut last: HashMap<String, usize> = HashMap::new();
+    for (i, (_, r)) in rows.iter().enumerate() {
+        let mut names = placeholders(&r.item);
+        names.extend(placeholders(&r.cite));
+        let base = r.measure.baseline.as_deref();
+        for m in [Some(&r.measure), base].into_iter().flatten() {
+            let Some(t) = trace_key(m) else { continue };
+            let mut warmth = vec![m.warm];
+            if names.iter().any(|n| n == "cold_ms") {
+                warmth.push(false);
+            }
+            let mut need = warmth
+                .into_iter()
+                .map(|w| *first.entry(report_key(m, w)).or_insert(i))
+                .max()
+                .unwrap_or(i);
+            if m.metric == Metric::AdditiveMs || names.iter().any(|n| n.starts_with("additive")) {
+                need = i;
+            }
+            let e = last.entry(t).or_insert(need);
+            *e = (*e).max(need);
+        }
+    }
+    last
+}
+
+/// One row: its measure (and baseline), combined, filled into its text.
+fn evaluate(lab: &mut Lab, paper: &str, r: &Row) -> Result<Target> {
+    let mut names = placeholders(&r.item);
+    names.extend(placeholders(&r.cite));
+    let m = lab.measure(&r.measure, &names)?;
+    let b = match &r.measure.baseline {
+        Some(b) => Some(lab.measure(b, &names)?),
+        None => None,
+    };
+    let band = r.band.map(|[lo, hi]| (lo, hi));
+    let (m, b) = match (m, b) {
+        (Err(n), _) | (Ok(_), Some(Err(n))) => return Ok(not_run(paper, r, band, n)),
+        (Ok(m), b) => (m, b.map(|b| b.expect("handled above"))),
+    };
+    let value = match (r.compare, &b) {
+        (Some(Compare::Ratio), Some(b)) => m.value / b.value,
+        (Some(Compare::Speedup), Some(b)) => b.value / m.value,
+        (Some(Compare::ReductionPct), Some(b)) => 100.0 * (1.0 - m.value / b.value),
+        _ => m.value,
+    };
+    let (values, words) = template_values(&m, b.as_ref());
+    let text = |t: &str, field: &str| {
+        fill(t, &values, &words).map_err(|message| crate::error::LabError::Target {
+            file: format!("configs/targets/{paper}.toml"),
+            row: None,
+            item: r.item.clone(),
+            message: format!("{field}: {message}"),
+        })
+    };
+    let ratio = r.paper.map(|p| value / p);
+    Ok(Target {
+        paper: paper.into(),
+        item: text(&r.item, "item")?,
+        unit: r.unit.clone(),
+        kind: r.kind,
+        paper_value: r.paper,
+        model_value: Some(value),
+        ratio,
+        tolerance: band,
+        hit: ratio.zip(band).map(|(x, (lo, hi))| x >= lo && x <= hi),
+        source: text(&r.cite, "cite")?,
+    })
+}
+
+/// The values a row's text may name: the measure's, and its baseline's as `baseline_NAME`.
+type Values = (Vec<(&'static str, f64)>, Vec<(&'static str, String)>);
+
+fn template_values(m: &Measured, b: Option<&Measured>) -> Values {
+    let (mut values, mut words) = (m.values.clone(), m.words.clone());
+    if let Some(b) = b {
+        let prefixed = |n: &str| -> &'static str {
+            match n {
+                "time_ms" => "baseline_time_ms",
+                "levels" => "baseline_levels",
+                "slots" => "baseline_slots",
+                "flow" => "baseline_flow",
+                _ => "baseline_other",
+            }
+        };
+        values.extend(b.values.iter().map(|(n, v)| (prefixed(n), *v)));
+        words.extend(b.words.iter().map(|(n, v)| (prefixed(n), v.clone())));
+    }
+    (values, words)
+}
+
+/// A row the model does not produce here, with the reason: a target (with its band) counts
+/// as a miss, a reported row stays reported, and a program not registered yet is reported.
+fn not_run(paper: &str, r: &Row, band: Option<(f64, f64)>, n: NotRun) -> Target {
+    Target {
+        paper: paper.into(),
+        item: r.item.clone(),
+        unit: r.unit.clone(),
+        kind: r.kind,
+        paper_value: r.paper,
+        model_value: None,
+        ratio: None,
+        tolerance: band,
+        hit: if n.counts_as_miss {
+            band.map(|_| false)
+        } else {
+            None
+        },
+        source: n.why,
+    }
+}
+
+/// `Some(available GB)` when the host has less than `need_gb` available (hosts without
+/// `/proc/meminfo` are assumed to have enough).
+pub(crate) fn memory_short_of(need_gb: f64) -> Option<f64> {
+    available_memory_gb().filter(|&gb| gb < need_gb)
+}
+
+/// The source text of a row whose recording did not fit this host.
+pub(crate) fn not_run_here(preset: &str, need_gb: f64, available: Option<f64>) -> String {
+    format!(
+        "not run here: recording {preset} needs about {need_gb} GB of memory, {:.1} GB available",
+        available.unwrap_or(0.0)
+    )
+}
+
+/// `MemAvailable` from `/proc/meminfo` in GB, where the host has one.
+fn available_memory_gb() -> Option<f64> {
+    parse_mem_available(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+/// The `MemAvailable:  N kB` line of a meminfo text, in GB.
+fn parse_mem_available(meminfo: &str) -> Option<f64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024.0 / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_mem_available;
+
+    #[test]
+    fn mem_available_is_read_from_meminfo() {
+        let text = "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   20000000 kB\n";
+        let gb = parse_mem_available(text).unwrap();
+        assert!((gb - 20.48).abs() < 1e-9, "{gb}");
+        assert_eq!(parse_mem_available("MemTotal: 1 kB\n"), None);
+    }
+}

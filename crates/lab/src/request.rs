@@ -1,0 +1,245 @@
+//! One entry point for a simulation, [`run`]: the CLI's `tessera simulate` and Python's
+//! `tessera.simulate` both build a [`Request`] and call it, so the dispatch (which workload,
+//! which model, latency or throughput, warm, additive) exists once.
+
+use crate::error::Result;
+use crate::source::{workload, Window};
+use serde_json::json;
+use tessera_sim::additive::Additive;
+use tessera_sim::arch::Arch;
+use tessera_sim::engine::{self, Schedule};
+use tessera_sim::{report, Report, SimError};
+use tessera_programs::workloads::Workload;
+
+/// How the workload occupies the machine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// One task over the whole machine.
+    #[default]
+    Latency,
+    /// One task per cluster / tile / chiplet, reporting tasks per minute.
+    Throughput,
+}
+
+impl Mode {
+    /// The names `--mode` and `mode=` take.
+    pub const NAMES: &'static [&'static str] = &["latency", "throughput"];
+
+    /// Parses `latency` or `throughput`.
+    ///
+    /// ```
+    /// use tessera_lab::Mode;
+    /// assert_eq!(Mode::parse("throughput").unwrap(), Mode::Throughput);
+    /// assert!(Mode::parse("sideways").unwrap_err().to_string().contains("mode"));
+    /// ```
+    pub fn parse(s: &str) -> std::result::Result<Self, SimError> {
+        match s {
+            "latency" => Ok(Mode::Latency),
+            "throughput" => Ok(Mode::Throughput),
+            _ => Err(SimError::Invalid {
+                name: "mode",
+                value: s.into(),
+                allowed: Self::NAMES.join(", "),
+            }),
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// What to simulate: a machine (with `--set` overrides), a workload and its options.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// A built-in machine name or a TOML machine description.
+    pub arch: String,
+    /// `KEY=VALUE` overrides of the machine description.
+    pub sets: Vec<String>,
+    /// A program, a built-in workload or a trace file.
+    pub workload: String,
+    /// Parameter set (default: the program's, or `ark` / `cofhee-n12` by machine kind).
+    pub params: Option<String>,
+    /// Input level of an HE-operation workload.
+    pub level: Option<usize>,
+    /// Bootstrapping with OF-Limb plaintexts (ark.md IV-B).
+    pub of_limb: bool,
+    /// Bootstrapping with minimum key-switching (ark.md IV-A).
+    pub min_ks: bool,
+    /// Hoisted baby steps in bootstrapping's DFTs.
+    pub hoisting: bool,
+    /// Key switching one digit at a time (reed.md Algorithm 3).
+    pub streamed_keyswitch: bool,
+    /// A program's size (HELR: mini-batch; LoLa: images).
+    pub size: Option<usize>,
+    /// A program's data directory.
+    pub data: Option<std::path::PathBuf>,
+    /// Latency or throughput.
+    pub mode: Mode,
+    /// Inputs on chip, results left there ([`engine::RunOptions::warm`]).
+    pub warm: bool,
+    /// Also the additive model ([`tessera_sim::additive`]).
+    pub additive: bool,
+    /// Keep the schedule's slots, for a timeline or a utilization plot.
+    pub keep_schedule: bool,
+}
+
+impl Request {
+    /// `workload` on `arch` with the defaults: no overrides, the default parameter set, top
+    /// level, hoisting on, latency mode, cold.
+    pub fn new(arch: &str, workload: &str) -> Self {
+        Self {
+            arch: arch.into(),
+            sets: Vec::new(),
+            workload: workload.into(),
+            params: None,
+            level: None,
+            of_limb: false,
+            min_ks: false,
+            hoisting: true,
+            streamed_keyswitch: false,
+            size: None,
+            data: None,
+            mode: Mode::Latency,
+            warm: false,
+            additive: false,
+            keep_schedule: false,
+        }
+    }
+}
+
+/// What [`run`] found.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The machine, as loaded with its overrides.
+    pub arch: Arch,
+    pub report: Report,
+    /// The additive model, when asked for.
+    pub additive: Option<Additive>,
+    /// A program's window (how many iterations or images the recording holds).
+    pub window: Option<Window>,
+    /// The schedule, when [`Request::keep_schedule`] (latency mode on a vector machine).
+    pub schedule: Option<Schedule>,
+    /// Seconds the simulation took (recording excluded).
+    pub simulation_s: f64,
+}
+
+impl Outcome {
+    /// The report as JSON, with the additive model and the program window where present
+    /// (what `tessera simulate --json` prints and `tessera.simulate` returns).
+    pub fn to_json(&self) -> Result<serde_json::Value> {
+        let mut v = serde_json::to_value(&self.report)
+            .map_err(|e| SimError::Trace(format!("the report as JSON: {e}")))?;
+        if let Some(a) = &self.additive {
+            v["additive_s"] = json!(a.total_s);
+            v["additive_by_op"] = json!(a.by_op);
+        }
+        if let Some(w) = &self.window {
+            v["window"] = json!(w.what);
+            v["window_units"] = json!(w.units);
+            v[format!("time_per_{}_s", w.unit)] = json!(self.report.time_s / w.units as f64);
+        }
+        Ok(v)
+    }
+}
+
+/// Options that do not fit the machine or the mode, refused before anything is recorded.
+fn check(r: &Request, arch: &Arch) -> Result<()> {
+    let refuse = |what: String| Err(SimError::Unsupported(what).into());
+    match (arch, r.mode) {
+        (Arch::Vector(_), Mode::Throughput) => {
+            if r.keep_schedule {
+                return refuse(
+                    "timelines and plots in throughput mode (run --mode latency)".into(),
+                );
+            }
+            if r.warm {
+                return refuse(
+                    "--warm in throughput mode (independent tasks load their own inputs)".into(),
+                );
+            }
+        }
+        (Arch::Vector(_), Mode::Latency) => {}
+        (Arch::Pe(_), mode) => {
+            if mode == Mode::Throughput {
+                return refuse(format!(
+                    "--mode throughput on '{}', a single-PE model: it has no clusters to run \
+                     tasks on side by side (run --mode latency)",
+                    arch.name()
+                ));
+            }
+            if r.warm {
+                return refuse(
+                    "--warm on single-PE models (their commands name every transfer)".into(),
+                );
+            }
+            if r.keep_schedule {
+                return refuse(
+                    "timelines and plots of single-PE models (their commands run one at a time)"
+                        .into(),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Records (or reads) the workload of `r` and simulates it; `progress` is told what is
+/// being recorded.
+///
+/// ```
+/// use tessera_lab::{run, Request};
+/// let mut r = Request::new("ark", "hadd");
+/// r.params = Some("test-small".into());
+/// let out = run(&r, &|_| {}).unwrap();
+/// assert!(out.report.time_s > 0.0);
+/// ```
+pub fn run(r: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
+    let arch = Arch::load_with(&r.arch, &r.sets)?;
+    check(r, &arch)?;
+    let (w, window) = workload(r, &arch, progress)?;
+    simulate(arch, r, &w, window)
+}
+
+/// Simulates an already recorded workload `w` on `arch` with the options of `r` (its mode,
+/// `warm`, `additive`, `keep_schedule`; its workload fields are not read): the half of
+/// [`run`] that a sweep repeats per design point over one recording.
+pub fn simulate(arch: Arch, r: &Request, w: &Workload, window: Option<Window>) -> Result<Outcome> {
+    check(r, &arch)?;
+    let start = std::time::Instant::now();
+    let mut schedule = None;
+    let report = match (&arch, r.mode) {
+        (Arch::Vector(m), Mode::Throughput) => report::throughput(m, &w.label, &w.instrs)?,
+        (Arch::Vector(m), Mode::Latency) => {
+            let opts = engine::RunOptions {
+                keep_slots: r.keep_schedule,
+                warm: r.warm,
+                ..Default::default()
+            };
+            let s = engine::run_with(m, &w.instrs, &opts)?;
+            let rep = Report {
+                warm: r.warm,
+                ..report::report(m, &w.label, &s)
+            };
+            if r.keep_schedule {
+                schedule = Some(s);
+            }
+            rep
+        }
+        (Arch::Pe(_), _) => arch.simulate(&w.label, &w.instrs)?,
+    };
+    let additive = if r.additive {
+        Some(arch.sum_of_operations(r.mode.name(), &w.instrs)?)
+    } else {
+        None
+    };
+    Ok(Outcome {
+        arch,
+        report,
+        additive,
+        window,
+        schedule,
+        simulation_s: start.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,123 @@
+//! Where a request's instructions come from: a program of the programs registry (recorded on
+//! the trace backend, one steady-state window), a built-in workload (HE operations,
+//! bootstrapping, CoFHEE's 128-bit recordings) or a tessera-trace file.
+
+use crate::error::Result;
+use crate::request::Request;
+use tessera_programs::workloads::{load, Workload, WorkloadSpec, WORKLOADS};
+use tessera_sim::arch::Arch;
+use tessera_sim::SimError;
+
+/// What a program's recording holds: `units` of `unit` (iterations, images), e.g. HELR's
+/// steady-state window of the iterations between two bootstrappings and that bootstrapping.
+#[derive(Clone, Debug)]
+pub struct Window {
+    pub units: usize,
+    pub unit: &'static str,
+    pub what: String,
+}
+
+/// Whether `name` is a registered program.
+pub fn is_program(name: &str) -> bool {
+    tessera_programs::PROGRAMS.contains(&name)
+}
+
+/// Records or reads the workload of `r` for `arch` (whose kind picks the default parameter
+/// set of a built-in workload: `ark` on vector machines, `cofhee-n12` on single-PE ones).
+/// `progress` is told what is being recorded.
+pub fn workload(
+    r: &Request,
+    arch: &Arch,
+    progress: &dyn Fn(&str),
+) -> Result<(Workload, Option<Window>)> {
+    let default_params = match arch {
+        Arch::Vector(_) => "ark",
+        Arch::Pe(_) => "cofhee-n12",
+    };
+    record(r, default_params, progress)
+}
+
+/// Records or reads the workload of `r` (`r.arch` is not read); a built-in workload without
+/// `r.params` is recorded at `default_params`. Python's `tessera.record` calls this, so a
+/// sweep records once and simulates the recording per design point ([`crate::simulate`]).
+pub fn record(
+    r: &Request,
+    default_params: &str,
+    progress: &dyn Fn(&str),
+) -> Result<(Workload, Option<Window>)> {
+    if is_program(&r.workload) {
+        let (w, n) = program(r, progress)?;
+        return Ok((w, Some(n)));
+    }
+    if r.size.is_some() || r.data.is_some() {
+        return Err(SimError::Unsupported(format!(
+            "--size and --data apply to programs ({}), not to '{}'",
+            tessera_programs::PROGRAMS.join(", "),
+            r.workload
+        ))
+        .into());
+    }
+    let params = r.params.clone().unwrap_or_else(|| default_params.into());
+    let mut spec = WorkloadSpec::new(&r.workload, &params);
+    spec.level = r.level;
+    spec.of_limb = r.of_limb;
+    spec.min_ks = r.min_ks;
+    spec.hoisting = r.hoisting;
+    if r.streamed_keyswitch {
+        spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
+    }
+    if WORKLOADS.contains(&r.workload.as_str()) {
+        progress(&format!(
+            "recording the '{}' workload at '{params}'",
+            r.workload
+        ));
+    }
+    Ok((load(&spec)?, None))
+}
+
+/// A program recorded on the trace backend (`tessera_programs::record`, steady state).
+fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
+    for (flag, set) in [
+        ("--level", r.level.is_some()),
+        ("--of-limb", r.of_limb),
+        ("--min-ks", r.min_ks),
+        ("--no-hoisting", !r.hoisting),
+        ("--streamed-keyswitch", r.streamed_keyswitch),
+    ] {
+        if set {
+            return Err(SimError::Unsupported(format!(
+                "{flag} with the program '{}' (programs run their parameter set's own circuit)",
+                r.workload
+            ))
+            .into());
+        }
+    }
+    let opts = tessera_programs::RunOptions {
+        params: r.params.clone(),
+        size: r.size,
+        iterations: None,
+        data_dir: r.data.clone(),
+    };
+    progress(&format!(
+        "recording the program '{}' at '{}' (keys, encryption and the trace backend)",
+        r.workload,
+        opts.params
+            .as_deref()
+            .unwrap_or(tessera_programs::registry::default_params(&r.workload))
+    ));
+    let rec = tessera_programs::record(&r.workload, &opts, true)
+        .map_err(|e| SimError::Unsupported(e.to_string()))?;
+    Ok((
+        Workload {
+            label: rec.label,
+            instrs: rec.instrs,
+            slots: rec.slots,
+            level: 0,
+        },
+        Window {
+            units: rec.iterations,
+            unit: rec.unit,
+            what: rec.window,
+        },
+    ))
+}
