@@ -92,13 +92,14 @@ fn on_ray(a: &SweepArgs, address: &str) -> Result<(), LabError> {
     let status = cmd.status().map_err(|e| SimError::Io {
         path: python.clone(),
         message: format!(
-            "{e}: --ray runs the Python package (pip install ./crates/python 'ray>=2';              $TESSERA_PYTHON names the interpreter)"
+            "{e}: --ray runs the Python package (pip install ./crates/python 'ray>=2'; $TESSERA_PYTHON names the interpreter)"
         ),
     })?;
     if !status.success() {
         return Err(SimError::Unsupported(format!(
             "the Ray sweep ({python} -m tessera sweep) exited with {status}"
-        )));
+        ))
+        .into());
     }
     Ok(())
 }

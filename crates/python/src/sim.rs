@@ -209,9 +209,3 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-impl Trace {
-    /// The recorded workload.
-    pub(crate) fn workload(&self) -> &Workload {
-        &self.w
-    }
-}
