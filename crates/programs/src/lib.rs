@@ -11,7 +11,8 @@
 //! its HE operations from the evaluator's operation markers ([`counter`]).
 //!
 //! Programs: [`helr`] (HELR256 / HELR1024 logistic-regression training) and [`lola`]
-//! (CryptoNets-LoLa MNIST inference), [`logreg`] (REED's logistic regression on a stand-in set).
+//! (CryptoNets-LoLa MNIST inference), [`logreg`] (REED's logistic regression on a stand-in set),
+//! [`sort`] (bitonic sorting of `2^14` values with composite-polynomial comparisons).
 
 pub mod counter;
 pub mod data;
@@ -23,6 +24,7 @@ pub mod lola;
 pub mod registry;
 pub mod report;
 pub mod setup;
+pub mod sort;
 
 pub use counter::{Counting, OpCounts};
 pub use error::{ProgramError, Result};

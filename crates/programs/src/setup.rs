@@ -175,6 +175,20 @@ pub fn bootstrap<B: Backend>(
     Ok(r?)
 }
 
+/// Real-message bootstrapping (imaginary-removing, `Bootstrapper::bootstrap_real`) inside one
+/// [`BOOT`] marker: for programs whose slots are real, so the bootstrapping's imaginary error
+/// is not carried into the next polynomial.
+pub fn bootstrap_real<B: Backend>(
+    setup: &Setup,
+    ev: &mut Evaluator<B>,
+    ct: &Ciphertext<B::Poly>,
+) -> Result<Ciphertext<B::Poly>> {
+    ev.backend_mut().begin_op(BOOT, ct.level);
+    let r = setup.boot.bootstrap_real(ev, ct, &setup.keys);
+    ev.backend_mut().end_op();
+    Ok(r?)
+}
+
 /// Merged two-real bootstrapping (Cheddar's `kMergeTwoReal`, workloads.md 1) inside one
 /// [`BOOT`] marker: `v + i w` bootstrapped once and split with one conjugation
 /// (`Bootstrapper::bootstrap_two_real`). `v`, `w`: real vectors, same scale, the circuit's slot

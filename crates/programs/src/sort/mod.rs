@@ -1,0 +1,199 @@
+//! `sort`: sorting `2^k` real numbers encrypted in one ciphertext (workloads.md 5; ARK and
+//! CiFHER's "sorting" application after Hong et al., TIFS 2021, as in Cheddar's `Sorting.cpp`):
+//! a bitonic network with flips ([`network`]), the comparison `(sgn(a - b) + 1) / 2` by
+//! Cheon-Kim-Kim's composite polynomials, bootstrapped by the programs' level rule.
+//!
+//! Input (as Cheddar's test): `n` values uniform in `[-1/2, 1/2]` from a fixed-seed
+//! generator, so every difference lies in `[-1, 1]`, the sign's domain. Check: the decrypted
+//! output within [`TOLERANCE`] of the sorted input (Cheddar compares with `std::sort` to
+//! 1e-2); the distance to the replica ([`replica`], same polynomials in f64) is reported too.
+
+pub mod he;
+pub mod network;
+pub mod replica;
+
+use crate::counter::{Counting, OpCounts};
+use crate::error::{ProgramError, Result};
+use crate::report::{Check, Phases, Recorded, RunReport, Stopwatch};
+use crate::setup::Setup;
+use tessera_backend::{CpuBackend, TraceBackend};
+use tessera_ckks::circuits::sign::CompositeSign;
+use tessera_ckks::{Ciphertext, Evaluator};
+use tessera_math::RnsPoly;
+
+/// The output must be within this of the sorted input (Cheddar's check).
+pub const TOLERANCE: f64 = 1e-2;
+/// The papers' size: `2^14` values.
+pub const DEFAULT_SIZE: usize = 1 << 14;
+/// CKK's composite sign: `f_3^(4) o g_3^(8)`, degree-7 pieces, depth 36 (Cheddar's
+/// `f_iter = 4`, `g_iter = 8`; workloads.md 5.3).
+pub const SIGN: (usize, usize, usize) = (3, 4, 8);
+/// The seed of the input values.
+pub const SEED: u64 = 14;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct SortConfig {
+    /// Parameter set ([`crate::setup::PARAMETER_SETS`]).
+    pub params: String,
+    /// Values to sort: a power of two from 4 to the parameter set's `N / 2`.
+    pub size: usize,
+}
+
+/// The comparison's composite sign ([`SIGN`]).
+pub fn comparison() -> Result<CompositeSign> {
+    let (n, df, dg) = SIGN;
+    Ok(CompositeSign::ckk(n, df, dg)?)
+}
+
+/// `n` values uniform in `[-1/2, 1/2]` from SplitMix64 seeded with `seed`.
+pub fn input(n: usize, seed: u64) -> Vec<f64> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            let u = crate::helr::dataset::splitmix(&mut state) >> 11;
+            u as f64 / (1u64 << 53) as f64 - 0.5
+        })
+        .collect()
+}
+
+/// Keys and parameters, validated: the size fits the set's slots and a step fits its levels.
+fn prepare(cfg: &SortConfig) -> Result<(Setup, CompositeSign)> {
+    let bad_size = |allowed: String| ProgramError::Invalid {
+        name: "size (values to sort)",
+        value: cfg.size.to_string(),
+        allowed,
+    };
+    if !cfg.size.is_power_of_two() || cfg.size < 4 {
+        return Err(bad_size(format!(
+            "a power of two from 4 to the parameter set's N/2 (the papers sort 2^14 = {DEFAULT_SIZE})"
+        )));
+    }
+    // The set's slot limit and its bootstrapping's smallest slot count name the size.
+    match crate::setup::parameter_set(&cfg.params, cfg.size) {
+        Err(ProgramError::Invalid { name: "slots", allowed, .. }) => {
+            return Err(bad_size(format!("{allowed} at '{}'", cfg.params)))
+        }
+        Err(ProgramError::Ckks(tessera_ckks::CkksError::InvalidParameter {
+            name: "cts_levels",
+            allowed,
+            ..
+        })) => {
+            return Err(bad_size(format!(
+                "at least the bootstrapping's CoeffToSlot radix at '{}' ({allowed})",
+                cfg.params
+            )))
+        }
+        other => other?,
+    };
+    let sign = comparison()?;
+    let log_n = cfg.size.trailing_zeros() as usize;
+    let setup = Setup::new(&cfg.params, cfg.size, &network::rotations(log_n))?;
+    let need = sign
+        .pieces()
+        .iter()
+        .map(|p| p.depth())
+        .max()
+        .unwrap_or(0)
+        .max(he::STATE_LEVELS);
+    setup.budget().check_stage("sort", &cfg.params, need)?;
+    Ok((setup, sign))
+}
+
+fn encrypt(setup: &mut Setup, x: &[f64]) -> Result<Ciphertext<RnsPoly>> {
+    let top = setup.boot.output_level();
+    setup.encrypt(x, x.len(), top)
+}
+
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+/// Sorts encrypted on the CPU backend and checks against the sorted input and the replica.
+pub fn run_cpu(
+    cfg: &SortConfig,
+    progress: &mut dyn FnMut(&str, usize, usize),
+) -> Result<RunReport> {
+    let mut clock = Stopwatch::start();
+    progress("keygen", 0, 1);
+    let (mut setup, sign) = prepare(cfg)?;
+    let keygen_s = clock.lap();
+    progress("encrypt", 0, 1);
+    let x = input(cfg.size, SEED);
+    let ct = encrypt(&mut setup, &x)?;
+    let encrypt_s = clock.lap();
+    let mut ev = Evaluator::new(
+        &setup.ctx,
+        Counting::new(CpuBackend::new(setup.ctx.ring().clone())),
+    )?;
+    let total = network::steps(cfg.size.trailing_zeros() as usize).len();
+    progress("compute", 0, total);
+    let ct = ev.load(&ct)?;
+    let out = he::run(&setup, &mut ev, &ct, &sign, &mut |i| {
+        progress("compute", i, total)
+    })?;
+    let compute_s = clock.lap();
+    progress("decrypt", 0, 1);
+    let got = setup.decrypt(&ev.store(&out.x)?)?;
+    let got = &got[..cfg.size];
+    let mut sorted = x.clone();
+    sorted.sort_by(f64::total_cmp);
+    let rep = replica::sort(&x, &sign);
+    let decrypt_s = clock.lap();
+    let (n, df, dg) = SIGN;
+    Ok(RunReport {
+        program: "sort".into(),
+        params: cfg.params.clone(),
+        size: cfg.size,
+        iterations: total,
+        checks: vec![
+            Check::at_most("max |out - sorted input|", max_diff(got, &sorted), TOLERANCE),
+            Check::info("max |out - replica|", max_diff(got, &rep)),
+            Check::info("max |replica - sorted input|", max_diff(&rep, &sorted)),
+        ],
+        phases: Phases {
+            keygen_s,
+            encrypt_s,
+            compute_s,
+            decrypt_s,
+        },
+        counts: ev.backend().counts().clone(),
+        boots: out.boots,
+        levels_per_boot: setup.budget().after_boot,
+        keys_on_demand: setup.keys_on_demand,
+        notes: vec![format!(
+            "{} values uniform in [-1/2, 1/2] (seed {SEED}) in one ciphertext of {} slots; bitonic network of {total} compare-exchange steps; comparison f_{n}^({df}) o g_{n}^({dg}), depth {}; an iteration is one step",
+            cfg.size,
+            cfg.size,
+            sign.depth()
+        )],
+    })
+}
+
+/// Records the whole sort on the trace backend (the same code as [`run_cpu`]).
+pub fn record(cfg: &SortConfig) -> Result<Recorded> {
+    let (mut setup, sign) = prepare(cfg)?;
+    let ct = encrypt(&mut setup, &input(cfg.size, SEED))?;
+    let mut ev = Evaluator::new(&setup.ctx, TraceBackend::trace(setup.ctx.ring().clone()))?;
+    let ct = ev.load(&ct)?;
+    let out = he::run(&setup, &mut ev, &ct, &sign, &mut |_| {})?;
+    let b = ev.backend_mut();
+    b.record_store(&out.x.c0);
+    b.record_store(&out.x.c1);
+    let instrs = ev.backend().instructions().to_vec();
+    let steps = network::steps(cfg.size.trailing_zeros() as usize).len();
+    Ok(Recorded {
+        label: format!("sort{}@{} (one sort, {steps} steps)", cfg.size, cfg.params),
+        counts: OpCounts::from_trace(&instrs),
+        instrs,
+        iterations: 1,
+        unit: "sort",
+        window: format!("one sort of {} values ({steps} steps)", cfg.size),
+        boots: out.boots,
+        levels_per_boot: setup.budget().after_boot,
+        slots: setup.ctx.params().max_slots(),
+    })
+}
