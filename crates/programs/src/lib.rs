@@ -12,19 +12,22 @@
 //!
 //! Programs: [`helr`] (HELR256 / HELR1024 logistic-regression training) and [`lola`]
 //! (CryptoNets-LoLa MNIST inference), [`logreg`] (REED's logistic regression on a stand-in set),
-//! [`sort`] (bitonic sorting of `2^14` values with composite-polynomial comparisons).
+//! [`linreg`] (REED's linear regression on a stand-in set), [`sort`] (bitonic sorting of
+//! `2^14` values with composite-polynomial comparisons).
 
 pub mod counter;
 pub mod data;
 pub mod error;
 pub mod helr;
 pub mod levels;
+pub mod linreg;
 pub mod logreg;
 pub mod lola;
 pub mod registry;
 pub mod report;
 pub mod setup;
 pub mod sort;
+pub mod tabular;
 
 pub use counter::{Counting, OpCounts};
 pub use error::{ProgramError, Result};

@@ -163,6 +163,19 @@ pub type Pair<B> = (
     Ciphertext<<B as Backend>::Poly>,
 );
 
+/// `ct` dropped to chain index `level` (unchanged if it is not above it).
+pub fn drop_to<B: Backend>(
+    ev: &mut Evaluator<B>,
+    ct: &Ciphertext<B::Poly>,
+    level: usize,
+) -> Result<Ciphertext<B::Poly>> {
+    Ok(if ct.level > level {
+        ev.drop_levels(ct, ct.level - level)?
+    } else {
+        ct.clone()
+    })
+}
+
 /// One bootstrapping inside a [`BOOT`] marker (so counts and traces see one operation).
 pub fn bootstrap<B: Backend>(
     setup: &Setup,

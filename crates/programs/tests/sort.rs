@@ -26,9 +26,13 @@ fn sort_16_values_matches_sorted_input_and_its_recording() {
     // 10 levels: three 3-level pieces per bootstrapping, 12 pieces per comparison.
     assert!(r.boots >= 10 * 3, "{}", r.boots);
     assert!(r.checks[1].value < 1e-3, "{:?}", r.checks[1]);
-    let rec = record(&cfg).unwrap();
+    let rec = record(&cfg, false).unwrap();
     assert_eq!(rec.counts, r.counts);
     assert_eq!(rec.boots, r.boots);
+    // The steady window: whole steps, each bootstrapping, fewer operations than the sort.
+    let st = record(&cfg, true).unwrap();
+    assert!(st.iterations >= 1 && st.iterations <= 10, "{}", st.window);
+    assert!(st.boots >= st.iterations && st.counts.get("HRot") == 2 * st.iterations as u64);
 }
 
 #[test]

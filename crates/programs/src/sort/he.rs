@@ -15,12 +15,14 @@
 //! so `t` lands on `s_x`.
 //!
 //! Bootstrapping ([`crate::levels::LevelBudget`]'s rule, real-message bootstrapping): the state
-//! `x` is a stage of 2 levels (steps 2 and 4), each piece of the sign a stage of its depth; the
-//! ciphertext entering a stage is bootstrapped if fewer levels remain.
+//! `x` is a stage of 2 levels (steps 2 and 4), each piece of the sign a stage of its depth (the
+//! last one plus the HMult of step 4); the ciphertext entering a stage is bootstrapped if fewer
+//! levels remain. A step's operations depend only on the state's level when it starts (and on
+//! the rotation distance), which [`super::record`] uses for a steady-state window.
 
 use super::network::{steps, Step};
 use crate::error::Result;
-use crate::setup::{bootstrap_real, Setup};
+use crate::setup::{bootstrap_real, drop_to, Setup};
 use tessera_backend::Backend;
 use tessera_ckks::circuits::polynomial::{evaluate_with, EvalOptions, OutputScale};
 use tessera_ckks::circuits::sign::CompositeSign;
@@ -29,24 +31,19 @@ use tessera_ckks::{Ciphertext, Evaluator};
 /// Levels the state needs at the start of a step (the mask products and the swap's HMult).
 pub const STATE_LEVELS: usize = 2;
 
+/// Levels the stage of piece `i` of `sign` needs: its depth, plus the swap's HMult after the
+/// last piece.
+pub fn piece_levels(sign: &CompositeSign, i: usize) -> usize {
+    let pieces = sign.pieces();
+    pieces[i].depth() + usize::from(i + 1 == pieces.len())
+}
+
 /// The sorted ciphertext and what it took.
 pub struct Outcome<P> {
     /// The sorted values.
     pub x: Ciphertext<P>,
     /// Bootstrappings performed.
     pub boots: usize,
-}
-
-fn drop_to<B: Backend>(
-    ev: &mut Evaluator<B>,
-    ct: &Ciphertext<B::Poly>,
-    level: usize,
-) -> Result<Ciphertext<B::Poly>> {
-    Ok(if ct.level > level {
-        ev.drop_levels(ct, ct.level - level)?
-    } else {
-        ct.clone()
-    })
 }
 
 /// `mask * x` rescaled, at `x`'s scale exactly (the mask is encoded at the rescale's divisor).
@@ -69,7 +66,7 @@ fn mask_mul<B: Backend>(
 }
 
 /// One compare-exchange step (module documentation); `boots` counts bootstrappings.
-fn step<B: Backend>(
+pub fn step<B: Backend>(
     setup: &Setup,
     ev: &mut Evaluator<B>,
     x: Ciphertext<B::Poly>,
@@ -96,13 +93,12 @@ fn step<B: Backend>(
     let pieces = sign.pieces();
     let mut s = d;
     for (i, p) in pieces.iter().enumerate() {
-        let need = p.depth();
-        if budget.must_boot(s.level, need) {
+        if budget.must_boot(s.level, piece_levels(sign, i)) {
             *boots += 1;
             s = bootstrap_real(setup, ev, &s)?;
         }
         let output_scale = if i + 1 == pieces.len() {
-            let at = budget.after(s.level, need).min(m1.level);
+            let at = budget.after(s.level, p.depth()).min(m1.level);
             OutputScale::Exact(params.rescale_divisor(at))
         } else {
             OutputScale::Input
@@ -121,7 +117,10 @@ fn step<B: Backend>(
     let at = s.level.min(m1.level);
     let (s, m1) = (drop_to(ev, &s, at)?, drop_to(ev, &m1, at)?);
     let t = ev.mul_relin_rescale(&s, &m1, keys)?;
-    let t = Ciphertext { scale: m1.scale, ..t };
+    let t = Ciphertext {
+        scale: m1.scale,
+        ..t
+    };
     let m2 = drop_to(ev, &m2, t.level)?;
     let t = ev.add(&t, &m2)?;
     let mx = drop_to(ev, &mx, t.level)?;

@@ -71,9 +71,11 @@ fn prepare(cfg: &SortConfig) -> Result<(Setup, CompositeSign)> {
     }
     // The set's slot limit and its bootstrapping's smallest slot count name the size.
     match crate::setup::parameter_set(&cfg.params, cfg.size) {
-        Err(ProgramError::Invalid { name: "slots", allowed, .. }) => {
-            return Err(bad_size(format!("{allowed} at '{}'", cfg.params)))
-        }
+        Err(ProgramError::Invalid {
+            name: "slots",
+            allowed,
+            ..
+        }) => return Err(bad_size(format!("{allowed} at '{}'", cfg.params))),
         Err(ProgramError::Ckks(tessera_ckks::CkksError::InvalidParameter {
             name: "cts_levels",
             allowed,
@@ -89,10 +91,8 @@ fn prepare(cfg: &SortConfig) -> Result<(Setup, CompositeSign)> {
     let sign = comparison()?;
     let log_n = cfg.size.trailing_zeros() as usize;
     let setup = Setup::new(&cfg.params, cfg.size, &network::rotations(log_n))?;
-    let need = sign
-        .pieces()
-        .iter()
-        .map(|p| p.depth())
+    let need = (0..sign.pieces().len())
+        .map(|i| he::piece_levels(&sign, i))
         .max()
         .unwrap_or(0)
         .max(he::STATE_LEVELS);
@@ -173,26 +173,73 @@ pub fn run_cpu(
     })
 }
 
-/// Records the whole sort on the trace backend (the same code as [`run_cpu`]).
-pub fn record(cfg: &SortConfig) -> Result<Recorded> {
+/// Records the sort on the trace backend (the same code as [`run_cpu`]): with `steady`, one
+/// steady-state window, otherwise the whole sort.
+///
+/// A step's operations depend only on the level of the state it starts from (and the
+/// rotation distance, which selects a key but not the work), and the level after a step is a
+/// function of the level before, so the levels repeat with some period `p` after a few steps
+/// (`p = 1` at `ark`: every step bootstraps the state once and the comparison five times).
+/// The steady window is one such period recorded from a fresh encryption at its starting
+/// level; time per sort = window time / `p` x the network's steps. The levels are found by
+/// running the steps one at a time on throwaway trace backends (a whole sort at `N = 2^16`
+/// does not fit in memory as one trace: hundreds of bootstrappings).
+pub fn record(cfg: &SortConfig, steady: bool) -> Result<Recorded> {
     let (mut setup, sign) = prepare(cfg)?;
-    let ct = encrypt(&mut setup, &input(cfg.size, SEED))?;
-    let mut ev = Evaluator::new(&setup.ctx, TraceBackend::trace(setup.ctx.ring().clone()))?;
-    let ct = ev.load(&ct)?;
-    let out = he::run(&setup, &mut ev, &ct, &sign, &mut |_| {})?;
+    let n = cfg.size;
+    let all = network::steps(n.trailing_zeros() as usize);
+    let x = input(n, SEED);
+    let trace = |setup: &Setup| -> Result<Evaluator<TraceBackend>> {
+        Ok(Evaluator::new(
+            &setup.ctx,
+            TraceBackend::trace(setup.ctx.ring().clone()),
+        )?)
+    };
+    let (window, first, start_level) = if steady {
+        let mut levels = vec![setup.boot.output_level()];
+        let start = loop {
+            let k = levels.len() - 1;
+            let mut ev = trace(&setup)?;
+            let ct = setup.encrypt(&x, n, levels[k])?;
+            let ct = ev.load(&ct)?;
+            let out = he::step(&setup, &mut ev, ct, &all[k % all.len()], &sign, &mut 0)?;
+            if let Some(p) = levels.iter().position(|&l| l == out.level) {
+                break p;
+            }
+            levels.push(out.level);
+        };
+        (levels.len() - start, start, levels[start])
+    } else {
+        (all.len(), 0, setup.boot.output_level())
+    };
+    let ct = setup.encrypt(&x, n, start_level)?;
+    let mut ev = trace(&setup)?;
+    let mut x = ev.load(&ct)?;
+    let mut boots = 0;
+    for k in first..first + window {
+        x = he::step(&setup, &mut ev, x, &all[k % all.len()], &sign, &mut boots)?;
+    }
     let b = ev.backend_mut();
-    b.record_store(&out.x.c0);
-    b.record_store(&out.x.c1);
+    b.record_store(&x.c0);
+    b.record_store(&x.c1);
     let instrs = ev.backend().instructions().to_vec();
-    let steps = network::steps(cfg.size.trailing_zeros() as usize).len();
+    let what = if steady {
+        format!(
+            "steady state: {window} step(s) from level {start_level} (the levels repeat from step {}); a sort is {} steps",
+            first + 1,
+            all.len()
+        )
+    } else {
+        format!("one sort of {n} values ({} steps)", all.len())
+    };
     Ok(Recorded {
-        label: format!("sort{}@{} (one sort, {steps} steps)", cfg.size, cfg.params),
+        label: format!("sort{n}@{} ({what})", cfg.params),
         counts: OpCounts::from_trace(&instrs),
         instrs,
-        iterations: 1,
-        unit: "sort",
-        window: format!("one sort of {} values ({steps} steps)", cfg.size),
-        boots: out.boots,
+        iterations: window,
+        unit: "step",
+        window: what,
+        boots,
         levels_per_boot: setup.budget().after_boot,
         slots: setup.ctx.params().max_slots(),
     })

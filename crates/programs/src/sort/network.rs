@@ -60,7 +60,9 @@ impl Step {
 
     /// The left-slot mask: 1 at left slots, 0 elsewhere.
     pub fn left(&self, n: usize) -> Vec<f64> {
-        (0..n).map(|p| f64::from(u8::from(self.is_left(p)))).collect()
+        (0..n)
+            .map(|p| f64::from(u8::from(self.is_left(p))))
+            .collect()
     }
 
     /// `1/2` at left slots, 0 elsewhere.
