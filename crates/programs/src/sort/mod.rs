@@ -69,8 +69,10 @@ fn prepare(cfg: &SortConfig) -> Result<(Setup, CompositeSign)> {
             "a power of two from 4 to the parameter set's N/2 (the papers sort 2^14 = {DEFAULT_SIZE})"
         )));
     }
+    let sign = comparison()?;
+    let log_n = cfg.size.trailing_zeros() as usize;
     // The set's slot limit and its bootstrapping's smallest slot count name the size.
-    match crate::setup::parameter_set(&cfg.params, cfg.size) {
+    let setup = match Setup::new(&cfg.params, cfg.size, &network::rotations(log_n)) {
         Err(ProgramError::Invalid {
             name: "slots",
             allowed,
@@ -88,9 +90,6 @@ fn prepare(cfg: &SortConfig) -> Result<(Setup, CompositeSign)> {
         }
         other => other?,
     };
-    let sign = comparison()?;
-    let log_n = cfg.size.trailing_zeros() as usize;
-    let setup = Setup::new(&cfg.params, cfg.size, &network::rotations(log_n))?;
     let need = (0..sign.pieces().len())
         .map(|i| he::piece_levels(&sign, i))
         .max()
