@@ -104,6 +104,11 @@ fn predict(rows: &[Vec<f64>], w: &[f64]) -> Vec<f64> {
 }
 
 /// The coefficient of determination of `pred` for `y`.
+///
+/// ```
+/// use tessera_programs::linreg::r_squared;
+/// assert_eq!(r_squared(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0]), 1.0);
+/// ```
 pub fn r_squared(pred: &[f64], y: &[f64]) -> f64 {
     let mean = y.iter().sum::<f64>() / y.len() as f64;
     let ss_res: f64 = pred.iter().zip(y).map(|(p, t)| (p - t).powi(2)).sum();

@@ -19,6 +19,14 @@ impl Split {
     /// Shuffles `0..rows.len()` (Fisher-Yates with a 64-bit LCG seeded with `seed`; any
     /// fixed permutation would do), takes the first `train_rows` for training and learns the
     /// scaling of `columns` on them.
+    ///
+    /// ```
+    /// use tessera_programs::tabular::Split;
+    /// let rows: Vec<Vec<f64>> = (0..10).map(|i| vec![i as f64]).collect();
+    /// let s = Split::new(&rows, &[0], 8, 6);
+    /// assert_eq!((s.train.len(), s.test.len()), (8, 2));
+    /// assert!(s.train.iter().all(|&i| s.scaled(&rows[i])[0].abs() <= 1.0));
+    /// ```
     pub fn new(rows: &[Vec<f64>], columns: &[usize], train_rows: usize, seed: u64) -> Self {
         let mut order: Vec<usize> = (0..rows.len()).collect();
         let mut state = seed;
