@@ -50,11 +50,81 @@ fn simulate_helr_reports_time_per_iteration() {
     assert!(t > 0.0 && (per - t / 2.0).abs() < 1e-12 * t);
 }
 
+/// sort and linreg through the CLI at CI size: `run` passes its check, `simulate` reports a
+/// time per unit of its window (sort: steps of the steady state; linreg: iterations).
+#[test]
+fn run_and_simulate_sort_and_linreg() {
+    let (code, out, err) = tessera(&[
+        "run",
+        "sort",
+        "--params",
+        "test-program",
+        "--size",
+        "8",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(
+        (v["passed"].as_bool(), v["iterations"].as_u64()),
+        (Some(true), Some(6))
+    );
+    let (code, out, err) = tessera(&[
+        "simulate",
+        "--workload",
+        "sort",
+        "--params",
+        "test-program",
+        "--size",
+        "8",
+        "--arch",
+        "ark",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert!(v["time_per_step_s"].as_f64().unwrap() > 0.0, "{v}");
+    let (code, out, err) = tessera(&[
+        "run",
+        "linreg",
+        "--params",
+        "test-program",
+        "--iterations",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["passed"], true);
+    let (code, out, err) = tessera(&[
+        "simulate",
+        "--workload",
+        "linreg",
+        "--params",
+        "test-program",
+        "--arch",
+        "ark",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert!(v["time_per_iteration_s"].as_f64().unwrap() > 0.0, "{v}");
+}
+
 #[test]
 fn bad_program_input_is_a_clear_error() {
-    let (code, _, err) = tessera(&["run", "sort"]);
+    let (code, _, err) = tessera(&["run", "resnet20"]);
     assert_eq!(code, 2);
-    assert!(err.contains("allowed: helr, lola"), "{err}");
+    assert!(
+        err.contains("allowed: helr, lola, logreg, linreg, sort"),
+        "{err}"
+    );
+    let (code, _, err) = tessera(&["run", "sort", "--params", "test-program", "--size", "12"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("power of two from 4"), "{err}");
+    let (code, _, err) = tessera(&["run", "sort", "--iterations", "3"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("none for sort"), "{err}");
     let (code, _, err) = tessera(&["run", "lola", "--params", "ark"]);
     assert_eq!(code, 2);
     assert!(err.contains("lola-n14"), "{err}");

@@ -11,7 +11,9 @@
 //! its HE operations from the evaluator's operation markers ([`counter`]).
 //!
 //! Programs: [`helr`] (HELR256 / HELR1024 logistic-regression training) and [`lola`]
-//! (CryptoNets-LoLa MNIST inference), [`logreg`] (REED's logistic regression on a stand-in set).
+//! (CryptoNets-LoLa MNIST inference), [`logreg`] (REED's logistic regression on a stand-in set),
+//! [`linreg`] (REED's linear regression on a stand-in set), [`sort`] (bitonic sorting of
+//! `2^14` values with composite-polynomial comparisons).
 //! The simulator's built-in workloads (bootstrapping, HE operations, CoFHEE's 128-bit
 //! recordings) are recorded by [`workloads`].
 
@@ -20,11 +22,14 @@ pub mod data;
 pub mod error;
 pub mod helr;
 pub mod levels;
+pub mod linreg;
 pub mod logreg;
 pub mod lola;
 pub mod registry;
 pub mod report;
 pub mod setup;
+pub mod sort;
+pub mod tabular;
 pub mod workloads;
 
 pub use counter::{Counting, OpCounts};

@@ -3,11 +3,11 @@
 
 use crate::error::{ProgramError, Result};
 use crate::report::{Recorded, RunReport};
-use crate::{helr, logreg, lola};
+use crate::{helr, linreg, logreg, lola, sort};
 use std::path::PathBuf;
 
 /// The programs `tessera run` and `tessera simulate --workload` know.
-pub const PROGRAMS: &[&str] = &["helr", "lola", "logreg"];
+pub const PROGRAMS: &[&str] = &["helr", "lola", "logreg", "linreg", "sort"];
 
 /// What to run, for any program; `None` takes the program's default.
 #[derive(Clone, Debug, Default)]
@@ -62,6 +62,18 @@ fn logreg_config(o: &RunOptions) -> helr::HelrConfig {
     c
 }
 
+/// linreg: mini-batch 512 (its 398 training rows), 16 iterations, at `ark` by default; its
+/// data come from the repository's `data/` unless `--data` is given.
+fn linreg_config(o: &RunOptions) -> helr::HelrConfig {
+    let mut c = helr::HelrConfig::new(
+        o.params.as_deref().unwrap_or(default_params("linreg")),
+        o.size.unwrap_or(512),
+    );
+    c.iterations = o.iterations.unwrap_or(16);
+    c.data_dir = o.data_dir.clone();
+    c
+}
+
 /// LoLa: 8 images (one ciphertext) by default.
 fn lola_config(o: &RunOptions) -> Result<lola::LolaConfig> {
     if o.iterations.is_some() {
@@ -81,6 +93,25 @@ fn lola_config(o: &RunOptions) -> Result<lola::LolaConfig> {
     })
 }
 
+/// sort: 2^14 values at `ark` by default.
+fn sort_config(o: &RunOptions) -> Result<sort::SortConfig> {
+    if o.iterations.is_some() || o.data_dir.is_some() {
+        return Err(ProgramError::Invalid {
+            name: "iterations / data",
+            value: format!("{:?} / {:?}", o.iterations, o.data_dir),
+            allowed: "none for sort (its size is the number of values; its input is generated)"
+                .into(),
+        });
+    }
+    Ok(sort::SortConfig {
+        params: o
+            .params
+            .clone()
+            .unwrap_or_else(|| default_params("sort").into()),
+        size: o.size.unwrap_or(sort::DEFAULT_SIZE),
+    })
+}
+
 /// Runs `program` encrypted on the CPU and checks it against its replica.
 pub fn run(
     program: &str,
@@ -91,17 +122,21 @@ pub fn run(
         "helr" => helr::run_cpu(&helr_config(o), progress),
         "lola" => lola::run_cpu(&lola_config(o)?, progress),
         "logreg" => logreg::run_cpu(&logreg_config(o), progress),
+        "linreg" => linreg::run_cpu(&linreg_config(o), progress),
+        "sort" => sort::run_cpu(&sort_config(o)?, progress),
         _ => Err(unknown(program)),
     }
 }
 
 /// Records `program` on the trace backend (HELR with `steady`: one steady-state window, see
-/// [`helr::record`]; LoLa: its images).
+/// [`helr::record`]; LoLa: its images; sort: with `steady`, one steady-state period of its steps, [`sort::record`]).
 pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
     match program {
         "helr" => helr::record(&helr_config(o), steady),
         "lola" => lola::record(&lola_config(o)?),
         "logreg" => logreg::record(&logreg_config(o), steady),
+        "linreg" => linreg::record(&linreg_config(o), steady),
+        "sort" => sort::record(&sort_config(o)?, steady),
         _ => Err(unknown(program)),
     }
 }

@@ -163,6 +163,19 @@ pub type Pair<B> = (
     Ciphertext<<B as Backend>::Poly>,
 );
 
+/// `ct` dropped to chain index `level` (unchanged if it is not above it).
+pub fn drop_to<B: Backend>(
+    ev: &mut Evaluator<B>,
+    ct: &Ciphertext<B::Poly>,
+    level: usize,
+) -> Result<Ciphertext<B::Poly>> {
+    Ok(if ct.level > level {
+        ev.drop_levels(ct, ct.level - level)?
+    } else {
+        ct.clone()
+    })
+}
+
 /// One bootstrapping inside a [`BOOT`] marker (so counts and traces see one operation).
 pub fn bootstrap<B: Backend>(
     setup: &Setup,
@@ -171,6 +184,20 @@ pub fn bootstrap<B: Backend>(
 ) -> Result<Ciphertext<B::Poly>> {
     ev.backend_mut().begin_op(BOOT, ct.level);
     let r = setup.boot.bootstrap(ev, ct, &setup.keys);
+    ev.backend_mut().end_op();
+    Ok(r?)
+}
+
+/// Real-message bootstrapping (imaginary-removing, `Bootstrapper::bootstrap_real`) inside one
+/// [`BOOT`] marker: for programs whose slots are real, so the bootstrapping's imaginary error
+/// is not carried into the next polynomial.
+pub fn bootstrap_real<B: Backend>(
+    setup: &Setup,
+    ev: &mut Evaluator<B>,
+    ct: &Ciphertext<B::Poly>,
+) -> Result<Ciphertext<B::Poly>> {
+    ev.backend_mut().begin_op(BOOT, ct.level);
+    let r = setup.boot.bootstrap_real(ev, ct, &setup.keys);
     ev.backend_mut().end_op();
     Ok(r?)
 }

@@ -74,3 +74,32 @@ fn logreg_small_matches_replica_and_its_recording() {
     let rec = tessera_programs::logreg::record(&cfg, false).unwrap();
     assert_eq!(rec.counts, r.counts);
 }
+
+/// linreg (the HELR machinery with the linear model, 16-slot rows) at CI size: weights and
+/// test predictions against the replica, and the same training counts recorded.
+#[test]
+fn linreg_small_matches_replica_and_its_recording() {
+    let cfg = HelrConfig {
+        iterations: 4,
+        ..HelrConfig::new("test-program", 512)
+    };
+    let r = tessera_programs::linreg::run_cpu(&cfg, &mut |_, _, _| {}).unwrap();
+    eprintln!("{r:#?}");
+    assert!(r.passed(), "{:?}", r.checks);
+    assert!(
+        r.checks[0].value < 1e-4 && r.checks[1].value < 1e-4,
+        "{:?}",
+        r.checks
+    );
+    // 512 rows of 16 slots, 32 per ciphertext at N = 2^10: 16 ciphertexts; 4 levels per
+    // iteration, so two iterations per bootstrapping at 10 levels. Per ciphertext: 1 HMult
+    // for the inner products and 1 for the gradient, the kappa mask and the target-clearing
+    // mask (2 PMult).
+    assert_eq!(r.counts.get("HMult"), 4 * 16 * 2);
+    assert_eq!(r.counts.get("PMult"), 4 * 16 * 2);
+    // 8 row rotations per ciphertext, 5 sample-sum rotations (16 .. 256).
+    assert_eq!(r.counts.get("HRot"), 4 * (16 * 8 + 5));
+    assert_eq!(r.boots, 1);
+    let rec = tessera_programs::linreg::record(&cfg, false).unwrap();
+    assert_eq!(rec.counts, r.counts);
+}

@@ -34,7 +34,7 @@ pub struct Dataset {
 }
 
 /// SplitMix64: a tiny fixed-seed generator for the shuffle (any fixed permutation would do).
-fn splitmix(state: &mut u64) -> u64 {
+pub(crate) fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -73,14 +73,15 @@ fn check_iterations(iterations: usize) -> Result<()> {
 }
 
 /// A logistic-regression training task on the HELR machinery: its data (rows of a power-of-two
-/// width, `z = y' (1, x)`), its sigmoid, and what it reports.
+/// width: `z = y' (1, x)` for a logistic model, `(1, x, y)` for a linear one), its model, and
+/// what it reports.
 pub struct Task {
     /// Program name.
     pub program: &'static str,
     /// The data.
     pub ds: Dataset,
-    /// The odd cubic approximating `sigma(-x)`, `[c0, c1, c3]`.
-    pub sigmoid: [f64; 3],
+    /// The model: HELR's and logreg's are [`he::Model::Logistic`] with their sigmoid.
+    pub model: he::Model,
     /// Where the data come from (a note in the report).
     pub data_note: String,
     /// The test accuracy the encrypted weights must reach at full size, and what full size
@@ -89,7 +90,12 @@ pub struct Task {
 }
 
 /// Keys and parameters for `cfg` and rows of `width` features, validated.
-fn prepare(cfg: &HelrConfig, program: &str, width: usize) -> Result<Setup> {
+pub(crate) fn prepare(
+    cfg: &HelrConfig,
+    program: &str,
+    width: usize,
+    model: &he::Model,
+) -> Result<Setup> {
     check_iterations(cfg.iterations)?;
     check_batch(cfg.batch)?;
     let (ctx, _) = crate::setup::parameter_set(&cfg.params, width)?;
@@ -100,7 +106,7 @@ fn prepare(cfg: &HelrConfig, program: &str, width: usize) -> Result<Setup> {
     )?;
     setup
         .budget()
-        .check_stage(program, &cfg.params, he::LEVELS_PER_ITERATION)?;
+        .check_stage(program, &cfg.params, model.levels())?;
     Ok(setup)
 }
 
@@ -119,7 +125,7 @@ fn helr_task(cfg: &HelrConfig) -> Result<Task> {
             dataset::TEST_FILE
         ),
         ds,
-        sigmoid: replica::SIGMOID,
+        model: he::Model::Logistic(replica::SIGMOID),
         min_accuracy: Some((MIN_ACCURACY, 256, 30)),
     })
 }
@@ -148,11 +154,11 @@ pub fn train_cpu(
     let width = ds.width();
     let mut clock = Stopwatch::start();
     progress("keygen", 0, 1);
-    let mut setup = prepare(cfg, task.program, width)?;
+    let mut setup = prepare(cfg, task.program, width, &task.model)?;
     let keygen_s = clock.lap();
     progress("encrypt", 0, 1);
     let blocks = ds.blocks(cfg.batch).min(cfg.iterations);
-    let inputs = he::encrypt(&mut setup, ds, cfg.batch, blocks)?;
+    let inputs = he::encrypt(&mut setup, ds, cfg.batch, blocks, &task.model)?;
     let encrypt_s = clock.lap();
     let mut ev = Evaluator::new(
         &setup.ctx,
@@ -162,7 +168,7 @@ pub fn train_cpu(
         m: cfg.batch,
         iterations: cfg.iterations,
         boot_after_last: false,
-        sigmoid: task.sigmoid,
+        model: task.model,
     };
     progress("compute", 0, cfg.iterations);
     let out = he::run(&setup, &mut ev, &inputs, &plan, &mut |t| {
@@ -172,7 +178,7 @@ pub fn train_cpu(
     progress("decrypt", 0, 1);
     let w_ct = ev.store(&out.w)?;
     let w: Vec<f64> = setup.decrypt(&w_ct)?[..width].to_vec();
-    let w_ref = replica::train(ds, cfg.batch, cfg.iterations, task.sigmoid);
+    let w_ref = replica::train(ds, cfg.batch, cfg.iterations, &task.model);
     let err = w
         .iter()
         .zip(&w_ref)
@@ -232,20 +238,17 @@ pub fn record(cfg: &HelrConfig, steady: bool) -> Result<Recorded> {
 /// Records `task` on the trace backend (see [`record`]).
 pub fn record_task(task: &Task, cfg: &HelrConfig, steady: bool) -> Result<Recorded> {
     let ds = &task.ds;
-    let mut setup = prepare(cfg, task.program, ds.width())?;
-    let per_boot = setup
-        .budget()
-        .stages_per_boot(he::LEVELS_PER_ITERATION)
-        .max(1);
+    let mut setup = prepare(cfg, task.program, ds.width(), &task.model)?;
+    let per_boot = setup.budget().stages_per_boot(task.model.levels()).max(1);
     let iterations = if steady { per_boot } else { cfg.iterations };
     let blocks = ds.blocks(cfg.batch).min(iterations);
-    let inputs = he::encrypt(&mut setup, ds, cfg.batch, blocks)?;
+    let inputs = he::encrypt(&mut setup, ds, cfg.batch, blocks, &task.model)?;
     let mut ev = Evaluator::new(&setup.ctx, TraceBackend::trace(setup.ctx.ring().clone()))?;
     let plan = he::Plan {
         m: cfg.batch,
         iterations,
         boot_after_last: steady,
-        sigmoid: task.sigmoid,
+        model: task.model,
     };
     let out = he::run(&setup, &mut ev, &inputs, &plan, &mut |_| {})?;
     let b = ev.backend_mut();

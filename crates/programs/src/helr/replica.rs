@@ -2,6 +2,7 @@
 //! encrypted program must reproduce.
 
 use super::dataset::Dataset;
+use super::he::Model;
 
 /// The degree-3 least-squares sigmoid of HELR on [-16, 16], `s(x) ~ sigma(-x)`:
 /// `0.5 - 0.0843 x + 0.0002 x^3` (coefficients c0, c1, c3).
@@ -23,21 +24,33 @@ pub fn etas(iterations: usize) -> Vec<f64> {
 }
 
 /// Trains for `iterations` on mini-batches of `m` rows (block `t mod blocks` at iteration
-/// `t`, learning rate 1, `gamma = 1 / m`) with the odd cubic `sigmoid` (`[c0, c1, c3]`) and
-/// returns the weights `w` (one per feature of the rows).
-pub fn train(ds: &Dataset, m: usize, iterations: usize, sigmoid: [f64; 3]) -> Vec<f64> {
+/// `t`, `gamma = 1 / m`) with NAG and returns the weights `w` (one per slot of a row).
+/// `model` ([`Model`]) says what a row contributes: `gamma s(<z, v>) z` for a logistic model
+/// with the odd cubic `s` (learning rate 1), `-rate gamma e (1, x)` with the residual
+/// `e = <z, v>` for a linear one (whose weights start at `-1` in the target slot).
+pub fn train(ds: &Dataset, m: usize, iterations: usize, model: &Model) -> Vec<f64> {
     let gamma = 1.0 / m as f64;
     let width = ds.width();
-    let (mut w, mut v) = (vec![0.0; width], vec![0.0; width]);
-    let [c0, c1, c3] = sigmoid;
+    let (mut w, mut v) = (model.initial(width), model.initial(width));
     for (t, eta) in etas(iterations).into_iter().enumerate() {
         let z = ds.block(t % ds.blocks(m), m);
         let mut g = vec![0.0; width];
         for row in &z {
             let ip: f64 = row.iter().zip(&v).map(|(a, b)| a * b).sum();
-            let s = c0 + c1 * ip + c3 * ip * ip * ip;
-            for (gj, zj) in g.iter_mut().zip(row) {
-                *gj += gamma * s * zj;
+            match *model {
+                Model::Logistic([c0, c1, c3]) => {
+                    let s = c0 + c1 * ip + c3 * ip * ip * ip;
+                    for (gj, zj) in g.iter_mut().zip(row) {
+                        *gj += gamma * s * zj;
+                    }
+                }
+                Model::Linear { target, rate } => {
+                    for (j, (gj, zj)) in g.iter_mut().zip(row).enumerate() {
+                        if j != target {
+                            *gj -= rate * gamma * ip * zj;
+                        }
+                    }
+                }
             }
         }
         let tmp: Vec<f64> = v.iter().zip(&g).map(|(a, b)| a + b).collect();
@@ -84,7 +97,7 @@ mod tests {
             test_x,
             test_y,
         };
-        let w = train(&ds, 16, 8, SIGMOID);
+        let w = train(&ds, 16, 8, &Model::Logistic(SIGMOID));
         assert_eq!(ds.accuracy(&w), 1.0);
     }
 }

@@ -1,0 +1,36 @@
+//! Every program of the registry at a small size, both ways: computed on the CPU
+//! (`registry::run`, its check must pass) and recorded on the trace backend
+//! (`registry::record` of the whole run), with the same operation counts. This is the test
+//! behind "every program that can be simulated is one that `tessera run` has checked".
+
+use tessera_programs::{record, run, RunOptions, PROGRAMS};
+
+/// The small options of each program (the insecure `test-program` set where the program is
+/// bootstrapped; LoLa has its own N = 2^14 set and one ciphertext of images).
+fn small(program: &str) -> RunOptions {
+    let (params, size, iterations) = match program {
+        "helr" => (Some("test-program"), Some(16), Some(2)),
+        "logreg" | "linreg" => (Some("test-program"), Some(512), Some(2)),
+        "sort" => (Some("test-program"), Some(8), None),
+        "lola" => (None, Some(8), None),
+        other => panic!("add small options for the new program '{other}'"),
+    };
+    RunOptions {
+        params: params.map(Into::into),
+        size,
+        iterations,
+        data_dir: None,
+    }
+}
+
+#[test]
+fn every_program_runs_checked_and_records_the_same_counts() {
+    for &p in PROGRAMS {
+        let o = small(p);
+        let r = run(p, &o, &mut |_, _, _| {}).unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert!(r.passed(), "{p}: {:?}", r.checks);
+        let rec = record(p, &o, false).unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert_eq!(rec.counts, r.counts, "{p}");
+        assert_eq!(rec.boots, r.boots, "{p}");
+    }
+}
