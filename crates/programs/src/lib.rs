@@ -13,6 +13,7 @@
 //! Programs: [`helr`] (HELR256 / HELR1024 logistic-regression training) and [`lola`]
 //! (CryptoNets-LoLa MNIST inference), [`logreg`] (REED's logistic regression on a stand-in set).
 
+pub mod bfv_apps;
 pub mod counter;
 pub mod data;
 pub mod error;

@@ -3,11 +3,11 @@
 
 use crate::error::{ProgramError, Result};
 use crate::report::{Recorded, RunReport};
-use crate::{helr, logreg, lola};
+use crate::{bfv_apps, helr, logreg, lola};
 use std::path::PathBuf;
 
 /// The programs `tessera run` and `tessera simulate --workload` know.
-pub const PROGRAMS: &[&str] = &["helr", "lola", "logreg"];
+pub const PROGRAMS: &[&str] = &["helr", "lola", "logreg", "cryptonets", "lr-inference"];
 
 /// What to run, for any program; `None` takes the program's default.
 #[derive(Clone, Debug, Default)]
@@ -26,6 +26,8 @@ pub struct RunOptions {
 pub fn default_params(program: &str) -> &'static str {
     match program {
         "lola" => "lola-n14",
+        "cryptonets" => "cryptonets-n13",
+        "lr-inference" => "lr-n13",
         _ => "ark",
     }
 }
@@ -91,6 +93,7 @@ pub fn run(
         "helr" => helr::run_cpu(&helr_config(o), progress),
         "lola" => lola::run_cpu(&lola_config(o)?, progress),
         "logreg" => logreg::run_cpu(&logreg_config(o), progress),
+        "cryptonets" | "lr-inference" => bfv_apps::run(program, o, progress),
         _ => Err(unknown(program)),
     }
 }
@@ -102,6 +105,10 @@ pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
         "helr" => helr::record(&helr_config(o), steady),
         "lola" => lola::record(&lola_config(o)?),
         "logreg" => logreg::record(&logreg_config(o), steady),
+        "cryptonets" | "lr-inference" => Err(ProgramError::Unsupported(format!(
+            "{program} is a BFV program: its CoFHEE command stream comes from tessera_bfv::record with the op mix tessera_programs::bfv_apps::{}::TABLE_X, not from the CKKS trace backend",
+            program.replace('-', "_")
+        ))),
         _ => Err(unknown(program)),
     }
 }
