@@ -135,8 +135,9 @@ impl Bfv {
                 let towers: Vec<Vec<u128>> = (0..self.towers())
                     .map(|i| {
                         let m = self.basis[i].modulus();
-                        let f = signed_mod(kc, m.value());
-                        p.towers[i].iter().map(|c| m.mul(*c, f)).collect()
+                        // k in Montgomery form: one Montgomery product per coefficient.
+                        let f = m.to_mont(signed_mod(kc, m.value()));
+                        p.towers[i].iter().map(|c| m.mont_mul(*c, f)).collect()
                     })
                     .collect();
                 let out = Poly::new(towers);

@@ -58,6 +58,18 @@ impl OpMix {
         }
     }
 
+    /// `self + other`, class by class.
+    pub fn plus(&self, o: &OpMix) -> OpMix {
+        OpMix {
+            ct_add: self.ct_add + o.ct_add,
+            pt_add: self.pt_add + o.pt_add,
+            ct_pt_mul: self.ct_pt_mul + o.ct_pt_mul,
+            ct_scalar_mul: self.ct_scalar_mul + o.ct_scalar_mul,
+            ct_ct_mul: self.ct_ct_mul + o.ct_ct_mul,
+            relin: self.relin + o.relin,
+        }
+    }
+
     /// Total operations.
     pub fn total(&self) -> u64 {
         self.classes().iter().map(|(_, c)| c).sum()

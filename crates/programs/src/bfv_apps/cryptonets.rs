@@ -300,7 +300,7 @@ pub fn run_cpu(
                 if whole { "" } else { " (a reduced network: the check is the replica of this network)" }
             ),
             format!(
-                "counts are per plaintext modulus; the run repeats them for each of the {} moduli (t = {}) and recombines by CRT",
+                "counts are totals over the {} plaintext moduli (t = {}; an iteration is one modulus: the network runs once under each, and the slots are recombined by CRT)",
                 params.len(),
                 params.iter().map(|p| p.t.to_string()).collect::<Vec<_>>().join(", ")
             ),

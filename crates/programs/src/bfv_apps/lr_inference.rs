@@ -183,7 +183,7 @@ pub fn run_cpu(cfg: &LrConfig, progress: &mut dyn FnMut(&str, usize, usize)) -> 
                 cfg.rows
             ),
             format!(
-                "counts are per plaintext modulus; the run repeats them for each of the {} moduli and recombines by CRT",
+                "counts are totals over the {} plaintext moduli (an iteration is one modulus: the network runs once under each, and the slots are recombined by CRT)",
                 params.len()
             ),
             format!(

@@ -149,7 +149,7 @@ pub fn plaintext_moduli(n: usize, bits: u32, count: usize) -> Result<Vec<u64>> {
 /// An application's computation on ciphertexts: the inputs (`None` where never read) to the
 /// outputs.
 pub type EncryptedNetwork<'f> =
-    dyn Fn(&mut Encrypted, &[Option<Ciphertext>]) -> Result<Vec<Ciphertext>> + 'f;
+    dyn Fn(&mut Encrypted, &[Option<Ciphertext>]) -> Result<Vec<Ciphertext>> + Sync + 'f;
 
 /// What an encrypted run under all plaintext moduli produced.
 pub struct CrtRun {
@@ -157,15 +157,80 @@ pub struct CrtRun {
     pub outputs: Vec<Vec<i128>>,
     /// The smallest noise budget of any output (bits).
     pub min_budget: f64,
-    /// Operations per modulus (the same for each).
+    /// Operations, summed over the plaintext moduli (the same for each).
     pub mix: OpMix,
     /// Seconds: keygen, encrypt, compute, decrypt.
     pub times: [f64; 4],
 }
 
+/// The run under one plaintext modulus.
+struct ModulusRun {
+    residues: Vec<Vec<u64>>,
+    min_budget: f64,
+    mix: OpMix,
+    times: [f64; 4],
+}
+
+/// One plaintext modulus: keys and encryption randomness from the operating system, `f` on
+/// the encrypted inputs, the decrypted slots; with the smallest noise budget, the op mix and
+/// the seconds of keygen, encrypt, compute, decrypt.
+fn one_modulus(
+    p: &BfvParams,
+    inputs: &[Option<Vec<i128>>],
+    slots: usize,
+    f: &EncryptedNetwork,
+) -> Result<ModulusRun> {
+    let mut times = [0.0; 4];
+    let mut clock = crate::report::Stopwatch::start();
+    let bfv = Bfv::new(p)?;
+    let kg = KeyGenerator::from_os(&bfv)?;
+    let sk = kg.secret_key()?;
+    let pk = kg.public_key(&sk)?;
+    let rk = kg.relin_key(&sk)?;
+    let enc = BatchEncoder::new(&bfv)?;
+    times[0] = clock.lap();
+    let mut encryptor = Encryptor::from_os(&bfv, &pk)?;
+    let cts = inputs
+        .iter()
+        .map(|x| {
+            x.as_ref()
+                .map(|v| {
+                    let s: Vec<i64> = v.iter().map(|&k| centred(k, p.t)).collect();
+                    Ok(encryptor.encrypt(&enc.encode_signed(&s)?)?)
+                })
+                .transpose()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    times[1] = clock.lap();
+    let mut a = Encrypted {
+        bfv: &bfv,
+        rk: &rk,
+        enc: &enc,
+    };
+    let outs = f(&mut a, &cts)?;
+    times[2] = clock.lap();
+    let dec = Decryptor::new(&bfv, &sk);
+    let mut res = Vec::new();
+    let mut min_budget = f64::INFINITY;
+    for o in &outs {
+        min_budget = min_budget.min(dec.noise_budget(o)?);
+        let mut v = enc.decode(&dec.decrypt(o)?);
+        v.truncate(slots);
+        res.push(v);
+    }
+    times[3] = clock.lap();
+    Ok(ModulusRun {
+        residues: res,
+        min_budget,
+        mix: bfv.counts(),
+        times,
+    })
+}
+
 /// Runs `f` encrypted under each parameter set of `params` (differing only in `t`) on
-/// `inputs` (`None`: an input the computation never reads), with keys and encryption
-/// randomness from the operating system, and recombines the decrypted slots by CRT.
+/// `inputs` (`None`: an input the computation never reads), one thread per plaintext modulus
+/// (the runs are independent), and recombines the decrypted slots by CRT. Phase times are the
+/// slowest thread's.
 pub fn run_crt(
     params: &[BfvParams],
     inputs: &[Option<Vec<i128>>],
@@ -173,54 +238,36 @@ pub fn run_crt(
     f: &EncryptedNetwork,
     progress: &mut dyn FnMut(&str, usize, usize),
 ) -> Result<CrtRun> {
+    progress("compute", 0, params.len());
+    let results: Vec<Result<_>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = params
+            .iter()
+            .map(|p| scope.spawn(move || one_modulus(p, inputs, slots, f)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(ProgramError::Unsupported(
+                        "a plaintext-modulus thread panicked".into(),
+                    ))
+                })
+            })
+            .collect()
+    });
     let mut residues: Vec<Vec<Vec<u64>>> = Vec::new(); // [modulus][output][slot]
     let mut min_budget = f64::INFINITY;
     let mut mix = OpMix::default();
-    let mut times = [0.0; 4];
-    for (i, p) in params.iter().enumerate() {
-        let mut clock = crate::report::Stopwatch::start();
-        progress("keygen", i, params.len());
-        let bfv = Bfv::new(p)?;
-        let kg = KeyGenerator::from_os(&bfv)?;
-        let sk = kg.secret_key()?;
-        let pk = kg.public_key(&sk)?;
-        let rk = kg.relin_key(&sk)?;
-        let enc = BatchEncoder::new(&bfv)?;
-        times[0] += clock.lap();
-        progress("encrypt", i, params.len());
-        let mut encryptor = Encryptor::from_os(&bfv, &pk)?;
-        let cts = inputs
-            .iter()
-            .map(|x| {
-                x.as_ref()
-                    .map(|v| {
-                        let s: Vec<i64> = v.iter().map(|&k| centred(k, p.t)).collect();
-                        Ok(encryptor.encrypt(&enc.encode_signed(&s)?)?)
-                    })
-                    .transpose()
-            })
-            .collect::<Result<Vec<_>>>()?;
-        times[1] += clock.lap();
-        progress("compute", i, params.len());
-        let mut a = Encrypted {
-            bfv: &bfv,
-            rk: &rk,
-            enc: &enc,
-        };
-        let outs = f(&mut a, &cts)?;
-        mix = bfv.counts();
-        times[2] += clock.lap();
-        progress("decrypt", i, params.len());
-        let dec = Decryptor::new(&bfv, &sk);
-        let mut res = Vec::new();
-        for o in &outs {
-            min_budget = min_budget.min(dec.noise_budget(o)?);
-            let mut v = enc.decode(&dec.decrypt(o)?);
-            v.truncate(slots);
-            res.push(v);
+    let mut times = [0.0f64; 4];
+    for (i, r) in results.into_iter().enumerate() {
+        let r = r?;
+        residues.push(r.residues);
+        min_budget = min_budget.min(r.min_budget);
+        mix = mix.plus(&r.mix);
+        for (a, x) in times.iter_mut().zip(r.times) {
+            *a = a.max(x);
         }
-        residues.push(res);
-        times[3] += clock.lap();
+        progress("compute", i + 1, params.len());
     }
     // CRT over the plaintext moduli (products below 2^126 here: checked by the callers' range
     // check, which bounds the replica by half the product).
