@@ -273,6 +273,11 @@ pub fn run_crt(
     // check, which bounds the replica by half the product).
     let ts: Vec<u128> = params.iter().map(|p| p.t as u128).collect();
     let big_t: u128 = ts.iter().product();
+    // (T / t_i)^-1 mod t_i.
+    let invs = ts
+        .iter()
+        .map(|&t| Ok(tessera_math::wide::Modulus128::new(t)?.inv(big_t / t % t)))
+        .collect::<Result<Vec<u128>>>()?;
     let outputs = (0..residues[0].len())
         .map(|o| {
             (0..slots)
@@ -280,10 +285,8 @@ pub fn run_crt(
                     let mut x: u128 = 0;
                     for (i, &t) in ts.iter().enumerate() {
                         let hat = big_t / t;
-                        let inv = tessera_math::wide::Modulus128::new(t)
-                            .map(|m| m.inv(hat % t))
-                            .unwrap_or(1);
-                        let term = mulmod(mulmod(residues[i][o][s] as u128, inv, t), hat, big_t);
+                        let term =
+                            mulmod(mulmod(residues[i][o][s] as u128, invs[i], t), hat, big_t);
                         x = (x + term) % big_t;
                     }
                     if x > big_t / 2 {
