@@ -11,7 +11,8 @@
 //! its HE operations from the evaluator's operation markers ([`counter`]).
 //!
 //! Programs: [`helr`] (HELR256 / HELR1024 logistic-regression training) and [`lola`]
-//! (CryptoNets-LoLa MNIST inference), [`logreg`] (REED's logistic regression on a stand-in set).
+//! (CryptoNets-LoLa MNIST inference), [`logreg`] (REED's logistic regression on a stand-in set),
+//! and in BFV, [`bfv_apps`] (CoFHEE's CryptoNets and LR inference, `tessera-bfv`).
 
 pub mod bfv_apps;
 pub mod counter;
