@@ -14,12 +14,14 @@ use tessera_programs::{RunOptions, PROGRAMS};
 pub struct RunArgs {
     /// The program: helr (HELR logistic-regression training, workloads.md 2), lola
     /// (CryptoNets-LoLa MNIST inference, workloads.md 4), logreg (REED's logistic regression
-    /// on a stand-in set, workloads.md 6.2) or sort (bitonic sort of 2^14 encrypted values,
-    /// workloads.md 5).
+    /// on a stand-in set, workloads.md 6.2), linreg (REED's linear regression, workloads.md
+    /// 6.1), sort (bitonic sort of 2^14 encrypted values, workloads.md 5), or the BFV programs
+    /// cryptonets and lr-inference (CoFHEE's applications, workloads.md 7, docs/bfv.md).
     pub program: String,
     /// Parameter set. helr: ark (default; 8 levels between bootstrappings), cifher (9), reed
     /// (15), h3 (15), lattigo (9), reed-dnum3 (6), test-program (N = 2^10, insecure, for
-    /// quick checks); logreg and sort: as helr; lola: lola-n14 (default).
+    /// quick checks); logreg, linreg and sort: as helr; lola: lola-n14 (default); cryptonets:
+    /// cryptonets-n13; lr-inference: lr-n13.
     #[arg(long)]
     pub params: Option<String>,
     /// Worker threads.
@@ -27,7 +29,8 @@ pub struct RunArgs {
     pub threads: usize,
     /// Program size (helr: the mini-batch, 256 or 1024 in the papers, default 256; logreg: the
     /// mini-batch, default 512; lola: the images, in ciphertexts of 8, default 8; sort: the
-    /// values, a power of two, default 16384).
+    /// values, a power of two, default 16384; cryptonets: the images, one per slot, default 8;
+    /// lr-inference: the test rows, default 57).
     #[arg(long)]
     pub size: Option<usize>,
     /// Iterations (NAG iterations; helr default 32, logreg default 8).

@@ -39,6 +39,9 @@ pub enum ProgramError {
     /// Something the program does not implement.
     #[error("not supported: {0}")]
     Unsupported(String),
+    /// An error of the BFV layer.
+    #[error(transparent)]
+    Bfv(#[from] tessera_bfv::BfvError),
     /// An error of the CKKS layer.
     #[error(transparent)]
     Ckks(#[from] CkksError),

@@ -3,11 +3,19 @@
 
 use crate::error::{ProgramError, Result};
 use crate::report::{Recorded, RunReport};
-use crate::{helr, linreg, logreg, lola, sort};
+use crate::{bfv_apps, helr, linreg, logreg, lola, sort};
 use std::path::PathBuf;
 
 /// The programs `tessera run` and `tessera simulate --workload` know.
-pub const PROGRAMS: &[&str] = &["helr", "lola", "logreg", "linreg", "sort"];
+pub const PROGRAMS: &[&str] = &[
+    "helr",
+    "lola",
+    "logreg",
+    "linreg",
+    "sort",
+    "cryptonets",
+    "lr-inference",
+];
 
 /// What to run, for any program; `None` takes the program's default.
 #[derive(Clone, Debug, Default)]
@@ -26,6 +34,8 @@ pub struct RunOptions {
 pub fn default_params(program: &str) -> &'static str {
     match program {
         "lola" => "lola-n14",
+        "cryptonets" => "cryptonets-n13",
+        "lr-inference" => "lr-n13",
         _ => "ark",
     }
 }
@@ -124,6 +134,7 @@ pub fn run(
         "logreg" => logreg::run_cpu(&logreg_config(o), progress),
         "linreg" => linreg::run_cpu(&linreg_config(o), progress),
         "sort" => sort::run_cpu(&sort_config(o)?, progress),
+        "cryptonets" | "lr-inference" => bfv_apps::run(program, o, progress),
         _ => Err(unknown(program)),
     }
 }
@@ -137,6 +148,10 @@ pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
         "logreg" => logreg::record(&logreg_config(o), steady),
         "linreg" => linreg::record(&linreg_config(o), steady),
         "sort" => sort::record(&sort_config(o)?, steady),
+        "cryptonets" | "lr-inference" => Err(ProgramError::Unsupported(format!(
+            "{program} is a BFV program: its CoFHEE command stream comes from tessera_bfv::record with the op mix tessera_programs::bfv_apps::{}::TABLE_X, not from the CKKS trace backend",
+            program.replace('-', "_")
+        ))),
         _ => Err(unknown(program)),
     }
 }
