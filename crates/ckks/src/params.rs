@@ -425,6 +425,18 @@ impl Parameters {
         self.primes_per_rescale() - 1
     }
 
+    /// Bits of the widest prime of the ring (chain, special and extra special primes): the
+    /// narrowest machine word that holds every residue.
+    pub fn max_prime_bits(&self) -> u32 {
+        self.q
+            .iter()
+            .chain(&self.p)
+            .chain(&self.p_extra)
+            .map(|&x| 64 - x.leading_zeros())
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Chain primes `q_0 .. q_L`.
     pub fn q(&self) -> &[u64] {
         &self.q

@@ -135,6 +135,10 @@ pub struct ParamsFile {
     pub security: SecurityMode,
     /// The bootstrapping circuit (`[bootstrap]`), if the set has one.
     pub bootstrap: Option<BootstrapParameters>,
+    /// `model_word_bits`: the narrowest machine word the simulator may charge this set at,
+    /// for a set whose primes are wider than the design it stands in for (`h3-boot`: H3's
+    /// 36-bit words, wider primes for precision). `None`: its widest prime.
+    pub model_word_bits: Option<u32>,
 }
 
 /// Strings that live as long as the process: a loaded set's `source` (the literal holds a
@@ -184,8 +188,9 @@ pub fn resolve_bootstrap(name_or_path: &str) -> Result<(Parameters, BootstrapPar
     Ok((file.parameters()?, bp))
 }
 
-/// The file a bootstrapping name resolves to, and its built-in name if it is one.
-pub(crate) fn load_bootstrap(name_or_path: &str) -> Result<(Option<&'static str>, ParamsFile)> {
+/// The file a bootstrapping name resolves to (as [`resolve_bootstrap`] reads it), and its
+/// built-in name if it is one.
+pub fn load_bootstrap(name_or_path: &str) -> Result<(Option<&'static str>, ParamsFile)> {
     let boot_name = format!("{name_or_path}-boot");
     let builtin = PRESET_FILES
         .iter()
@@ -219,8 +224,17 @@ pub fn bootstrap_preset_names() -> Vec<String> {
     PRESET_FILES
         .iter()
         .filter(|(_, t)| t.contains("\n[bootstrap]"))
-        .map(|(n, _)| n.strip_suffix("-boot").unwrap_or(n).to_string())
+        .map(|(n, _)| short_bootstrap_name(n).to_string())
         .collect()
+}
+
+/// The name a bootstrapping preset file is asked for by: `ark` for `ark-boot` (there is an
+/// `ark` file), `test-boot` for itself.
+pub fn short_bootstrap_name(file_name: &str) -> &str {
+    file_name
+        .strip_suffix("-boot")
+        .filter(|s| preset_text(s).is_some())
+        .unwrap_or(file_name)
 }
 
 fn builtin_origin(name: &str) -> String {
@@ -270,7 +284,14 @@ impl ParamsFile {
             literal,
             security,
             bootstrap,
+            model_word_bits: None,
         }
+    }
+
+    /// The narrowest machine word (in bits) a simulator may run this set on: its
+    /// `model_word_bits`, else its widest prime.
+    pub fn required_word_bits(&self, p: &Parameters) -> u32 {
+        self.model_word_bits.unwrap_or_else(|| p.max_prime_bits())
     }
 
     /// Parses and checks a parameter file; `origin` names it in errors.
@@ -368,6 +389,10 @@ impl ParamsFile {
                 ))
             }
         };
+        let model_word_bits = match table.get("model_word_bits") {
+            None => None,
+            Some(_) => Some(doc.int(&table, &["model_word_bits"], 16, 64, None)? as u32),
+        };
         let bootstrap = match table.get("bootstrap") {
             None => None,
             Some(toml::Value::Table(_)) => Some(doc.bootstrap(&table, n as usize)?),
@@ -392,6 +417,7 @@ impl ParamsFile {
             },
             security,
             bootstrap,
+            model_word_bits,
         })
     }
 
@@ -447,6 +473,13 @@ impl ParamsFile {
             }
         }
         let _ = writeln!(s, "sigma = {}", toml::Value::Float(l.sigma));
+        if let Some(w) = self.model_word_bits {
+            let _ = writeln!(
+                s,
+                "# The narrowest machine word the simulator may charge these primes at."
+            );
+            let _ = writeln!(s, "model_word_bits = {w}");
+        }
         if let Some(b) = &self.bootstrap {
             let _ = writeln!(s, "\n[bootstrap]");
             let _ = writeln!(s, "cts_levels = {}", b.cts_levels);
@@ -490,6 +523,7 @@ const TOP_KEYS: &[&str] = &[
     "secret",
     "hamming_weight",
     "sigma",
+    "model_word_bits",
     "bootstrap",
 ];
 

@@ -6,6 +6,7 @@ use crate::output::{emit, json_line, table};
 use serde_json::json;
 use std::time::Instant;
 use tessera_sim::arch::Arch;
+use tessera_sim::params_fit::ParameterSet;
 use tessera_sim::workload::{load, Workload, WorkloadSpec, WORKLOADS};
 use tessera_sim::{engine, report, SimError};
 
@@ -30,8 +31,10 @@ pub struct SimulateArgs {
     /// Data directory of a program workload (default: $TESSERA_DATA, else ../shared/data).
     #[arg(long)]
     pub data: Option<std::path::PathBuf>,
-    /// Parameter preset of a built-in workload (default: ark on vector machines,
-    /// cofhee-n12 on single-PE machines; bootstrap: ark, lattigo, h3, reed, reed-dnum3, cifher, test-boot).
+    /// Parameter preset or parameter file (docs/parameters.md; `tessera params show ark`) of
+    /// a built-in workload (default: ark on vector machines, cofhee-n12 on single-PE
+    /// machines; bootstrap: ark, lattigo, h3, reed, reed-dnum3, cifher, test-boot, or a file
+    /// with a [bootstrap] table, whose circuit options stay on without repeating them).
     #[arg(long)]
     pub params: Option<String>,
     /// Input level of an HE-operation workload (default: the top level).
@@ -77,6 +80,10 @@ pub struct SimulateArgs {
     /// Write a utilization-over-time plot (SVG) to this file.
     #[arg(long)]
     pub plot: Option<String>,
+    /// Write the instruction trace that was simulated to this file (tessera-trace JSON
+    /// Lines; simulate it again with --workload FILE).
+    #[arg(long)]
+    pub save_trace: Option<String>,
 }
 
 /// A program recorded on the trace backend: one steady-state window (the iterations between
@@ -123,6 +130,7 @@ fn program_workload(a: &SimulateArgs) -> Result<(Workload, Window), SimError> {
             units: r.iterations,
             unit: r.unit,
             what: r.window,
+            levels_per_boot: r.levels_per_boot,
         },
     ))
 }
@@ -132,6 +140,59 @@ struct Window {
     units: usize,
     unit: &'static str,
     what: String,
+    /// Levels between bootstrappings (L_eff).
+    levels_per_boot: usize,
+}
+
+/// The parameter set `a` names (its default where it names none).
+fn params_name(a: &SimulateArgs, arch: &Arch) -> String {
+    if tessera_programs::PROGRAMS.contains(&a.workload.as_str()) {
+        return a
+            .params
+            .clone()
+            .unwrap_or_else(|| tessera_programs::registry::default_params(&a.workload).into());
+    }
+    a.params.clone().unwrap_or_else(|| match arch {
+        Arch::Vector(_) => "ark".into(),
+        Arch::Pe(_) => "cofhee-n12".into(),
+    })
+}
+
+/// Writes the trace that was simulated: a trace file as it was read, a recorded workload over
+/// its parameter set's ring.
+fn save_trace(
+    path: &str,
+    a: &SimulateArgs,
+    set: Option<&ParameterSet>,
+    w: &Workload,
+) -> Result<(), SimError> {
+    let io = |e: std::io::Error| SimError::Io {
+        path: path.to_string(),
+        message: e.to_string(),
+    };
+    let header = match set {
+        Some(s) => s.trace_header(),
+        None if std::path::Path::new(&a.workload).is_file() => {
+            tessera_backend::trace::read_trace_file(std::path::Path::new(&a.workload))
+                .map_err(SimError::Trace)?
+                .0
+        }
+        None => {
+            return Err(SimError::Unsupported(format!(
+                "--save-trace for '{}' at '{}' (its ring is not a parameter preset or file)",
+                a.workload,
+                a.params.as_deref().unwrap_or("its default set")
+            )))
+        }
+    };
+    let f = std::fs::File::create(path).map_err(io)?;
+    tessera_backend::trace::write_trace(std::io::BufWriter::new(f), &header, &w.instrs)
+        .map_err(io)?;
+    eprintln!(
+        "trace written to {path} ({} instructions; simulate it with --workload {path})",
+        w.instrs.len()
+    );
+    Ok(())
 }
 
 /// The workload: a built-in name or a trace file.
@@ -139,10 +200,7 @@ pub fn workload(a: &SimulateArgs, arch: &Arch) -> Result<Workload, SimError> {
     if tessera_programs::PROGRAMS.contains(&a.workload.as_str()) {
         return Ok(program_workload(a)?.0);
     }
-    let params = a.params.clone().unwrap_or_else(|| match arch {
-        Arch::Vector(_) => "ark".into(),
-        Arch::Pe(_) => "cofhee-n12".into(),
-    });
+    let params = params_name(a, arch);
     let mut spec = WorkloadSpec::new(&a.workload, &params);
     spec.level = a.level;
     spec.of_limb = a.of_limb;
@@ -159,6 +217,11 @@ pub fn workload(a: &SimulateArgs, arch: &Arch) -> Result<Workload, SimError> {
 
 pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
     let arch = Arch::load_with(&a.arch, &a.set)?;
+    let program = tessera_programs::PROGRAMS.contains(&a.workload.as_str());
+    let set = ParameterSet::of_workload(&a.workload, &params_name(a, &arch), program)?;
+    if let Some(s) = &set {
+        s.check_word(&arch)?;
+    }
     let (w, window) = if tessera_programs::PROGRAMS.contains(&a.workload.as_str()) {
         let (w, n) = program_workload(a)?;
         (w, Some(n))
@@ -172,6 +235,9 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
         }
         (workload(a, &arch)?, None)
     };
+    if let Some(path) = &a.save_trace {
+        save_trace(path, a, set.as_ref(), &w)?;
+    }
     let start = Instant::now();
     let r = match &arch {
         Arch::Vector(m) if a.mode == "throughput" => {
@@ -240,6 +306,9 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
     if a.json {
         let mut v = serde_json::to_value(&r).map_err(|e| SimError::Trace(e.to_string()))?;
         v["simulation_s"] = json!(sim_s);
+        for (k, x) in context(&arch, set.as_ref(), &w, window.as_ref()) {
+            v[k] = x;
+        }
         if let Some(a) = &additive_s {
             v["additive_s"] = json!(a.total_s);
             v["additive_by_op"] = json!(a.by_op);
@@ -264,7 +333,17 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
             ""
         }
     ));
+    if let Some(s) = &set {
+        let l = s.label();
+        emit(&format!("parameters '{}': {}", l.name, l.security));
+    }
     let mut rows = vec![vec!["time".into(), format!("{:.3} ms", r.time_s * 1e3)]];
+    for (k, x) in context(&arch, None, &w, window.as_ref()) {
+        rows.push(vec![
+            k.replace('_', " "),
+            x.to_string().trim_matches('"').into(),
+        ]);
+    }
     if let Some(w) = &window {
         rows.push(vec![
             format!("time per {} ({})", w.unit, w.what),
@@ -355,4 +434,36 @@ pub fn run(a: &SimulateArgs) -> Result<(), SimError> {
     }
     table(&["metric", "value"], &rows);
     Ok(())
+}
+
+/// What a report needs beside its figures to be read again later (issue 25 item 7): the
+/// machine's word and distribution policy, the slots and the levels (L_eff for bootstrapping
+/// and programs, from which amortised figures are recomputed), and the parameter set with its
+/// security label.
+fn context(
+    arch: &Arch,
+    set: Option<&ParameterSet>,
+    w: &Workload,
+    window: Option<&Window>,
+) -> Vec<(&'static str, serde_json::Value)> {
+    let (word, policy) = match arch {
+        Arch::Vector(m) => (m.clock.word_bits, json!(m.chip.policy)),
+        Arch::Pe(m) => (m.clock.word_bits, serde_json::Value::Null),
+    };
+    let mut v = vec![
+        ("word_bits", json!(word)),
+        ("policy", policy),
+        ("slots", json!(w.slots)),
+    ];
+    if let Some(win) = window {
+        v.push(("l_eff", json!(win.levels_per_boot)));
+    } else if w.label.starts_with("bootstrap") {
+        v.push(("l_eff", json!(w.level)));
+    } else if tessera_sim::workload::WORKLOADS.contains(&w.label.split('@').next().unwrap_or("")) {
+        v.push(("level", json!(w.level)));
+    }
+    if let Some(s) = set {
+        v.push(("params", json!(s.label())));
+    }
+    v
 }

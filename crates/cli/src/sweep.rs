@@ -72,6 +72,7 @@ pub fn run(a: &SweepArgs) -> Result<(), SimError> {
             json: false,
             timeline: None,
             plot: None,
+            save_trace: None,
         },
         &arch,
     )?;
