@@ -22,6 +22,7 @@ pub mod error;
 pub mod limits;
 pub mod machine;
 pub mod mapping;
+pub mod origin;
 pub mod params_fit;
 pub mod plot;
 pub mod report;
