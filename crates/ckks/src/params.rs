@@ -297,7 +297,9 @@ impl Parameters {
                 source_table: SECURITY_SOURCE,
             });
         }
-        if !secure_128 {
+        if model_only {
+            warn_once(&model_only_warning(&lit.name));
+        } else if !secure_128 {
             warn_insecure_once(&lit.name);
         }
         // Hybrid key switching adds noise ~ sqrt(N) sigma Q_j / P for each digit Q_j, so P
@@ -327,12 +329,11 @@ impl Parameters {
                     .map(|b| b.to_string())
                     .unwrap_or_else(|| "unknown".into()),
                 lit.log_n,
-                if passes {
-                    " (within it)"
-                } else if dense {
-                    " (exceeded)"
-                } else {
-                    ", sparse secret (not covered)"
+                match (passes, dense, bound) {
+                    (true, _, _) => " (within it)",
+                    (false, false, _) => ", sparse secret (not covered by the table)",
+                    (false, true, None) => " (no cited table covers this N)",
+                    (false, true, Some(_)) => " (exceeded)",
                 }
             )
         } else if secure_128 {
@@ -514,12 +515,24 @@ static INSECURE_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 /// stderr (never stdout, so `--json` output stays clean); returns whether this call printed it.
 /// Test harnesses capture it.
 pub fn warn_insecure_once(name: &str) -> bool {
+    warn_once(&insecure_warning(name))
+}
+
+/// Prints `text` to stderr if no insecure-set warning was printed yet in this process.
+fn warn_once(text: &str) -> bool {
     use std::sync::atomic::Ordering;
     if INSECURE_WARNED.swap(true, Ordering::SeqCst) {
         return false;
     }
-    eprintln!("{}", insecure_warning(name));
+    eprintln!("{text}");
     true
+}
+
+/// The warning a model-only set prints.
+pub fn model_only_warning(name: &str) -> String {
+    format!(
+        "warning: parameter set '{name}' is model-only (security = \"model-only\"): NOT checked for 128-bit security; for the simulator only, never for real data"
+    )
 }
 
 /// The text of that warning.
