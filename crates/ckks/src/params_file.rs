@@ -223,7 +223,11 @@ pub fn load_bootstrap(name_or_path: &str) -> Result<(Option<&'static str>, Param
 pub fn bootstrap_preset_names() -> Vec<String> {
     PRESET_FILES
         .iter()
-        .filter(|(_, t)| t.contains("\n[bootstrap]"))
+        .filter(|(n, t)| {
+            ParamsFile::parse(t, n)
+                .map(|f| f.bootstrap.is_some())
+                .unwrap_or(false)
+        })
         .map(|(n, _)| short_bootstrap_name(n).to_string())
         .collect()
 }

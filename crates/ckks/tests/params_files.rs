@@ -360,6 +360,32 @@ fn every_preset_file_is_the_preset_it_replaced() {
     }
 }
 
+/// The names bootstrapping accepts, and the presets that stand in for narrower words.
+#[test]
+fn bootstrap_names_and_word_widths() {
+    assert_eq!(
+        tessera_ckks::params_file::bootstrap_preset_names(),
+        [
+            "test-boot",
+            "test-boot-double",
+            "ark",
+            "lattigo",
+            "h3",
+            "reed",
+            "reed-dnum3",
+            "cifher"
+        ]
+    );
+    let words = |name: &str| {
+        let f = ParamsFile::load(name).unwrap();
+        let p = f.parameters().unwrap();
+        (p.max_prime_bits(), f.required_word_bits(&p))
+    };
+    assert_eq!(words("h3-boot"), (50, 36));
+    assert_eq!(words("cifher-boot"), (33, 32));
+    assert_eq!(words("test-small"), (46, 46));
+}
+
 /// The N = 2^16 presets' primes, once (prime generation at N = 2^16 takes a moment).
 #[test]
 fn large_preset_files_generate_the_same_primes() {
