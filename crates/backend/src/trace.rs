@@ -524,6 +524,34 @@ pub struct TraceHeader {
     pub moduli: Vec<u64>,
 }
 
+impl TraceHeader {
+    /// The header of a trace of this format version over a ring of degree `n` and `moduli`
+    /// (chain, then special primes).
+    pub fn new(n: usize, moduli: Vec<u64>) -> Self {
+        Self {
+            format: "tessera-trace".into(),
+            version: TRACE_VERSION,
+            n,
+            moduli,
+        }
+    }
+}
+
+/// Writes a trace in the form [`read_trace`] reads: the header line, then one instruction per
+/// line (what `tessera simulate --save-trace` saves).
+pub fn write_trace(
+    mut w: impl std::io::Write,
+    header: &TraceHeader,
+    instrs: &[Instr],
+) -> std::io::Result<()> {
+    let line = |v: serde_json::Result<String>| v.map_err(std::io::Error::other);
+    writeln!(w, "{}", line(serde_json::to_string(header))?)?;
+    for i in instrs {
+        writeln!(w, "{}", line(serde_json::to_string(i))?)?;
+    }
+    w.flush()
+}
+
 /// Largest trace file [`read_trace_file`] reads, in bytes (about 7 million instructions;
 /// every instruction is held in memory while the simulator runs).
 pub const MAX_TRACE_BYTES: u64 = 1 << 30;

@@ -221,3 +221,18 @@ fn a_trace_file_must_be_a_regular_file() {
     std::fs::write(&ok, valid()).unwrap();
     assert!(read_trace_file(&ok).is_ok());
 }
+
+/// A recorded trace written with `write_trace` reads back to the same header and instructions.
+#[test]
+fn written_traces_read_back_unchanged() {
+    let text = valid();
+    let (header, instrs) = read_trace(text.as_bytes()).unwrap();
+    assert_eq!(
+        header,
+        tessera_backend::trace::TraceHeader::new(header.n, header.moduli.clone())
+    );
+    let mut out = Vec::new();
+    tessera_backend::trace::write_trace(&mut out, &header, &instrs).unwrap();
+    let (h2, i2) = read_trace(out.as_slice()).unwrap();
+    assert_eq!((h2, i2), (header, instrs));
+}

@@ -30,6 +30,15 @@ pub enum CkksError {
         source_table: &'static str,
     },
 
+    /// A parameter file that does not parse or whose field is out of range: the file, the
+    /// line the field is written on (when it is), and the field with its allowed range.
+    #[error("{origin}{}: {message}", line.map(|l| format!(", line {l}")).unwrap_or_default())]
+    ParamsFile {
+        origin: String,
+        line: Option<usize>,
+        message: String,
+    },
+
     /// No preset has this name.
     #[error("unknown parameter preset '{0}'; known presets: {1}")]
     UnknownPreset(String, String),

@@ -48,6 +48,7 @@ pub mod evaluator;
 pub mod key_factory;
 pub mod keys;
 pub mod params;
+pub mod params_file;
 pub mod precision;
 pub mod serialize;
 

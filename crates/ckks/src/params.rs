@@ -107,7 +107,11 @@ pub struct SecurityReport {
     /// The bound for N, if a cited table covers it.
     pub bound: Option<u32>,
     /// Whether the set meets 128-bit security by that bound (dense ternary secrets only).
+    /// Always `false` for a model-only set.
     pub secure_128: bool,
+    /// The set opted out of the check as a simulator-only set (`security = "model-only"`
+    /// in its file, [`Parameters::new_model_only`]).
+    pub model_only: bool,
     /// One line for people.
     pub summary: String,
 }
@@ -129,6 +133,19 @@ impl Parameters {
     /// Validates a literal, generates its primes (deterministically: the largest NTT-friendly
     /// primes of each size, distinct across the whole set) and checks security.
     pub fn new(lit: ParametersLiteral) -> Result<Self> {
+        Self::build(lit, false)
+    }
+
+    /// [`Parameters::new`] for a set that only drives the simulator (`security =
+    /// "model-only"` in a parameter file): every other check applies, but the 128-bit
+    /// bound and the `test-*` naming rule do not. The set is never reported secure
+    /// (`security().secure_128` is false, the summary says "NOT SECURE (model-only)"), and
+    /// building one prints the insecure-set warning.
+    pub fn new_model_only(lit: ParametersLiteral) -> Result<Self> {
+        Self::build(lit, true)
+    }
+
+    fn build(lit: ParametersLiteral, model_only: bool) -> Result<Self> {
         let invalid =
             |name: &'static str, value: String, allowed: &str| CkksError::InvalidParameter {
                 name,
@@ -263,9 +280,10 @@ impl Parameters {
         let log_qp: f64 = q.iter().chain(&p).map(|&x| (x as f64).log2()).sum();
         let bound = max_log_qp_128(n);
         let dense = lit.secret == SecretDistribution::Ternary;
-        let secure_128 = dense && bound.is_some_and(|b| log_qp <= b as f64);
+        let passes = dense && bound.is_some_and(|b| log_qp <= b as f64);
+        let secure_128 = passes && !model_only;
         let is_test = lit.name.starts_with("test-") && lit.allow_insecure;
-        if !secure_128 && !is_test {
+        if !passes && !is_test && !model_only {
             let bound_text = match (bound, dense) {
                 (_, false) => "none for sparse secrets".to_string(),
                 (Some(b), true) => b.to_string(),
@@ -279,7 +297,9 @@ impl Parameters {
                 source_table: SECURITY_SOURCE,
             });
         }
-        if !secure_128 {
+        if model_only {
+            warn_once(&model_only_warning(&lit.name));
+        } else if !secure_128 {
             warn_insecure_once(&lit.name);
         }
         // Hybrid key switching adds noise ~ sqrt(N) sigma Q_j / P for each digit Q_j, so P
@@ -302,7 +322,21 @@ impl Parameters {
                 ));
             }
         }
-        let summary = if secure_128 {
+        let summary = if model_only {
+            format!(
+                "NOT SECURE (model-only set: for the simulator, never for real data): log2(PQ) = {log_qp:.1}, 128-bit bound {} for N = 2^{}{}",
+                bound
+                    .map(|b| b.to_string())
+                    .unwrap_or_else(|| "unknown".into()),
+                lit.log_n,
+                match (passes, dense, bound) {
+                    (true, _, _) => " (within it)",
+                    (false, false, _) => ", sparse secret (not covered by the table)",
+                    (false, true, None) => " (no cited table covers this N)",
+                    (false, true, Some(_)) => " (exceeded)",
+                }
+            )
+        } else if secure_128 {
             format!(
                 "128-bit secure: log2(PQ) = {log_qp:.1} <= {} for N = 2^{} ({SECURITY_SOURCE})",
                 bound.unwrap_or(0),
@@ -327,16 +361,23 @@ impl Parameters {
                 log_qp,
                 bound,
                 secure_128,
+                model_only,
                 summary,
             },
         })
     }
 
-    /// A built-in preset by name (see [`preset_names`]).
+    /// A built-in preset by name (see [`preset_names`]): its file in `configs/params/`,
+    /// through the same loader as any parameter file ([`crate::params_file`]).
     pub fn preset(name: &str) -> Result<Self> {
-        let lit = preset_literal(name)
+        crate::params_file::preset_text(name)
             .ok_or_else(|| CkksError::UnknownPreset(name.to_string(), preset_names().join(", ")))?;
-        Self::new(lit)
+        crate::params_file::resolve(name)
+    }
+
+    /// A preset name or a path to a parameter file ([`crate::params_file::resolve`]).
+    pub fn resolve(name_or_path: &str) -> Result<Self> {
+        crate::params_file::resolve(name_or_path)
     }
 
     /// The literal these parameters were built from.
@@ -383,6 +424,18 @@ impl Parameters {
     /// primes per rescale (ModRaise starts there).
     pub fn base_level(&self) -> usize {
         self.primes_per_rescale() - 1
+    }
+
+    /// Bits of the widest prime of the ring (chain, special and extra special primes): the
+    /// narrowest machine word that holds every residue.
+    pub fn max_prime_bits(&self) -> u32 {
+        self.q
+            .iter()
+            .chain(&self.p)
+            .chain(&self.p_extra)
+            .map(|&x| 64 - x.leading_zeros())
+            .max()
+            .unwrap_or(0)
     }
 
     /// Chain primes `q_0 .. q_L`.
@@ -462,12 +515,24 @@ static INSECURE_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 /// stderr (never stdout, so `--json` output stays clean); returns whether this call printed it.
 /// Test harnesses capture it.
 pub fn warn_insecure_once(name: &str) -> bool {
+    warn_once(&insecure_warning(name))
+}
+
+/// Prints `text` to stderr if no insecure-set warning was printed yet in this process.
+fn warn_once(text: &str) -> bool {
     use std::sync::atomic::Ordering;
     if INSECURE_WARNED.swap(true, Ordering::SeqCst) {
         return false;
     }
-    eprintln!("{}", insecure_warning(name));
+    eprintln!("{text}");
     true
+}
+
+/// The warning a model-only set prints.
+pub fn model_only_warning(name: &str) -> String {
+    format!(
+        "warning: parameter set '{name}' is model-only (security = \"model-only\"): NOT checked for 128-bit security; for the simulator only, never for real data"
+    )
 }
 
 /// The text of that warning.
@@ -481,253 +546,23 @@ pub fn insecure_warning(name: &str) -> String {
 /// product closest to the level's scale wins).
 const PAIR_CANDIDATES: usize = 8;
 
-/// Names of the built-in presets.
+/// Names of the built-in presets (the files in `configs/params/`).
 pub fn preset_names() -> Vec<&'static str> {
-    vec![
-        "ark",
-        "reed",
-        "reed-dnum3",
-        "cifher",
-        "h3",
-        "lattigo",
-        "test-small",
-        "test-medium",
-        "test-double",
-        "test-boot",
-        "test-boot-double",
-        "ark-boot",
-        "lattigo-boot",
-        "h3-boot",
-        "reed-boot",
-        "reed-dnum3-boot",
-        "cifher-boot",
-    ]
+    crate::params_file::preset_file_names()
 }
 
-/// A dense-ternary, sigma = 3.2, single-prime-rescaling literal to fill in.
-fn base(name: &str, log_n: u32, source: &'static str) -> ParametersLiteral {
-    ParametersLiteral {
-        name: name.to_string(),
-        log_n,
-        log_q: Vec::new(),
-        log_p: Vec::new(),
-        dnum: 1,
-        log_default_scale: 1,
-        secret: SecretDistribution::Ternary,
-        sigma: 3.2,
-        rescaling: Rescaling::SinglePrime,
-        dynamic_special: 0,
-        source,
-        allow_insecure: name.starts_with("test-"),
-    }
-}
-
+#[cfg(test)]
 fn rep(bits: u32, count: usize) -> Vec<u32> {
     vec![bits; count]
 }
 
-/// The literal of a built-in preset.
+/// The literal of a built-in preset: its file in `configs/params/`, read by the loader of
+/// [`crate::params_file`] (every shipped file parses; the tests load each one).
 pub fn preset_literal(name: &str) -> Option<ParametersLiteral> {
-    Some(match name {
-        // ark.md Table III: N = 2^16, L = 23, dnum = 4, alpha = 6 (so K = 6), 64-bit words.
-        // Prime sizes are ours: a 60-bit q_0, 50-bit levels (Delta = 2^50), 61-bit special
-        // primes; log2(PQ) ~ 1576.
-        "ark" => ParametersLiteral {
-            log_q: [vec![60], rep(50, 23)].concat(),
-            log_p: rep(61, 6),
-            dnum: 4,
-            log_default_scale: 50,
-            ..base("ark", 16, "ark.md Table III (N, L, dnum, alpha); prime sizes ours")
-        },
-        // reed.md section 6: N = 2^16, L = 30, K = 1, w = 54; KeySwitch with dnum = L+1.
-        "reed" => ParametersLiteral {
-            log_q: rep(54, 31),
-            log_p: rep(54, 1),
-            dnum: 31,
-            log_default_scale: 54,
-            ..base("reed", 16, "reed.md section 6 (N = 2^16, L = 30, K = 1, w = 54, dnum = L+1)")
-        },
-        // reed.md section 6.3 / Table 4: dnum = 3, L = 23, K = 8, w = 54.
-        "reed-dnum3" => ParametersLiteral {
-            log_q: rep(54, 24),
-            log_p: rep(54, 8),
-            dnum: 3,
-            log_default_scale: 54,
-            ..base("reed-dnum3", 16, "reed.md section 6.3 (dnum = 3, L = 23, K = 8, w = 54)")
-        },
-        // cifher.md Table I: N = 2^16, up to 48 q_i with Q <= 2^1218, K = 12 with P = 2^336,
-        // 32-bit words, double-prime rescaling with Delta in 2^47..2^55. Ours: 42 chain primes
-        // (two 30-bit base primes, forty 28-bit), twelve 28-bit special primes, Delta = 2^56
-        // (pairs of 28-bit primes), dnum = 4 digits of 10-11 limbs (K = 12 covers the largest).
-        "cifher" => ParametersLiteral {
-            log_q: [vec![30, 30], rep(28, 40)].concat(),
-            log_p: rep(28, 12),
-            dnum: 4,
-            log_default_scale: 56,
-            rescaling: Rescaling::DoublePrime,
-            ..base(
-                "cifher",
-                16,
-                "cifher.md Table I (N, L <= 48, K = 12, Q <= 2^1218, P = 2^336, 32-bit words); sizes ours",
-            )
-        },
-        // h3.md: N = 2^16, primes under 36 bits, multiplication levels 1..30 (Fig. 9),
-        // dynamic alpha (section 3.1); fixed default: dnum = 3 (digits of 10-11 limbs, K = 12).
-        "h3" => ParametersLiteral {
-            log_q: rep(36, 31),
-            log_p: rep(36, 12),
-            dnum: 3,
-            log_default_scale: 36,
-            // Room for the larger digits of per-level dynamic decomposition (h3.md 3.1).
-            dynamic_special: 12,
-            ..base("h3", 16, "h3.md sections 3.1 and 4 (N = 2^16, primes < 2^36, levels 1..30); sizes ours")
-        },
-        // A Lattigo-like default: 55-bit q_0, 45-bit levels, 55-bit special primes,
-        // log2(PQ) ~ 1760 (the shape of Lattigo's logN = 16 sets); our prime choice.
-        "lattigo" => ParametersLiteral {
-            log_q: [vec![55], rep(45, 33)].concat(),
-            log_p: rep(55, 4),
-            dnum: 9,
-            log_default_scale: 45,
-            ..base("lattigo", 16, "Lattigo-like N = 2^16 default (shape of Lattigo's logN = 16 sets); sizes ours")
-        },
-        // Small insecure sets for fast tests.
-        "test-small" => ParametersLiteral {
-            log_q: vec![45, 36, 36, 36],
-            log_p: vec![46],
-            dnum: 4,
-            log_default_scale: 36,
-            ..base("test-small", 10, "test only: N = 2^10, far above the 27-bit bound (INSECURE)")
-        },
-        "test-medium" => ParametersLiteral {
-            log_q: [vec![55], rep(45, 8)].concat(),
-            log_p: rep(56, 3),
-            dnum: 3,
-            log_default_scale: 45,
-            dynamic_special: 4,
-            ..base("test-medium", 12, "test only: N = 2^12 (INSECURE)")
-        },
-        // ark.md Table III for bootstrapping (N = 2^16, L = 23, L_boot = 15, dnum = 4,
-        // alpha = 6), with Lattigo-style prime sizes (ARK's set is "a slightly modified
-        // version of Lattigo's"): a 60-bit q_0, 8 user levels of 50 bits (Delta = 2^50), then
-        // the 15 bootstrapping levels: 3 of 50 bits for SlotToCoeff, 9 of 60 bits for EvalMod
-        // (it runs at the scale of its primes), 3 of 60 bits for CoeffToSlot. Sizes ours;
-        // log2(PQ) ~ 1696.
-        "ark-boot" => ParametersLiteral {
-            log_q: [vec![60], rep(50, 8), rep(50, 3), rep(60, 9), rep(60, 3)].concat(),
-            log_p: rep(61, 6),
-            dnum: 4,
-            log_default_scale: 50,
-            ..base("ark-boot", 16, "ark.md Table III (N, L, L_boot, dnum, alpha) with Lattigo-style bootstrapping prime sizes (ours)")
-        },
-        // REED's bootstrapping "1 -> 30 -> 15" (reed.md Table 3): N = 2^16, L = 30, KeySwitch
-        // with dnum = L + 1 and K = 1 (reed.md 2: "for simplicity ... utilized throughout").
-        // REED's words are 54 bits; our circuit needs q_0 / Delta ~ 2^10, so q_0 and the 12
-        // CoeffToSlot and EvalMod levels are 54-bit primes and the 15 user and 3 SlotToCoeff
-        // levels 44-bit ones (Delta = 2^44); the special prime is 54 bits. Sizes ours;
-        // log2(PQ) ~ 1548.
-        "reed-boot" => ParametersLiteral {
-            log_q: [vec![54], rep(44, 15), rep(44, 3), rep(54, 9), rep(54, 3)].concat(),
-            log_p: rep(54, 1),
-            dnum: 31,
-            log_default_scale: 44,
-            ..base("reed-boot", 16, "reed.md Table 3 bootstrapping (N = 2^16, L = 30, L_boot = 15, dnum = L + 1, K = 1); prime sizes ours (44- and 54-bit where REED's words are 54)")
-        },
-        // REED's bootstrapping for Table 4 (reed.md 6.3: "dnum = 3 ... L = 23, K = 8, and
-        // L_boot = 17", chosen to compare with SHARP at w = 54): N = 2^16, 24 chain limbs in
-        // three digits of 8, eight special primes, 17 bootstrapping levels (4 CoeffToSlot, 9
-        // EvalMod, 4 SlotToCoeff) and L_eff = 6. As in `reed-boot`, q_0 and the CoeffToSlot and
-        // EvalMod levels are 54-bit primes, the user and SlotToCoeff levels 44-bit (Delta =
-        // 2^44), the special primes 54-bit; the widest digit (eight 54-bit primes) stays under
-        // P. Sizes ours; log2(PQ) ~ 1628.
-        "reed-dnum3-boot" => ParametersLiteral {
-            log_q: [vec![54], rep(44, 6), rep(44, 4), rep(54, 9), rep(54, 4)].concat(),
-            log_p: rep(54, 8),
-            dnum: 3,
-            log_default_scale: 44,
-            ..base("reed-dnum3-boot", 16, "reed.md 6.3 / Table 4 bootstrapping (N = 2^16, L = 23, K = 8, dnum = 3, L_boot = 17); prime sizes ours (44- and 54-bit where REED's words are 54)")
-        },
-        // CiFHER's bootstrapping (cifher.md VI-B: L = 48, nine rescalings between
-        // bootstrappings; Table I: 32-bit words, double-prime rescaling, K = 12, P = 2^336).
-        // Every level is a pair of primes under 2^32: the base modulus q_0 q_1 (two 32-bit
-        // primes), 9 user levels and 3 SlotToCoeff levels of two 27-bit primes
-        // (Delta = 2^54, in Table I's 2^47..2^55; q_0 q_1 / Delta = 2^10), then 9 EvalMod and
-        // 3 CoeffToSlot levels of two 28-bit primes; twelve 28-bit special primes and dnum = 5
-        // (digits of 10 limbs). 50 chain primes where CiFHER has 48: our circuit takes 15
-        // levels where the paper's takes 14. Sizes ours; log2(PQ) ~ 1720.
-        "cifher-boot" => ParametersLiteral {
-            log_q: [vec![32, 32], rep(27, 18), rep(27, 6), rep(28, 18), rep(28, 6)].concat(),
-            log_p: rep(28, 12),
-            dnum: 5,
-            log_default_scale: 54,
-            rescaling: Rescaling::DoublePrime,
-            ..base("cifher-boot", 16, "cifher.md VI-B bootstrapping (N = 2^16, 9 usable levels) and Table I (32-bit words, double-prime rescaling, K = 12); prime sizes ours, 50 chain primes where CiFHER has 48")
-        },
-        // H3's bootstrapping shape (h3.md Fig. 9: N = 2^16, 30 levels of which 14 bootstrapping
-        // and 16 effective): q_0, 15 user levels and 3 SlotToCoeff levels of 35 bits
-        // (Delta = 2^35, q_0 / Delta = 2^10), then 9 EvalMod and 3 CoeffToSlot levels of 50
-        // bits (our circuit takes 15 levels, one more than H3's), K = 11 special primes of 45
-        // bits; log2(PQ) ~ 1770.
-        // NOT H3's prime sizes: H3's Barrett units take primes under 2^36 (4.3), and with
-        // single 36-bit primes in EvalMod our bootstrapping keeps only 1 to 4 bits (measured at
-        // N = 2^14 and 2^16; h3.md does not say how it keeps precision). The limb structure,
-        // which is what the simulator charges (at the H3 machine's 36-bit words), is H3's.
-        // dnum = 4 (digits of 8 limbs), not the `h3` preset's 3: with dnum = 3 the widest
-        // digit (ten 50-bit primes, 500 bits) exceeds P (495 bits), which validation refuses.
-        "h3-boot" => ParametersLiteral {
-            log_q: [vec![45], rep(35, 15), rep(35, 3), rep(50, 9), rep(50, 3)].concat(),
-            log_p: rep(45, 11),
-            dnum: 4,
-            log_default_scale: 35,
-            ..base("h3-boot", 16, "h3.md Fig. 9 level structure (N = 2^16, 30 levels; 15 + 15 where H3 has 14 + 16); dnum = 4; prime sizes ours, wider than H3's 36-bit words")
-        },
-        // Lattigo's N = 2^16 bootstrapping shape: 9 user levels of 40 bits (Delta = 2^40), 3
-        // SlotToCoeff levels of 40 bits, 9 EvalMod levels of 60 bits, 4 CoeffToSlot levels of
-        // 56 bits; dnum = 5. q_0 = 50 bits keeps q_0 / Delta = 2^10: EvalMod's error is
-        // multiplied by that ratio, and its sine approximation error grows as the ratio falls
-        // (measured at N = 2^10: 2^20 gives 19.5 bits, 2^8 22.3, 2^10 26.3). Sizes ours;
-        // log2(PQ) ~ 1660.
-        "lattigo-boot" => ParametersLiteral {
-            log_q: [vec![50], rep(40, 9), rep(40, 3), rep(60, 9), rep(56, 4)].concat(),
-            log_p: rep(61, 6),
-            dnum: 5,
-            log_default_scale: 40,
-            ..base("lattigo-boot", 16, "Lattigo-like N = 2^16 bootstrapping default (shape of Lattigo's N16 sets); sizes ours")
-        },
-        // Bootstrapping in CI: N = 2^10; a 60-bit q_0 and three 45-bit user levels
-        // (q_0 / Delta = 2^15), then 14 60-bit levels the bootstrapping circuit consumes (its
-        // EvalMod runs at scale ~2^60); a sparse secret (h = 32) keeps the ModRaise overflow small.
-        "test-boot" => ParametersLiteral {
-            log_q: [vec![60], rep(45, 3), rep(60, 14)].concat(),
-            log_p: rep(61, 4),
-            dnum: 6,
-            log_default_scale: 45,
-            secret: SecretDistribution::Sparse { hamming_weight: 32 },
-            ..base("test-boot", 10, "test only: N = 2^10, sparse secret h = 32 (INSECURE)")
-        },
-        // test-boot with double-prime rescaling (CiFHER-style bootstrapping in CI): a base
-        // modulus of two 30-bit primes, three user levels of a 23- and a 22-bit prime
-        // (Delta = 2^45, q_0 q_1 / Delta = 2^15), then 14 levels of two 30-bit primes.
-        "test-boot-double" => ParametersLiteral {
-            log_q: [vec![30, 30], [23, 22].repeat(3), rep(30, 28)].concat(),
-            log_p: rep(61, 4),
-            dnum: 6,
-            log_default_scale: 45,
-            rescaling: Rescaling::DoublePrime,
-            secret: SecretDistribution::Sparse { hamming_weight: 32 },
-            ..base("test-boot-double", 10, "test only: N = 2^10, double-prime rescaling, sparse secret h = 32 (INSECURE)")
-        },
-        // Double-prime rescaling on 28-bit primes, CiFHER-style (Delta = 2^56).
-        "test-double" => ParametersLiteral {
-            log_q: [vec![40], rep(28, 6)].concat(),
-            log_p: rep(50, 2),
-            dnum: 4,
-            log_default_scale: 56,
-            rescaling: Rescaling::DoublePrime,
-            ..base("test-double", 12, "test only: N = 2^12, double-prime rescaling (INSECURE)")
-        },
-        _ => return None,
-    })
+    let text = crate::params_file::preset_text(name)?;
+    crate::params_file::ParamsFile::parse(text, name)
+        .ok()
+        .map(|f| f.literal)
 }
 
 #[cfg(test)]

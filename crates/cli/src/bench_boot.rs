@@ -10,10 +10,8 @@ use serde_json::json;
 use std::time::Instant;
 use tessera_backend::trace::TraceCounts;
 use tessera_backend::{CpuBackend, Profiled, TraceBackend};
-use tessera_ckks::bootstrap::{linear::BsgsPlan, BootstrapParameters, Bootstrapper};
-use tessera_ckks::{
-    decrypt, CkksContext, CkksError, Evaluator, KeyGenerator, Parameters, PrecisionStats,
-};
+use tessera_ckks::bootstrap::{linear::BsgsPlan, Bootstrapper};
+use tessera_ckks::{decrypt, CkksContext, CkksError, Evaluator, KeyGenerator, PrecisionStats};
 use tessera_math::parallel;
 
 fn message(slots: usize) -> Vec<Complex64> {
@@ -57,11 +55,12 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
             .expect("valid template"),
     );
     bar.set_message(format!("building '{params}' and the circuit"));
-    let (ckks_preset, mut bp) = BootstrapParameters::preset(params)?;
-    bp.of_limb = of_limb;
-    bp.min_ks = min_ks;
-    bp.meta_log_scale = meta_bts;
-    let ctx = CkksContext::new(Parameters::preset(ckks_preset)?)?;
+    // The set's own circuit options stay on (cifher: minimum key-switching); flags add to them.
+    let (ckks_params, mut bp) = tessera_ckks::params_file::resolve_bootstrap(params)?;
+    bp.of_limb |= of_limb;
+    bp.min_ks |= min_ks;
+    bp.meta_log_scale = meta_bts.or(bp.meta_log_scale);
+    let ctx = CkksContext::new(ckks_params)?;
     let boot = Bootstrapper::new(&ctx, bp.clone())?;
     bar.inc(1);
     bar.set_message(format!(
@@ -134,7 +133,7 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
     let (stc_rot, stc_pm) = count(&stc);
     if json {
         crate::bench::bench_json(json!({
-            "op": "bootstrap", "params": params, "ckks_params": ckks_preset, "threads": threads, "median_s": median,
+            "op": "bootstrap", "params": params, "ckks_params": ctx.params().name(), "threads": threads, "median_s": median,
             "min_s": times[0], "reps": reps,
             "precision_bits": st.mean_precision_bits(), "max_error_bits": st.max_error_bits(),
             "levels_left": levels_left, "failure_log2": boot.failure_log2(),
@@ -157,7 +156,8 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
         }
     } else {
         emit(&format!(
-            "bootstrapping at '{params}' (CKKS preset '{ckks_preset}', N = {}, {slots} slots, L = {}, depth {}), CPU backend, kernel {}, {threads} thread(s), {reps} run(s)",
+            "bootstrapping at '{params}' (CKKS set '{}', N = {}, {slots} slots, L = {}, depth {}), CPU backend, kernel {}, {threads} thread(s), {reps} run(s)",
+            ctx.params().name(),
             ctx.params().n(),
             ctx.params().max_level(),
             bp.depth(),

@@ -81,7 +81,7 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
         "{}: building the ring and keys for '{params}'...",
         op.name()
     ));
-    let ctx = CkksContext::new(Parameters::preset(params)?)?;
+    let ctx = CkksContext::new(Parameters::resolve(params)?)?;
     let mut kg = KeyGenerator::new(&ctx)?;
     let sk = kg.secret_key()?;
     let steps: Vec<i64> = match op {

@@ -5,6 +5,7 @@ mod bench;
 mod bench_boot;
 mod bench_ckks;
 mod output;
+mod params;
 mod plan;
 mod reproduce;
 mod run;
@@ -57,7 +58,7 @@ enum Command {
     },
     /// Key-switching decomposition per level: fixed dnum vs dynamic (h3.md 3.1), with costs.
     Plan {
-        /// Parameter preset.
+        /// Parameter preset or parameter file (docs/parameters.md).
         #[arg(long, default_value = "h3")]
         params: String,
         /// One JSON object per level instead of a table.
@@ -67,6 +68,12 @@ enum Command {
         /// level, schoolbook (one limb per digit) vs fixed dnum vs dynamic (h3.md Fig. 9).
         #[arg(long)]
         plot: Option<String>,
+    },
+    /// Parameter sets as files: show a preset in the file form (edit it, pass it back with
+    /// --params FILE), or list the presets.
+    Params {
+        #[command(subcommand)]
+        what: params::ParamsCommand,
     },
     /// Run a program (helr) encrypted on the CPU and check it against its plaintext replica.
     Run(run::RunArgs),
@@ -103,6 +110,7 @@ fn main() {
         Command::Bench { what } => bench::run(what),
         Command::Info { json } => bench::info(json).map_err(Into::into),
         Command::Plan { params, json, plot } => plan::run(&params, json, plot.as_deref()),
+        Command::Params { what } => params::run(&what),
         Command::Run(a) => run::run(&a),
         Command::Simulate(a) => simulate::run(&a).map_err(Into::into),
         Command::Sweep(a) => sweep::run(&a).map_err(Into::into),

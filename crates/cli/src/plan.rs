@@ -7,7 +7,7 @@ use serde_json::json;
 use tessera_ckks::{CkksError, KeySwitchPlan, Parameters};
 
 pub fn run(params: &str, json: bool, plot: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
-    let p = Parameters::preset(params)?;
+    let p = Parameters::resolve(params)?;
     let fixed = KeySwitchPlan::fixed(&p);
     let mut rows = Vec::new();
     let (mut total_fixed, mut total_dyn) = (0.0, 0.0);

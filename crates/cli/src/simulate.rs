@@ -29,8 +29,10 @@ pub struct SimulateArgs {
     /// Data directory of a program workload (default: $TESSERA_DATA, else ../shared/data).
     #[arg(long)]
     pub data: Option<std::path::PathBuf>,
-    /// Parameter preset of a built-in workload (default: ark on vector machines,
-    /// cofhee-n12 on single-PE machines; bootstrap: ark, lattigo, h3, reed, reed-dnum3, cifher, test-boot).
+    /// Parameter preset or parameter file (docs/parameters.md; `tessera params show ark`) of
+    /// a built-in workload (default: ark on vector machines, cofhee-n12 on single-PE
+    /// machines; bootstrap: ark, lattigo, h3, reed, reed-dnum3, cifher, test-boot, or a file
+    /// with a [bootstrap] table, whose circuit options stay on without repeating them).
     #[arg(long)]
     pub params: Option<String>,
     /// Input level of an HE-operation workload (default: the top level).
@@ -76,6 +78,10 @@ pub struct SimulateArgs {
     /// Write a utilization-over-time plot (SVG) to this file.
     #[arg(long)]
     pub plot: Option<String>,
+    /// Write the instruction trace that was simulated to this file (tessera-trace JSON
+    /// Lines; simulate it again with --workload FILE).
+    #[arg(long)]
+    pub save_trace: Option<String>,
 }
 
 impl SimulateArgs {
@@ -97,6 +103,7 @@ impl SimulateArgs {
             warm: self.warm,
             additive: self.additive,
             keep_schedule: self.timeline.is_some() || self.plot.is_some(),
+            save_trace: self.save_trace.clone(),
         })
     }
 }
@@ -140,7 +147,16 @@ pub fn run(a: &SimulateArgs) -> Result<(), LabError> {
             ""
         }
     ));
+    if let Some(l) = &out.params {
+        emit(&format!("parameters '{}': {}", l.name, l.security));
+    }
     let mut rows = vec![vec!["time".into(), format!("{:.3} ms", r.time_s * 1e3)]];
+    for (k, x) in &out.context {
+        rows.push(vec![
+            k.replace('_', " "),
+            x.to_string().trim_matches('"').into(),
+        ]);
+    }
     if let Some(w) = &window {
         rows.push(vec![
             format!("time per {} ({})", w.unit, w.what),
@@ -232,3 +248,4 @@ pub fn run(a: &SimulateArgs) -> Result<(), LabError> {
     table(&["metric", "value"], &rows);
     Ok(())
 }
+

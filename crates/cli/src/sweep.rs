@@ -129,6 +129,7 @@ pub fn run(a: &SweepArgs) -> Result<(), LabError> {
         json: false,
         timeline: None,
         plot: None,
+        save_trace: None,
     }
     .request()?;
     let (w, _) = tessera_lab::workload(&request, &arch, &progress)?;

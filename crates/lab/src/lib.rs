@@ -11,6 +11,7 @@
 
 pub mod error;
 pub mod measure;
+pub mod params_fit;
 pub mod reproduce;
 pub mod request;
 pub mod source;

@@ -150,14 +150,10 @@ impl<'a> Lab<'a> {
             match tessera_programs::record(&name, &opts, true) {
                 Ok(r) => (
                     Meta {
+                        window: Some(Window::of(&r)),
                         label: r.label,
                         slots: r.slots,
                         level: 0,
-                        window: Some(Window {
-                            units: r.iterations,
-                            unit: r.unit,
-                            what: r.window,
-                        }),
                     },
                     r.instrs,
                 ),

@@ -3,6 +3,7 @@
 //! which model, latency or throughput, warm, additive) exists once.
 
 use crate::error::Result;
+use crate::params_fit::{ParameterSet, ParamsLabel};
 use crate::source::{workload, Window};
 use serde_json::json;
 use tessera_sim::additive::Additive;
@@ -83,6 +84,8 @@ pub struct Request {
     pub additive: bool,
     /// Keep the schedule's slots, for a timeline or a utilization plot.
     pub keep_schedule: bool,
+    /// Write the recorded instruction stream to this tessera-trace file.
+    pub save_trace: Option<String>,
 }
 
 impl Request {
@@ -105,6 +108,7 @@ impl Request {
             warm: false,
             additive: false,
             keep_schedule: false,
+            save_trace: None,
         }
     }
 }
@@ -123,6 +127,10 @@ pub struct Outcome {
     pub schedule: Option<Schedule>,
     /// Seconds the simulation took (recording excluded).
     pub simulation_s: f64,
+    /// The CKKS parameter set behind the workload, where it has one (security label).
+    pub params: Option<ParamsLabel>,
+    /// Word, policy, slots and L_eff (or level): what amortised figures are recomputed from.
+    pub context: Vec<(&'static str, serde_json::Value)>,
 }
 
 impl Outcome {
@@ -134,6 +142,12 @@ impl Outcome {
         if let Some(a) = &self.additive {
             v["additive_s"] = json!(a.total_s);
             v["additive_by_op"] = json!(a.by_op);
+        }
+        for (k, x) in &self.context {
+            v[*k] = x.clone();
+        }
+        if let Some(p) = &self.params {
+            v["params"] = json!(p);
         }
         if let Some(w) = &self.window {
             v["window"] = json!(w.what);
@@ -198,8 +212,84 @@ fn check(r: &Request, arch: &Arch) -> Result<()> {
 pub fn run(r: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     let arch = Arch::load_with(&r.arch, &r.sets)?;
     check(r, &arch)?;
+    let set = parameter_set(r, &arch)?;
+    if let Some(s) = &set {
+        s.check_word(&arch)?;
+    }
     let (w, window) = workload(r, &arch, progress)?;
-    simulate(arch, r, &w, window)
+    if let Some(path) = &r.save_trace {
+        save_trace(path, r, set.as_ref(), &w)?;
+    }
+    let mut out = simulate(arch, r, &w, window)?;
+    out.params = set.map(|s| s.label());
+    Ok(out)
+}
+
+/// The CKKS parameter set `r` names (its default where it names none), if it has one.
+fn parameter_set(r: &Request, arch: &Arch) -> Result<Option<ParameterSet>> {
+    let program = crate::source::is_program(&r.workload);
+    let name = match (&r.params, program, arch) {
+        (Some(p), _, _) => p.clone(),
+        (None, true, _) => tessera_programs::registry::default_params(&r.workload).into(),
+        (None, false, Arch::Vector(_)) => "ark".into(),
+        (None, false, Arch::Pe(_)) => "cofhee-n12".into(),
+    };
+    ParameterSet::of_workload(&r.workload, &name, program)
+}
+
+/// Writes the trace that was simulated: a trace file as it was read, a recorded workload over
+/// its parameter set's ring.
+fn save_trace(path: &str, r: &Request, set: Option<&ParameterSet>, w: &Workload) -> Result<()> {
+    let io = |e: std::io::Error| SimError::Io {
+        path: path.to_string(),
+        message: e.to_string(),
+    };
+    let header = match set {
+        Some(s) => s.trace_header(),
+        None if std::path::Path::new(&r.workload).is_file() => {
+            tessera_backend::trace::read_trace_file(std::path::Path::new(&r.workload))
+                .map_err(SimError::Trace)?
+                .0
+        }
+        None => {
+            return Err(SimError::Unsupported(format!(
+                "--save-trace for '{}' at '{}' (its ring is not a parameter preset or file)",
+                r.workload,
+                r.params.as_deref().unwrap_or("its default set")
+            ))
+            .into())
+        }
+    };
+    let f = std::fs::File::create(path).map_err(io)?;
+    tessera_backend::trace::write_trace(std::io::BufWriter::new(f), &header, &w.instrs)
+        .map_err(io)?;
+    Ok(())
+}
+
+/// Word, policy, slots and L_eff of a simulation (or the input level of an HE operation).
+fn context(
+    arch: &Arch,
+    w: &Workload,
+    window: Option<&Window>,
+) -> Vec<(&'static str, serde_json::Value)> {
+    let (word, policy) = match arch {
+        Arch::Vector(m) => (m.clock.word_bits, json!(m.chip.policy)),
+        Arch::Pe(m) => (m.clock.word_bits, serde_json::Value::Null),
+    };
+    let mut v = vec![
+        ("word_bits", json!(word)),
+        ("policy", policy),
+        ("slots", json!(w.slots)),
+    ];
+    if let Some(win) = window {
+        v.push(("l_eff", json!(win.levels_per_boot)));
+    } else if w.label.starts_with("bootstrap") {
+        v.push(("l_eff", json!(w.level)));
+    } else if tessera_programs::workloads::WORKLOADS.contains(&w.label.split('@').next().unwrap_or(""))
+    {
+        v.push(("level", json!(w.level)));
+    }
+    v
 }
 
 /// Simulates an already recorded workload `w` on `arch` with the options of `r` (its mode,
@@ -207,6 +297,7 @@ pub fn run(r: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
 /// [`run`] that a sweep repeats per design point over one recording.
 pub fn simulate(arch: Arch, r: &Request, w: &Workload, window: Option<Window>) -> Result<Outcome> {
     check(r, &arch)?;
+    let context = context(&arch, w, window.as_ref());
     let start = std::time::Instant::now();
     let mut schedule = None;
     let report = match (&arch, r.mode) {
@@ -241,5 +332,7 @@ pub fn simulate(arch: Arch, r: &Request, w: &Workload, window: Option<Window>) -
         window,
         schedule,
         simulation_s: start.elapsed().as_secs_f64(),
+        params: None,
+        context,
     })
 }

@@ -15,6 +15,20 @@ pub struct Window {
     pub units: usize,
     pub unit: &'static str,
     pub what: String,
+    /// Levels between bootstrappings (L_eff).
+    pub levels_per_boot: usize,
+}
+
+impl Window {
+    /// What the steady-state recording `r` of a program holds.
+    pub fn of(r: &tessera_programs::report::Recorded) -> Self {
+        Self {
+            units: r.iterations,
+            unit: r.unit,
+            what: r.window.clone(),
+            levels_per_boot: r.levels_per_boot,
+        }
+    }
 }
 
 /// Whether `name` is a registered program.
@@ -107,6 +121,7 @@ fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
     ));
     let rec = tessera_programs::record(&r.workload, &opts, true)
         .map_err(|e| SimError::Unsupported(e.to_string()))?;
+    let window = Window::of(&rec);
     Ok((
         Workload {
             label: rec.label,
@@ -114,10 +129,6 @@ fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
             slots: rec.slots,
             level: 0,
         },
-        Window {
-            units: rec.iterations,
-            unit: rec.unit,
-            what: rec.window,
-        },
+        window,
     ))
 }

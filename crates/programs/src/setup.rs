@@ -46,23 +46,26 @@ fn test_program_literal() -> ParametersLiteral {
     }
 }
 
-/// The CKKS parameters and bootstrapping circuit of a set in [`PARAMETER_SETS`], bootstrapping
+/// The CKKS parameters and bootstrapping circuit of a set in [`PARAMETER_SETS`] or of a
+/// parameter file with a `[bootstrap]` table (`tessera_ckks::params_file`), bootstrapping
 /// `slots` slots.
 pub fn parameter_set(name: &str, slots: usize) -> Result<(Arc<CkksContext>, Bootstrapper)> {
     let unknown = || ProgramError::Invalid {
         name: "params",
         value: name.to_string(),
-        allowed: PARAMETER_SETS.join(", "),
+        allowed: format!(
+            "{} or a parameter file with a [bootstrap] table",
+            PARAMETER_SETS.join(", ")
+        ),
     };
-    if !PARAMETER_SETS.contains(&name) {
+    if !PARAMETER_SETS.contains(&name) && !std::path::Path::new(name).is_file() {
         return Err(unknown());
     }
     let (params, mut bp) = if name == "test-program" {
         let (_, bp) = BootstrapParameters::preset("test-boot")?;
         (Parameters::new(test_program_literal())?, bp)
     } else {
-        let (ckks, bp) = BootstrapParameters::preset(name).map_err(|_| unknown())?;
-        (Parameters::preset(ckks)?, bp)
+        tessera_ckks::params_file::resolve_bootstrap(name)?
     };
     if slots > params.max_slots() || !slots.is_power_of_two() {
         return Err(ProgramError::Invalid {

@@ -124,10 +124,11 @@ impl Ciphertext {
 
 #[pymethods]
 impl Context {
-    /// A context for a parameter preset (`ark`, `reed`, `lattigo`, `test-small`, ...).
+    /// A context for a parameter preset (`ark`, `reed`, `lattigo`, `test-small`, ...) or a
+    /// parameter file (docs/parameters.md).
     #[new]
     fn new(params: &str) -> PyResult<Self> {
-        Self::from_parameters(Parameters::preset(params).map_err(err)?)
+        Self::from_parameters(Parameters::resolve(params).map_err(err)?)
     }
 
     /// A context for custom parameters: ring degree 2^log_n, chain and special prime sizes in

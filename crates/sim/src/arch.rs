@@ -68,23 +68,23 @@ impl Arch {
             message: e.to_string(),
         };
         let arch = match v.get("model").and_then(|m| m.as_str()) {
-            Some("pe") => {
-                let m: PeMachine = v.try_into().map_err(typed)?;
-                m.validate().map(|_| Arch::Pe(m))
-            }
-            None | Some("vector") => {
-                let m: Machine = v.try_into().map_err(typed)?;
-                m.validate().map(|_| Arch::Vector(m))
-            }
+            Some("pe") => v
+                .try_into()
+                .map_err(typed)
+                .and_then(|m: PeMachine| m.validate().map(|_| Arch::Pe(m))),
+            None | Some("vector") => v
+                .try_into()
+                .map_err(typed)
+                .and_then(|m: Machine| m.validate().map(|_| Arch::Vector(m))),
             Some(other) => Err(SimError::Invalid {
                 name: "model",
                 value: other.to_string(),
                 allowed: "\"vector\" (default) or \"pe\"".into(),
             }),
         };
-        // A range error names this file, and the line if the value is written in it (not
-        // inherited from the description it extends).
-        arch.map_err(|e| crate::limits::locate(e, origin, Some(text)))
+        // A range or type error names the file of the `extends` chain that writes the value,
+        // and its line.
+        arch.map_err(|e| crate::origin::locate_in_chain(e, origin, text, dir))
     }
 
     /// A built-in name or a path to a TOML file.
@@ -236,7 +236,7 @@ pub fn resolve_extends(
     let (text, base_dir) = match BUILTIN.iter().find(|(n, _)| *n == name) {
         Some((_, text)) => (text.to_string(), None),
         None => {
-            let path = dir.map_or_else(|| std::path::PathBuf::from(name), |d| d.join(name));
+            let path = resolve_extends_base(name, dir);
             if !path.exists() {
                 return Err(invalid(format!(
                     "a built-in machine ({}) or an existing TOML file (from {origin})",
@@ -253,6 +253,12 @@ pub fn resolve_extends(
     };
     let base = resolve_extends(parse(&text, name)?, name, base_dir.as_deref(), depth + 1)?;
     merge_over(base, v)
+}
+
+/// The path `extends = name` reads when `name` is not built in: relative to the extending
+/// file's directory `dir` (or the working directory).
+pub fn resolve_extends_base(name: &str, dir: Option<&std::path::Path>) -> std::path::PathBuf {
+    dir.map_or_else(|| std::path::PathBuf::from(name), |d| d.join(name))
 }
 
 /// `over` merged onto `base` (see [`resolve_extends`]). An entry of a named list with

@@ -31,6 +31,7 @@ pub mod error;
 pub mod limits;
 pub mod machine;
 pub mod mapping;
+pub mod origin;
 pub mod plot;
 pub mod report;
 pub mod reservation;

@@ -77,83 +77,27 @@ pub struct BootstrapParameters {
 }
 
 impl BootstrapParameters {
-    /// A bootstrapping parameter set: the CKKS preset it runs on and its circuit.
-    /// `ark` runs on `ark-boot` (ark.md section III-B: three CoeffToSlot and three
-    /// SlotToCoeff levels, the remaining nine of L_boot = 15 for EvalMod), `lattigo` on
-    /// `lattigo-boot` (4 + 9 + 3), `h3` on `h3-boot` (3 + 9 + 3, one level more than h3.md Fig. 9's 14), `reed` on
-    /// `reed-boot` (3 + 9 + 3, reed.md Table 3), `cifher` on `cifher-boot` (3 + 9 + 3 levels
-    /// of two primes each, with minimum key-switching), and `test-boot` and `test-boot-double`
-    /// on themselves (2 + 9 + 2, for CI).
+    /// A built-in bootstrapping parameter set: the CKKS preset it runs on and its circuit,
+    /// both from that preset's file in `configs/params/` (its `[bootstrap]` table). `NAME`
+    /// means the `NAME-boot` file where there is one: `ark` runs on `ark-boot` (ark.md
+    /// section III-B), `lattigo` on `lattigo-boot`, `h3` on `h3-boot`, `reed` on
+    /// `reed-boot` (reed.md Table 3), `reed-dnum3` on `reed-dnum3-boot`, `cifher` on
+    /// `cifher-boot` (with minimum key-switching), and `test-boot` and `test-boot-double` on
+    /// themselves (for CI). Files on disk: [`crate::params_file::resolve_bootstrap`].
     pub fn preset(name: &str) -> Result<(&'static str, Self)> {
-        let base = Self {
-            cts_levels: 3,
-            stc_levels: 3,
-            k_bound: 12.0,
-            cheb_degree: 31,
-            double_angle: 3,
-            encapsulation: Some(32),
-            of_limb: false,
-            min_ks: false,
-            hoisting: true,
-            meta_log_scale: None,
-            slots: None,
-        };
-        Ok(match name {
-            "ark" | "ark-boot" => ("ark-boot", base),
-            "lattigo" | "lattigo-boot" => (
-                "lattigo-boot",
-                Self {
-                    cts_levels: 4,
-                    ..base
-                },
-            ),
-            // h3.md Fig. 9 has 14 bootstrapping levels and 16 effective ones; ours takes 15
-            // (3 CoeffToSlot + 9 EvalMod + 3 SlotToCoeff) and leaves 15: the 8-level EvalMod
-            // variants we measured (degree 31 with two double-angle steps) lose all precision
-            // at K = 12.
-            "h3" | "h3-boot" => ("h3-boot", base),
-            // reed.md Table 3: "1 -> 30 -> 15", 15 bootstrapping levels (3 + 9 + 3).
-            "reed" | "reed-boot" => ("reed-boot", base),
-            // reed.md 6.3 / Table 4: L_boot = 17 (4 + 9 + 4) at dnum = 3.
-            "reed-dnum3" | "reed-dnum3-boot" => (
-                "reed-dnum3-boot",
-                Self {
-                    cts_levels: 4,
-                    stc_levels: 4,
-                    ..base
-                },
-            ),
-            // cifher.md V-B: minimum key-switching yes, on-the-fly limb extension no (its
-            // NTTs cost more die-to-die traffic than the plaintext loads they save);
-            // sparse-secret encapsulation ([12]) is part of its bootstrapping.
-            "cifher" | "cifher-boot" => (
-                "cifher-boot",
-                Self {
-                    min_ks: true,
-                    ..base
-                },
-            ),
-            "test-boot" | "test-boot-double" => (
-                if name == "test-boot" {
-                    "test-boot"
-                } else {
-                    "test-boot-double"
-                },
-                Self {
-                    cts_levels: 2,
-                    stc_levels: 2,
-                    encapsulation: None,
-                    ..base
-                },
-            ),
-            _ => {
-                return Err(CkksError::UnknownPreset(
-                    name.to_string(),
-                    "ark, lattigo, h3, reed, reed-dnum3, cifher, test-boot, test-boot-double"
-                        .into(),
-                ))
+        match crate::params_file::preset_text(&format!("{name}-boot"))
+            .or(crate::params_file::preset_text(name))
+        {
+            Some(_) => {
+                let (builtin, file) = crate::params_file::load_bootstrap(name)?;
+                let bp = file.bootstrap.expect("load_bootstrap checks it");
+                Ok((builtin.expect("a built-in name"), bp))
             }
-        })
+            None => Err(CkksError::UnknownPreset(
+                name.to_string(),
+                crate::params_file::bootstrap_preset_names().join(", "),
+            )),
+        }
     }
 
     /// Estimated log2 of the probability that one bootstrapping of a degree-`n` ciphertext

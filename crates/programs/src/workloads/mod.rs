@@ -10,7 +10,7 @@ pub mod wide;
 use crate::error::ProgramError;
 use tessera_backend::trace::{Instr, Meta, Recorded};
 use tessera_backend::TraceBackend;
-use tessera_ckks::bootstrap::{BootstrapParameters, Bootstrapper};
+use tessera_ckks::bootstrap::Bootstrapper;
 use tessera_ckks::{
     Ciphertext, CkksContext, Evaluator, KeyGenerator, KeySwitchDataflow, KeySwitchPlan, Parameters,
 };
@@ -34,16 +34,19 @@ pub const WORKLOADS: &[&str] = &[
 pub struct WorkloadSpec {
     /// One of [`WORKLOADS`].
     pub name: String,
-    /// CKKS preset (for `bootstrap`: a bootstrapping preset, `ark` / `lattigo` / `h3` / `reed` / `cifher` / `test-boot`).
+    /// CKKS preset or parameter file (for `bootstrap`: a bootstrapping preset, `ark` /
+    /// `lattigo` / `h3` / `reed` / `cifher` / `test-boot`, or a file with `[bootstrap]`).
     pub params: String,
     /// Input level (HE operations; default: the top level).
     pub level: Option<usize>,
-    /// OF-Limb plaintexts in bootstrapping's linear transforms (ark.md IV-B).
+    /// OF-Limb plaintexts in bootstrapping's linear transforms (ark.md IV-B); `false`
+    /// keeps the parameter set's own choice (its file's `[bootstrap]` table).
     pub of_limb: bool,
-    /// Minimum key-switching (multi-hop rotations) in bootstrapping (ark.md IV-A).
+    /// Minimum key-switching (multi-hop rotations) in bootstrapping (ark.md IV-A); `false`
+    /// keeps the set's own choice (`cifher` has it on).
     pub min_ks: bool,
     /// Hoisted baby steps in bootstrapping's DFTs (`BootstrapParameters::hoisting`); `false`
-    /// rotates each baby step on its own.
+    /// rotates each baby step on its own (`true` keeps the set's own choice).
     pub hoisting: bool,
     /// Key-switch dataflow: batched (all digits, then inner products) or streamed (one
     /// digit at a time, reed.md Algorithm 3).
@@ -168,7 +171,7 @@ pub fn record_levels(
             "bootstrapping runs from its own level; record it with `record`".into(),
         ));
     }
-    let ctx = CkksContext::new(Parameters::preset(&spec.params)?)?;
+    let ctx = CkksContext::new(Parameters::resolve(&spec.params)?)?;
     let top = ctx.params().max_level();
     let min = if spec.name == "hmult" { 1 } else { 0 };
     for level in levels.iter().map(|l| l.unwrap_or(top)) {
@@ -336,11 +339,13 @@ fn eager_rotation_key_bytes(ctx: &CkksContext, boot: &Bootstrapper) -> usize {
 }
 
 fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, ProgramError> {
-    let (ckks, mut bp) = BootstrapParameters::preset(&spec.params)?;
-    bp.of_limb = spec.of_limb;
-    bp.min_ks = spec.min_ks;
-    bp.hoisting = spec.hoisting;
-    let ctx = CkksContext::new(Parameters::preset(ckks)?)?;
+    // The set's own circuit options stay on unless its file turns them off (issue 25 item 7:
+    // `cifher` keeps its minimum key-switching without `--min-ks`).
+    let (params, mut bp) = tessera_ckks::params_file::resolve_bootstrap(&spec.params)?;
+    bp.of_limb |= spec.of_limb;
+    bp.min_ks |= spec.min_ks;
+    bp.hoisting &= spec.hoisting;
+    let ctx = CkksContext::new(params)?;
     let boot = Bootstrapper::new(&ctx, bp)?;
     let mut kg = KeyGenerator::from_seed(&ctx, &seed())?;
     let sk = kg.secret_key()?;
@@ -363,13 +368,13 @@ fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, ProgramError> {
     let out = boot.bootstrap(&mut ev, &x, &keys)?;
     store(&mut ev, &out);
     let mut label = format!("bootstrap@{}", spec.params);
-    if spec.min_ks {
+    if boot.parameters().min_ks {
         label.push_str("+min-ks");
     }
-    if spec.of_limb {
+    if boot.parameters().of_limb {
         label.push_str("+of-limb");
     }
-    if !spec.hoisting {
+    if !boot.parameters().hoisting {
         label.push_str("+no-hoisting");
     }
     Ok(Workload {
