@@ -34,7 +34,7 @@ fn unused_units_and_options_may_be_omitted() {
     assert_eq!((m.units.bconv.count, m.units.prng.count), (0, 0));
     assert!(!m.options.seeded_keys && !m.options.of_twist && !m.options.bconv_scale_in_intt);
     // It simulates: BConv runs on the MADUs.
-    let w = tessera_sim::workload::record(&tessera_sim::workload::WorkloadSpec::new(
+    let w = tessera_programs::workloads::record(&tessera_programs::workloads::WorkloadSpec::new(
         "keyswitch",
         "test-small",
     ))
