@@ -306,6 +306,10 @@ pub struct Machine {
     /// Yield and cost constants (optional).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<crate::cost::CostModel>,
+    /// What the predictive area / power model needs beyond the above (optional; see
+    /// [`crate::area`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub area: Option<crate::area::spec::AreaSpec>,
 }
 
 impl Machine {
@@ -475,6 +479,9 @@ impl Machine {
         }
         if let Some(cost) = &self.cost {
             cost.validate()?;
+        }
+        if let Some(a) = &self.area {
+            a.validate(&crate::area::tech::Technology::builtin()?)?;
         }
         Ok(())
     }

@@ -59,6 +59,13 @@ pub struct Report {
     pub monolithic: Option<crate::cost::PackageCost>,
     /// What `energy_j` (and the average power and EDAP derived from it) covers.
     pub energy_scope: EnergyScope,
+    /// Where `area_mm2`, `peak_power_w` and `components` come from:
+    /// [`crate::area::INPUT_LABEL`], the component tables copied into the description.
+    pub area_source: &'static str,
+    /// The area, peak power and cost predicted from the description's units, memories and
+    /// node ([`crate::area`]); absent for a description without an `[area]` section.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub area_predicted: Option<crate::area::AreaPowerPrediction>,
 }
 
 /// What a report's energy covers, from what the machine description cites: a paper that
@@ -229,6 +236,8 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
         tasks_per_minute: if time_s > 0.0 { 60.0 / time_s } else { 0.0 },
         package: m.cost.as_ref().map(|c| c.package(area, m.die_count())),
         monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
+        area_source: crate::area::INPUT_LABEL,
+        area_predicted: m.area.as_ref().and(crate::area::predict(m).ok()),
     }
 }
 
@@ -280,6 +289,7 @@ pub fn throughput(
         offchip_bytes: one.offchip_bytes * k,
         noc_bytes: one.noc_bytes * k,
         io_noc_bytes: one.io_noc_bytes * k,
+        area_predicted: m.area.as_ref().and(crate::area::predict(m).ok()),
         ..one
     })
 }
