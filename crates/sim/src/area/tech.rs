@@ -160,7 +160,16 @@ impl Technology {
     /// assert!(t.logic_factor(28.0).unwrap() > 4.0);
     /// ```
     pub fn builtin() -> Result<Self, SimError> {
-        Self::from_toml(COMPONENTS, NODES)
+        // Parsed once: every report predicts its machine's area.
+        static BUILTIN: std::sync::OnceLock<Result<Technology, String>> =
+            std::sync::OnceLock::new();
+        BUILTIN
+            .get_or_init(|| Self::from_toml(COMPONENTS, NODES).map_err(|e| e.to_string()))
+            .clone()
+            .map_err(|message| SimError::Config {
+                origin: "configs/tech".into(),
+                message,
+            })
     }
 
     /// Parses and checks both files: every figure positive and finite, every anchor list
