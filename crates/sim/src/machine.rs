@@ -301,7 +301,9 @@ pub struct Machine {
     pub units: Units,
     pub memory: Memories,
     pub options: Options,
-    #[serde(rename = "component")]
+    /// The papers' area and peak-power tables, copied (optional: without them reports use
+    /// the predicted area, [`crate::area`]).
+    #[serde(rename = "component", default)]
     pub components: Vec<Component>,
     /// Yield and cost constants (optional).
     #[serde(default, skip_serializing_if = "Option::is_none")]

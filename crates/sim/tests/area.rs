@@ -178,3 +178,107 @@ fn reports_carry_the_prediction_next_to_the_labelled_input() {
         .get("area_predicted")
         .is_none());
 }
+
+/// A design of one's own, written as a file with no copied component table: its reports
+/// use the predicted area and peak power, labelled so.
+const OWN_DESIGN: &str = r#"
+name = "two-core-28nm"
+description = "2 clusters x 128 lanes, 48-bit words, 32 MB SRAM, one HBM stack, 28 nm"
+
+[clock]
+ghz = 1.0
+word_bits = 48
+cite = "example"
+
+[chip]
+clusters = 2
+lanes = 128
+policy = "alternating"
+cite = "example"
+
+[units.ntt]
+count = 1
+elements_per_cycle = 128
+cite = "example"
+
+[units.bconv]
+count = 1
+lanes = 128
+macs_per_lane = 4
+cite = "example"
+
+[units.auto]
+count = 1
+elements_per_cycle = 128
+cite = "example"
+
+[units.madu]
+count = 2
+elements_per_cycle = 128
+cite = "example"
+
+[units.prng]
+count = 1
+elements_per_cycle = 128
+cite = "example"
+
+[memory.scratchpad]
+capacity_mb = 32.0
+bandwidth_gbs = 4000.0
+cite = "example"
+
+[memory.register_file]
+bandwidth_gbs = 8000.0
+cite = "example"
+
+[memory.offchip]
+bandwidth_gbs = 500.0
+stacks = 1
+cite = "example"
+
+[memory.noc]
+bandwidth_gbs = 1000.0
+cite = "example"
+
+[options]
+seeded_keys = true
+of_twist = true
+bconv_scale_in_intt = true
+cite = "example"
+
+[area]
+node_nm = 28.0
+ntt_points = 65536
+offchip_phy = "hbm"
+register_file_shared = true
+cite = "example"
+"#;
+
+#[test]
+fn a_description_without_component_tables_reports_the_prediction() {
+    let m = Machine::from_toml(OWN_DESIGN, "own.toml").unwrap();
+    assert!(m.components.is_empty());
+    let p = predict(&m).unwrap();
+    let w = tessera_sim::workload::record(&tessera_sim::workload::WorkloadSpec::new(
+        "hmult",
+        "test-small",
+    ))
+    .unwrap();
+    let r = tessera_sim::simulate(&m, &w.label, &w.instrs).unwrap();
+    assert_eq!(r.area_source, tessera_sim::area::PREDICTED_LABEL);
+    assert_eq!(r.area_mm2, p.total_area_mm2);
+    assert_eq!(r.peak_power_w, p.total_peak_w);
+    assert!(r.area_mm2 > 0.0 && r.edap.is_finite());
+    // Its energy follows the predicted components' peak power and utilization.
+    assert_eq!(r.energy_scope, tessera_sim::report::EnergyScope::Full);
+    assert!(r.energy_j > 0.0 && r.avg_power_w > 0.0 && r.avg_power_w <= r.peak_power_w);
+    let t = tessera_sim::report::throughput(&m, &w.label, &w.instrs).unwrap();
+    assert_eq!(t.area_source, tessera_sim::area::PREDICTED_LABEL);
+    assert!((t.area_mm2 - p.total_area_mm2).abs() < 1e-9);
+    assert!(t.avg_power_w > 0.0 && t.avg_power_w <= t.peak_power_w * (1.0 + 1e-9));
+    // With a copied table, the table overrides the prediction (and says so).
+    let ark = Machine::load("ark").unwrap();
+    let r = tessera_sim::simulate(&ark, &w.label, &w.instrs).unwrap();
+    assert_eq!(r.area_source, INPUT_LABEL);
+    assert_eq!(r.area_mm2, tessera_sim::report::area_power(&ark).0);
+}

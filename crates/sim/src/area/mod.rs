@@ -28,7 +28,7 @@ use crate::arch::Arch;
 use crate::cofhee::PeMachine;
 use crate::cost::PackageCost;
 use crate::error::SimError;
-use crate::machine::{Machine, Topology};
+use crate::machine::{Activity, Component, Machine, Per, Topology};
 use blocks::{Blocks, Part};
 use serde::Serialize;
 use spec::{AreaSpec, OffchipPhy};
@@ -74,6 +74,59 @@ pub const BASIS: &str = "predicted: component model of crates/sim/src/area with 
 
 /// The label of the copied component tables of a machine description.
 pub const INPUT_LABEL: &str = "input: paper's table";
+
+/// The label of a report's area when it is this model's prediction: the description has no
+/// component table to override it.
+pub const PREDICTED_LABEL: &str = "predicted (the description has no component table)";
+
+/// `m` with its predicted components as its component table, for a description that has no
+/// copied table: per cluster, each with the activity its energy follows, so reports of such a
+/// design carry its predicted area, peak power, energy and cost. `None` when `m` has a table
+/// (which then overrides the prediction), no `[area]` section, or nothing predicted.
+pub fn with_predicted_components(m: &Machine) -> Option<Machine> {
+    if !m.components.is_empty() {
+        return None;
+    }
+    let p = predict(m).ok()?;
+    if p.components.is_empty() {
+        return None;
+    }
+    let k = m.chip.clusters as f64;
+    let mut out = m.clone();
+    out.components = p
+        .components
+        .iter()
+        .map(|c| Component {
+            name: c.name.clone(),
+            area_mm2: c.area_mm2 / k,
+            peak_w: c.peak_w.unwrap_or(0.0) / k,
+            count: 1.0,
+            per: Per::Cluster,
+            activity: activity_of(m, &c.name),
+            cite: BASIS.to_string(),
+        })
+        .collect();
+    Some(out)
+}
+
+/// What a predicted component's energy follows. Memories and links whose energy the
+/// description charges per bit (`pj_per_bit`) get none here, so it is not counted twice.
+fn activity_of(m: &Machine, name: &str) -> Activity {
+    let per_bit_off = m.memory.offchip.pj_per_bit > 0.0;
+    let per_bit_noc = m.memory.noc.pj_per_bit > 0.0;
+    match name {
+        "NTT units" => Activity::Ntt,
+        "MAU arrays" => Activity::Ntt,
+        "BConv units" => Activity::Bconv,
+        "Automorphism units" => Activity::Auto,
+        "Element-wise units" => Activity::Madu,
+        "Scratchpad" => Activity::Scratchpad,
+        "Register files" => Activity::RegisterFile,
+        "HBM PHYs" | "I/O dies" if !per_bit_off => Activity::Offchip,
+        "NoC" | "Routers" | "Die-to-die PHYs" if !per_bit_noc => Activity::Noc,
+        _ => Activity::None,
+    }
+}
 
 struct Builder {
     components: Vec<ComponentPrediction>,
