@@ -1,6 +1,7 @@
 //! `tessera`: the command-line front end. Holds no logic of its own beyond argument handling
 //! and presentation; measurements come from the library crates.
 
+mod area;
 mod bench;
 mod bench_boot;
 mod bench_ckks;
@@ -93,6 +94,8 @@ enum Command {
         #[arg(long)]
         markdown: bool,
     },
+    /// A design's predicted area, peak power and cost, component by component.
+    Area(area::AreaArgs),
     /// Show the CPU features and the NTT kernels this machine can run.
     Info {
         /// Print one JSON object instead of a table.
@@ -114,6 +117,7 @@ fn main() {
         Command::Run(a) => run::run(&a),
         Command::Simulate(a) => simulate::run(&a).map_err(Into::into),
         Command::Sweep(a) => sweep::run(&a).map_err(Into::into),
+        Command::Area(a) => area::run(&a).map_err(Into::into),
         Command::Reproduce {
             paper,
             json,

@@ -189,7 +189,10 @@ pub fn run(a: &SimulateArgs) -> Result<(), LabError> {
             "average power".into(),
             format!("{:.1} W (peak {:.1} W)", r.avg_power_w, r.peak_power_w),
         ],
-        vec!["area".into(), format!("{:.1} mm2", r.area_mm2)],
+        vec![
+            "area".into(),
+            format!("{:.1} mm2 ({})", r.area_mm2, r.area_source),
+        ],
         vec![
             "off-chip traffic".into(),
             format!("{:.1} MB", r.offchip_bytes / 1e6),
@@ -200,6 +203,16 @@ pub fn run(a: &SimulateArgs) -> Result<(), LabError> {
             format!("{:.1} MB", r.peak_onchip_bytes / 1048576.0),
         ],
     ]);
+    if let Some(p) = r
+        .area_predicted
+        .as_ref()
+        .filter(|_| r.area_source != tessera_sim::area::PREDICTED_LABEL)
+    {
+        rows.push(vec![
+            "  predicted (tessera area)".into(),
+            format!("{:.1} mm2, peak {:.1} W", p.total_area_mm2, p.total_peak_w),
+        ]);
+    }
     if r.io_noc_bytes > 0.0 {
         rows.push(vec![
             "  NoC traffic between I/O dies and clusters".into(),

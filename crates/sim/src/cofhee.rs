@@ -88,6 +88,9 @@ pub struct PeMachine {
     pub power: PePower,
     #[serde(rename = "component")]
     pub components: Vec<PeComponent>,
+    /// What the predictive area model needs (optional; see [`crate::area`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub area: Option<crate::area::spec::AreaSpec>,
 }
 
 impl PeMachine {
@@ -139,6 +142,9 @@ impl PeMachine {
                 c.area_mm2,
                 MAX_QUANTITY,
             )?;
+        }
+        if let Some(a) = &self.area {
+            a.validate(&crate::area::tech::Technology::builtin()?)?;
         }
         Ok(())
     }
@@ -320,5 +326,11 @@ pub fn simulate_pe(m: &PeMachine, workload: &str, instrs: &[Instr]) -> Result<Re
         package: None,
         monolithic: None,
         time_by_op_s,
+        area_source: crate::area::INPUT_LABEL,
+        area_predicted: m.area.as_ref().and_then(|_| {
+            crate::area::tech::Technology::builtin()
+                .and_then(|t| crate::area::predict_pe_with(m, &t))
+                .ok()
+        }),
     })
 }

@@ -24,6 +24,7 @@
 
 pub mod additive;
 pub mod arch;
+pub mod area;
 pub mod cofhee;
 pub mod cost;
 pub mod engine;

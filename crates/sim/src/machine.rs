@@ -340,11 +340,17 @@ pub struct Machine {
     pub memory: Memories,
     #[serde(default)]
     pub options: Options,
-    #[serde(rename = "component")]
+    /// The papers' area and peak-power tables, copied (optional: without them reports use
+    /// the predicted area, [`crate::area`]).
+    #[serde(rename = "component", default)]
     pub components: Vec<Component>,
     /// Yield and cost constants (optional).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<crate::cost::CostModel>,
+    /// What the predictive area / power model needs beyond the above (optional; see
+    /// [`crate::area`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub area: Option<crate::area::spec::AreaSpec>,
 }
 
 impl Machine {
@@ -526,6 +532,9 @@ impl Machine {
         }
         if let Some(cost) = &self.cost {
             cost.validate()?;
+        }
+        if let Some(a) = &self.area {
+            a.validate(&crate::area::tech::Technology::builtin()?)?;
         }
         Ok(())
     }

@@ -59,6 +59,14 @@ pub struct Report {
     pub monolithic: Option<crate::cost::PackageCost>,
     /// What `energy_j` (and the average power and EDAP derived from it) covers.
     pub energy_scope: EnergyScope,
+    /// Where `area_mm2` and `peak_power_w` come from: [`crate::area::INPUT_LABEL`], the
+    /// component tables copied into the description, or, for a description without one,
+    /// [`crate::area::PREDICTED_LABEL`].
+    pub area_source: &'static str,
+    /// The area, peak power and cost predicted from the description's units, memories and
+    /// node ([`crate::area`]); absent for a description without an `[area]` section.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub area_predicted: Option<crate::area::AreaPowerPrediction>,
 }
 
 /// What a report's energy covers, from what the machine description cites: a paper that
@@ -172,6 +180,12 @@ fn activity_key(a: Activity) -> &'static str {
 
 /// The report of schedule `s` of `workload` on `m`.
 pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
+    if let Some(with) = crate::area::with_predicted_components(m) {
+        return Report {
+            area_source: crate::area::PREDICTED_LABEL,
+            ..report(&with, workload, s)
+        };
+    }
     let time_s = s.cycles / (m.clock.ghz * 1e9);
     let util = utilization(m, s);
     let components: Vec<ComponentCost> = m
@@ -229,6 +243,8 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
         tasks_per_minute: if time_s > 0.0 { 60.0 / time_s } else { 0.0 },
         package: m.cost.as_ref().map(|c| c.package(area, m.die_count())),
         monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
+        area_source: crate::area::INPUT_LABEL,
+        area_predicted: m.area.as_ref().and_then(|_| crate::area::predict(m).ok()),
     }
 }
 
@@ -240,6 +256,12 @@ pub fn throughput(
     workload: &str,
     instrs: &[tessera_backend::trace::Instr],
 ) -> Result<Report, crate::error::SimError> {
+    if let Some(with) = crate::area::with_predicted_components(m) {
+        return Ok(Report {
+            area_source: crate::area::PREDICTED_LABEL,
+            ..throughput(&with, workload, instrs)?
+        });
+    }
     let k = m.chip.clusters as f64;
     let shared = (m.options.synchronous_sharing && m.chip.clusters > 1).then(|| {
         let (busiest, total) = crate::mapping::Net::of(m).all_gather_load();
@@ -280,6 +302,7 @@ pub fn throughput(
         offchip_bytes: one.offchip_bytes * k,
         noc_bytes: one.noc_bytes * k,
         io_noc_bytes: one.io_noc_bytes * k,
+        area_predicted: m.area.as_ref().and_then(|_| crate::area::predict(m).ok()),
         ..one
     })
 }

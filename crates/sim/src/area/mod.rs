@@ -1,0 +1,453 @@
+//! Predictive area, power and cost (issue 25, item 4): a design's area and peak power follow
+//! from its description (lanes, word width, SRAM capacity, interconnect, PHYs, technology
+//! node) through a component model per unit kind, with every constant a cited hardware
+//! parameter (`configs/tech/*.toml`) and none fitted to a design's total. The copied
+//! component tables of the machine descriptions stay as an input, labelled as such; the
+//! calibrated designs' published totals are targets ([`targets`]).
+//!
+//! ```
+//! use tessera_sim::{area, machine::Machine};
+//! let p = area::predict(&Machine::load("ark").unwrap()).unwrap();
+//! assert!(p.total_area_mm2 > 100.0 && p.total_area_mm2 < 1000.0);
+//! assert!(p.components.iter().any(|c| c.name == "NTT units"));
+//! ```
+
+pub mod automorphism;
+pub mod bconv;
+pub mod blocks;
+pub mod elementwise;
+pub mod noc;
+pub mod ntt;
+pub mod phy;
+pub mod spec;
+pub mod sram;
+pub mod targets;
+pub mod tech;
+
+use crate::arch::Arch;
+use crate::cofhee::PeMachine;
+use crate::cost::PackageCost;
+use crate::error::SimError;
+use crate::machine::{Activity, Component, Machine, Per, Topology};
+use blocks::{Blocks, Part};
+use serde::Serialize;
+use spec::{AreaSpec, OffchipPhy};
+use tech::Technology;
+
+/// One predicted component of a design.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ComponentPrediction {
+    pub name: String,
+    pub area_mm2: f64,
+    /// Peak power in W; `None` where the model has no energy for it.
+    pub peak_w: Option<f64>,
+    pub basis: String,
+}
+
+/// A part of the design the model cannot predict, and why.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct NotModelled {
+    pub name: String,
+    pub reason: String,
+}
+
+/// A design's predicted area, peak power and cost.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct AreaPowerPrediction {
+    pub arch: String,
+    pub node_nm: f64,
+    pub components: Vec<ComponentPrediction>,
+    pub not_modelled: Vec<NotModelled>,
+    pub total_area_mm2: f64,
+    /// Sum of the components' peak powers (those without one count 0).
+    pub total_peak_w: f64,
+    /// This package's yield and cost at the predicted area (machines with a cost model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<PackageCost>,
+    /// Where the constants come from.
+    pub basis: &'static str,
+}
+
+/// What every prediction says about its constants.
+pub const BASIS: &str = "predicted: component model of crates/sim/src/area with the cited \
+    constants of configs/tech/components.toml and nodes.toml (none fitted to a design's total)";
+
+/// The label of the copied component tables of a machine description.
+pub const INPUT_LABEL: &str = "input: paper's table";
+
+/// The label of a report's area when it is this model's prediction: the description has no
+/// component table to override it.
+pub const PREDICTED_LABEL: &str = "predicted (the description has no component table)";
+
+/// `m` with its predicted components as its component table, for a description that has no
+/// copied table: per cluster, each with the activity its energy follows, so reports of such a
+/// design carry its predicted area, peak power, energy and cost. `None` when `m` has a table
+/// (which then overrides the prediction), no `[area]` section, or nothing predicted.
+pub fn with_predicted_components(m: &Machine) -> Option<Machine> {
+    if !m.components.is_empty() {
+        return None;
+    }
+    let p = predict(m).ok()?;
+    if p.components.is_empty() {
+        return None;
+    }
+    let k = m.chip.clusters as f64;
+    let mut out = m.clone();
+    out.components = p
+        .components
+        .iter()
+        .map(|c| Component {
+            name: c.name.clone(),
+            area_mm2: c.area_mm2 / k,
+            peak_w: c.peak_w.unwrap_or(0.0) / k,
+            count: 1.0,
+            per: Per::Cluster,
+            activity: activity_of(m, &c.name),
+            cite: BASIS.to_string(),
+        })
+        .collect();
+    Some(out)
+}
+
+/// What a predicted component's energy follows. Memories and links whose energy the
+/// description charges per bit (`pj_per_bit`) get none here, so it is not counted twice.
+fn activity_of(m: &Machine, name: &str) -> Activity {
+    let per_bit_off = m.memory.offchip.pj_per_bit > 0.0;
+    let per_bit_noc = m.memory.noc.pj_per_bit > 0.0;
+    match name {
+        "NTT units" => Activity::Ntt,
+        "MAU arrays" => Activity::Ntt,
+        "BConv units" => Activity::Bconv,
+        "Automorphism units" => Activity::Auto,
+        "Element-wise units" => Activity::Madu,
+        "Scratchpad" => Activity::Scratchpad,
+        "Register files" => Activity::RegisterFile,
+        "HBM PHYs" | "I/O dies" if !per_bit_off => Activity::Offchip,
+        "NoC" | "Routers" | "Die-to-die PHYs" if !per_bit_noc => Activity::Noc,
+        _ => Activity::None,
+    }
+}
+
+struct Builder {
+    components: Vec<ComponentPrediction>,
+    not_modelled: Vec<NotModelled>,
+}
+
+impl Builder {
+    fn add(&mut self, name: &str, p: Part) {
+        if p.area_mm2 > 0.0 || p.peak_w.is_some_and(|w| w > 0.0) {
+            self.components.push(ComponentPrediction {
+                name: name.to_string(),
+                area_mm2: p.area_mm2,
+                peak_w: p.peak_w,
+                basis: p.basis,
+            });
+        }
+    }
+
+    fn skip(&mut self, name: &str, reason: &str) {
+        self.not_modelled.push(NotModelled {
+            name: name.to_string(),
+            reason: reason.to_string(),
+        });
+    }
+
+    fn finish(
+        self,
+        arch: &str,
+        node_nm: f64,
+        package: impl Fn(f64) -> Option<PackageCost>,
+    ) -> AreaPowerPrediction {
+        let area: f64 = self.components.iter().map(|c| c.area_mm2).sum();
+        AreaPowerPrediction {
+            arch: arch.to_string(),
+            node_nm,
+            total_peak_w: self.components.iter().filter_map(|c| c.peak_w).sum(),
+            package: package(area),
+            total_area_mm2: area,
+            components: self.components,
+            not_modelled: self.not_modelled,
+            basis: BASIS,
+        }
+    }
+}
+
+fn spec_of<'a>(spec: &'a Option<AreaSpec>, name: &str) -> Result<&'a AreaSpec, SimError> {
+    spec.as_ref().ok_or_else(|| {
+        SimError::Unsupported(format!(
+            "area prediction for '{name}': its description has no [area] section (node_nm, \
+             offchip_phy, ...; see docs/simulator.md, \"Predicted area\")"
+        ))
+    })
+}
+
+/// [`predict_with`] the built-in technology.
+pub fn predict(m: &Machine) -> Result<AreaPowerPrediction, SimError> {
+    predict_with(m, &Technology::builtin()?)
+}
+
+/// The predicted area and peak power of vector machine `m` in technology `tech`.
+pub fn predict_with(m: &Machine, tech: &Technology) -> Result<AreaPowerPrediction, SimError> {
+    let spec = spec_of(&m.area, &m.name)?;
+    spec.validate(tech)?;
+    let b = Blocks::new(tech, spec.node_nm)?;
+    let (w, ghz, k) = (m.clock.word_bits, m.clock.ghz, m.chip.clusters);
+    let u = &m.units;
+    let mut out = Builder {
+        components: Vec::new(),
+        not_modelled: Vec::new(),
+    };
+    let per_chip = |p: Part| Part {
+        area_mm2: p.area_mm2 * k as f64,
+        peak_w: p.peak_w.map(|x| x * k as f64),
+        basis: format!("{k} x ({})", p.basis),
+    };
+    if m.options.unified_mau {
+        // One array of modular-arithmetic lanes runs everything (h3.md 4.3): each lane a
+        // multiplier and the two adders of a butterfly.
+        out.add(
+            "MAU arrays",
+            per_chip(elementwise::elementwise_units(
+                &b,
+                u.madu.count,
+                u.madu.elements_per_cycle,
+                w,
+                2,
+                ghz,
+            )),
+        );
+        out.skip(
+            "lane interconnect and NTT buffers of the MAU array",
+            "no cited figure for H3's shuffle network",
+        );
+    } else {
+        let points = spec.ntt_points.ok_or_else(|| SimError::Field {
+            origin: String::new(),
+            line: None,
+            name: "area.ntt_points".into(),
+            value: "absent".into(),
+            allowed: "the ring degree the NTT unit is built for (a power of two), required \
+                      for a machine with NTT units"
+                .into(),
+        })?;
+        let one = ntt::ntt_unit(
+            &b,
+            spec.ntt,
+            u.ntt.elements_per_cycle,
+            points,
+            w,
+            m.options.of_twist,
+            ghz,
+        )?;
+        let n = (u.ntt.count * k) as f64;
+        out.add(
+            "NTT units",
+            Part {
+                area_mm2: one.area_mm2 * n,
+                peak_w: one.peak_w.map(|x| x * n),
+                basis: format!("{n} x ({})", one.basis),
+            },
+        );
+        if u.bconv.count > 0 {
+            out.add(
+                "BConv units",
+                per_chip(bconv::bconv_units(
+                    &b,
+                    u.bconv.count,
+                    u.bconv.lanes,
+                    u.bconv.macs_per_lane,
+                    w,
+                    ghz,
+                )),
+            );
+        }
+        out.add(
+            "Automorphism units",
+            per_chip(automorphism::auto_units(
+                &b,
+                u.auto.count,
+                u.auto.elements_per_cycle,
+                w,
+                ghz,
+            )),
+        );
+        out.add(
+            "Element-wise units",
+            per_chip(elementwise::elementwise_units(
+                &b,
+                u.madu.count,
+                u.madu.elements_per_cycle,
+                w,
+                1,
+                ghz,
+            )),
+        );
+    }
+    out.skip("PRNG", "no cited figure for a PRNG lane");
+    memories(m, spec, &b, &mut out)?;
+    interconnect(m, spec, &b, &mut out);
+    Ok(out.finish(&m.name, spec.node_nm, |a| {
+        m.cost.as_ref().map(|c| c.package(a, m.die_count()))
+    }))
+}
+
+/// Scratchpad, register file and off-chip PHYs.
+fn memories(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) -> Result<(), SimError> {
+    let sp = &m.memory.scratchpad;
+    match sp.capacity_mb {
+        Some(_) => out.add(
+            "Scratchpad",
+            sram::sram(b, m.scratchpad_mb(), spec.scratchpad_ports, m.total_gbs(sp))?,
+        ),
+        None => out.skip(
+            "Scratchpad",
+            "capacity not given (memory.scratchpad.capacity_mb)",
+        ),
+    }
+    if !spec.register_file_shared {
+        match spec.register_file_mb {
+            Some(mb) => out.add(
+                "Register files",
+                sram::sram(b, mb, 1, m.total_gbs(&m.memory.register_file))?,
+            ),
+            None => out.skip(
+                "Register files",
+                "capacity not stated by the design (area.register_file_mb)",
+            ),
+        }
+    }
+    for s in &spec.extra_srams {
+        out.add(&s.name, sram::sram(b, s.kb / 1024.0, s.ports, 0.0)?);
+    }
+    let off = &m.memory.offchip;
+    match spec.offchip_phy {
+        OffchipPhy::Hbm if off.io_dies == 0 => {
+            out.add("HBM PHYs", phy::hbm_phys(b, off.stacks, m.total_gbs(off)))
+        }
+        OffchipPhy::Hbm => {} // on the I/O dies: see `interconnect`
+        OffchipPhy::HybridBond => out.skip(
+            "Memory controllers and DRAM interface",
+            "no cited area for a hybrid-bonding DRAM interface",
+        ),
+        OffchipPhy::Ddr => out.skip("DDR PHYs", "no cited area for a DDR PHY"),
+        OffchipPhy::None => {}
+    }
+    Ok(())
+}
+
+/// Routers or crossbars, die-to-die PHYs and I/O dies.
+fn interconnect(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) {
+    let k = m.chip.clusters;
+    if k < 2 {
+        return;
+    }
+    let noc = &m.memory.noc;
+    let bits_per_cycle = |gbs: f64| gbs / m.clock.ghz * 8.0;
+    let net = m.net();
+    let multi_die = m.die_count() > 1;
+    if noc.topology == Topology::Crossbar {
+        // One shared network: a crossbar of `k` ports sharing the bandwidth.
+        out.add(
+            "NoC",
+            noc::switches(b, 1, k, bits_per_cycle(m.total_gbs(noc)) / k as f64),
+        );
+    } else {
+        // A router per cluster: one port per link it drives, plus the local port.
+        let mut degree = vec![0usize; k];
+        for i in 0..net.len() {
+            let (s, _) = net.edges[i];
+            if s < k {
+                degree[s] += 1;
+            }
+        }
+        let p = degree
+            .iter()
+            .map(|d| noc::switches(b, 1, d + 1, bits_per_cycle(noc.bandwidth_gbs)).area_mm2);
+        let area: f64 = p.sum();
+        out.add(
+            "Routers",
+            Part {
+                area_mm2: area,
+                peak_w: None,
+                basis: format!(
+                    "{k} routers of (links + 1) ports x {:.0} bits",
+                    bits_per_cycle(noc.bandwidth_gbs)
+                ),
+            },
+        );
+    }
+    if !multi_die {
+        out.skip("NoC wires", "semi-global wire area is not modelled");
+        return;
+    }
+    let Some(gts) = spec.d2d_gts else {
+        out.skip("Die-to-die PHYs", "no data rate given (area.d2d_gts)");
+        return;
+    };
+    let core_links = (0..net.len())
+        .filter(|&i| net.edges[i].0 < k && net.edges[i].1 < k)
+        .count();
+    // Each directed core-to-core link has a sending and a receiving end.
+    out.add(
+        "Die-to-die PHYs",
+        phy::d2d_phys(b, 2 * core_links, noc.bandwidth_gbs, gts),
+    );
+    let io_links = net.len() - core_links;
+    if io_links > 0 {
+        let off = &m.memory.offchip;
+        let hbm = phy::hbm_phys(b, off.stacks, m.total_gbs(off));
+        let d2d = phy::d2d_phys(b, 2 * io_links, noc.bandwidth_gbs, gts);
+        // The I/O dies hold the HBM PHYs and their ends of the links to the cores; the
+        // cores' ends are counted there too (the cores' own PHYs are above).
+        out.add(
+            "I/O dies",
+            Part {
+                area_mm2: hbm.area_mm2 + d2d.area_mm2,
+                peak_w: Some(hbm.peak_w.unwrap_or(0.0) + d2d.peak_w.unwrap_or(0.0)),
+                basis: format!("{}; {}", hbm.basis, d2d.basis),
+            },
+        );
+    }
+}
+
+/// The predicted area and peak power of single-PE machine `m` (CoFHEE): the PE's modular
+/// multiplier and adders, its dual- and single-port SRAMs, and the description's other SRAMs.
+pub fn predict_pe_with(m: &PeMachine, tech: &Technology) -> Result<AreaPowerPrediction, SimError> {
+    let spec = spec_of(&m.area, &m.name)?;
+    spec.validate(tech)?;
+    let b = Blocks::new(tech, spec.node_nm)?;
+    let w = m.clock.word_bits;
+    let ghz = m.clock.mhz / 1e3;
+    let mut out = Builder {
+        components: Vec::new(),
+        not_modelled: Vec::new(),
+    };
+    out.add("PE", elementwise::elementwise_units(&b, 1, 1, w, 2, ghz));
+    let mb = m.memory.sram_words as f64 * w as f64 / 8.0 / 1048576.0;
+    let bw = |ports: f64| ports * w as f64 / 8.0 * ghz;
+    out.add(
+        "Dual-port SRAMs",
+        sram::sram(&b, mb * m.memory.dual_port_srams as f64, 2, bw(2.0))?,
+    );
+    out.add(
+        "Single-port SRAMs",
+        sram::sram(&b, mb * m.memory.single_port_srams as f64, 1, bw(1.0))?,
+    );
+    for s in &spec.extra_srams {
+        out.add(&s.name, sram::sram(&b, s.kb / 1024.0, s.ports, 0.0)?);
+    }
+    out.skip(
+        "Controllers, bus and peripherals",
+        "no cited figure for a microcontroller, bus or peripheral block",
+    );
+    Ok(out.finish(&m.name, spec.node_nm, |_| None))
+}
+
+/// The prediction for a machine of either kind, with the built-in technology.
+pub fn predict_arch(a: &Arch) -> Result<AreaPowerPrediction, SimError> {
+    let t = Technology::builtin()?;
+    match a {
+        Arch::Vector(m) => predict_with(m, &t),
+        Arch::Pe(m) => predict_pe_with(m, &t),
+    }
+}
