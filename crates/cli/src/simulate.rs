@@ -261,4 +261,3 @@ pub fn run(a: &SimulateArgs) -> Result<(), LabError> {
     table(&["metric", "value"], &rows);
     Ok(())
 }
-

@@ -106,7 +106,7 @@ fn on_ray(a: &SweepArgs, address: &str) -> Result<(), LabError> {
 
 pub fn run(a: &SweepArgs) -> Result<(), LabError> {
     if let Some(address) = &a.ray {
-        return Ok(on_ray(a, address)?);
+        return on_ray(a, address);
     }
     let axes: Vec<Axis> = sweep::axes(&a.set)?;
     let metric = sweep::Metric::parse(&a.metric)?;

@@ -5,12 +5,12 @@
 //! narrower than the set's primes cannot hold a residue in one word, and is refused instead
 //! of simulated at a word size the set does not fit.
 
-use tessera_programs::workloads::{wide, WORKLOADS};
-use tessera_sim::arch::Arch;
-use tessera_sim::SimError;
 use serde::Serialize;
 use tessera_ckks::params_file::{load_bootstrap, ParamsFile};
 use tessera_ckks::Parameters;
+use tessera_programs::workloads::{wide, WORKLOADS};
+use tessera_sim::arch::Arch;
+use tessera_sim::SimError;
 
 /// A resolved CKKS parameter set.
 #[derive(Clone, Debug)]
@@ -43,11 +43,7 @@ impl ParameterSet {
     /// `bootstrap` and for programs, the plain set for HE operations. `None` where the
     /// workload has no CKKS set (trace files, CoFHEE's 128-bit workloads) or a program's own
     /// set that is not a preset or file (`test-program`, `lola-n14`).
-    pub fn of_workload(
-        workload: &str,
-        params: &str,
-        program: bool,
-    ) -> crate::Result<Option<Self>> {
+    pub fn of_workload(workload: &str, params: &str, program: bool) -> crate::Result<Option<Self>> {
         let wide = wide::wide_params(params).is_ok() && wide::WIDE_WORKLOADS.contains(&workload);
         if wide || (!program && !WORKLOADS.contains(&workload)) {
             return Ok(None);

@@ -6,11 +6,11 @@ use crate::error::Result;
 use crate::params_fit::{ParameterSet, ParamsLabel};
 use crate::source::{workload, Window};
 use serde_json::json;
+use tessera_programs::workloads::Workload;
 use tessera_sim::additive::Additive;
 use tessera_sim::arch::Arch;
 use tessera_sim::engine::{self, Schedule};
 use tessera_sim::{report, Report, SimError};
-use tessera_programs::workloads::Workload;
 
 /// How the workload occupies the machine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -285,7 +285,8 @@ fn context(
         v.push(("l_eff", json!(win.levels_per_boot)));
     } else if w.label.starts_with("bootstrap") {
         v.push(("l_eff", json!(w.level)));
-    } else if tessera_programs::workloads::WORKLOADS.contains(&w.label.split('@').next().unwrap_or(""))
+    } else if tessera_programs::workloads::WORKLOADS
+        .contains(&w.label.split('@').next().unwrap_or(""))
     {
         v.push(("level", json!(w.level)));
     }

@@ -31,7 +31,10 @@ fn every_program_runs_checked_and_records_the_same_counts() {
     for &p in PROGRAMS {
         let Some(o) = small(p) else {
             let err = record(p, &RunOptions::default(), false).err();
-            assert!(err.is_some(), "{p}: recording a BFV program must be refused, not faked");
+            assert!(
+                err.is_some(),
+                "{p}: recording a BFV program must be refused, not faked"
+            );
             continue;
         };
         let r = run(p, &o, &mut |_, _, _| {}).unwrap_or_else(|e| panic!("{p}: {e}"));

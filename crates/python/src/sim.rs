@@ -7,8 +7,8 @@
 use crate::TesseraError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use tessera_sim::arch::Arch;
 use tessera_programs::workloads::Workload;
+use tessera_sim::arch::Arch;
 use tessera_sim::SimError;
 
 fn sim(e: SimError) -> PyErr {
@@ -208,4 +208,3 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(machines, m)?)?;
     Ok(())
 }
-

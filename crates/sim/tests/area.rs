@@ -159,7 +159,7 @@ fn bad_area_values_are_clear_errors() {
 #[test]
 fn reports_carry_the_prediction_next_to_the_labelled_input() {
     let m = Machine::load("reed").unwrap();
-    let w = tessera_sim::workload::record(&tessera_sim::workload::WorkloadSpec::new(
+    let w = tessera_programs::workloads::record(&tessera_programs::workloads::WorkloadSpec::new(
         "hmult",
         "test-small",
     ))
@@ -259,7 +259,7 @@ fn a_description_without_component_tables_reports_the_prediction() {
     let m = Machine::from_toml(OWN_DESIGN, "own.toml").unwrap();
     assert!(m.components.is_empty());
     let p = predict(&m).unwrap();
-    let w = tessera_sim::workload::record(&tessera_sim::workload::WorkloadSpec::new(
+    let w = tessera_programs::workloads::record(&tessera_programs::workloads::WorkloadSpec::new(
         "hmult",
         "test-small",
     ))
