@@ -41,6 +41,11 @@ pub enum Metric {
     AreaMm2,
     /// Peak power from the machine's components and counts.
     PeakPowerW,
+    /// Chip area predicted from the machine's units, memories and node by the component
+    /// model ([`tessera_sim::area`]); the paper's component table is not read.
+    PredictedAreaMm2,
+    /// Peak power predicted the same way.
+    PredictedPeakPowerW,
     /// Area of the per-cluster components, per cluster.
     ClusterAreaMm2,
     /// Sum of the listed components' own areas ([`Measure::only`] / [`Measure::except`]),
@@ -88,6 +93,8 @@ impl Metric {
             self,
             Metric::AreaMm2
                 | Metric::PeakPowerW
+                | Metric::PredictedAreaMm2
+                | Metric::PredictedPeakPowerW
                 | Metric::ClusterAreaMm2
                 | Metric::ComponentsAreaMm2
                 | Metric::ComponentsPowerW
