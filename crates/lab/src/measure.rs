@@ -358,7 +358,9 @@ impl<'a> Lab<'a> {
         let mut out = Measured::default();
         out.value = match (&arch, m.metric) {
             (_, Metric::PredictedAreaMm2) => tessera_sim::area::predict_arch(&arch)?.total_area_mm2,
-            (_, Metric::PredictedPeakPowerW) => tessera_sim::area::predict_arch(&arch)?.total_peak_w,
+            (_, Metric::PredictedPeakPowerW) => {
+                tessera_sim::area::predict_arch(&arch)?.total_peak_w
+            }
             (Arch::Pe(p), Metric::AreaMm2) => p.area_mm2(),
             (Arch::Pe(_), metric) => {
                 return Err(SimError::Unsupported(format!(
