@@ -17,18 +17,17 @@
 //! Check: the weights and the test predictions within [`TOLERANCE`] of the replica's
 //! ([`crate::helr::replica::train`] with the same model), and the test R^2 of both.
 
-use crate::counter::Counting;
 use crate::data::read_csv;
 use crate::error::{ProgramError, Result};
 use crate::helr::dataset::Dataset;
-use crate::helr::he::{self, rotate_sum, row_steps, Model};
-use crate::helr::{prepare, record_task, replica, HelrConfig, Task};
+use crate::helr::he::{rotate_sum, row_steps, Model};
+use crate::helr::{record_task, replica, train_encrypted, HelrConfig, Task, Trained};
 use crate::logreg::repo_data_dir;
-use crate::report::{Check, Phases, Recorded, RunReport, Stopwatch};
+use crate::report::{Check, Phases, Recorded, RunReport};
 use crate::setup::{bootstrap_real, drop_to, Setup};
 use crate::tabular::Split;
 use std::path::Path;
-use tessera_backend::{Backend, CpuBackend};
+use tessera_backend::Backend;
 use tessera_ckks::{Ciphertext, Evaluator};
 
 /// The data file (in the repository's `data/`): target first, then the 10 features.
@@ -180,29 +179,15 @@ pub fn run_cpu(
     crate::setup::parameter_set(&cfg.params, WIDTH)?;
     let (task, data) = task(cfg)?;
     let ds = &task.ds;
-    let mut clock = Stopwatch::start();
-    progress("keygen", 0, 1);
-    let mut setup = prepare(cfg, task.program, WIDTH, &task.model)?;
-    let keygen_s = clock.lap();
-    progress("encrypt", 0, 1);
-    let blocks = ds.blocks(cfg.batch).min(cfg.iterations);
-    let inputs = he::encrypt(&mut setup, ds, cfg.batch, blocks, &task.model)?;
-    let encrypt_s = clock.lap();
-    let mut ev = Evaluator::new(
-        &setup.ctx,
-        Counting::new(CpuBackend::new(setup.ctx.ring().clone())),
-    )?;
-    let plan = he::Plan {
-        m: cfg.batch,
-        iterations: cfg.iterations,
-        boot_after_last: false,
-        model: task.model,
-    };
-    progress("compute", 0, cfg.iterations);
-    let out = he::run(&setup, &mut ev, &inputs, &plan, &mut |t| {
-        progress("compute", t + 1, cfg.iterations)
-    })?;
-    let compute_s = clock.lap();
+    let Trained {
+        mut setup,
+        mut ev,
+        out,
+        mut clock,
+        keygen_s,
+        encrypt_s,
+        compute_s,
+    } = train_encrypted(&task, cfg, WIDTH, progress)?;
     let training = ev.backend().counts().clone();
     progress("inference", 0, 1);
     let (preds, infer_boots) = infer(&mut setup, &mut ev, &data.test_rows, &out.w)?;

@@ -144,14 +144,26 @@ pub fn run_cpu(
     train_cpu(&task, cfg, progress)
 }
 
-/// Trains `task` encrypted on the CPU backend and checks it against the replica.
-pub fn train_cpu(
+/// An encrypted NAG training run on the CPU backend (keys, encrypted mini-batches, the
+/// iterations), with the phase times so far: what HELR, logreg and linreg all start with.
+pub(crate) struct Trained {
+    pub setup: Setup,
+    pub ev: Evaluator<Counting<CpuBackend>>,
+    pub out: he::Outcome<<CpuBackend as tessera_backend::Backend>::Poly>,
+    pub clock: Stopwatch,
+    pub keygen_s: f64,
+    pub encrypt_s: f64,
+    pub compute_s: f64,
+}
+
+/// Runs `cfg.iterations` of `task`'s training encrypted on the CPU over rows of `width`.
+pub(crate) fn train_encrypted(
     task: &Task,
     cfg: &HelrConfig,
+    width: usize,
     progress: &mut dyn FnMut(&str, usize, usize),
-) -> Result<RunReport> {
+) -> Result<Trained> {
     let ds = &task.ds;
-    let width = ds.width();
     let mut clock = Stopwatch::start();
     progress("keygen", 0, 1);
     let mut setup = prepare(cfg, task.program, width, &task.model)?;
@@ -175,6 +187,34 @@ pub fn train_cpu(
         progress("compute", t + 1, cfg.iterations)
     })?;
     let compute_s = clock.lap();
+    Ok(Trained {
+        setup,
+        ev,
+        out,
+        clock,
+        keygen_s,
+        encrypt_s,
+        compute_s,
+    })
+}
+
+/// Trains `task` encrypted on the CPU backend and checks it against the replica.
+pub fn train_cpu(
+    task: &Task,
+    cfg: &HelrConfig,
+    progress: &mut dyn FnMut(&str, usize, usize),
+) -> Result<RunReport> {
+    let ds = &task.ds;
+    let width = ds.width();
+    let Trained {
+        setup,
+        mut ev,
+        out,
+        mut clock,
+        keygen_s,
+        encrypt_s,
+        compute_s,
+    } = train_encrypted(task, cfg, width, progress)?;
     progress("decrypt", 0, 1);
     let w_ct = ev.store(&out.w)?;
     let w: Vec<f64> = setup.decrypt(&w_ct)?[..width].to_vec();
