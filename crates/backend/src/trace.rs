@@ -126,6 +126,55 @@ pub struct Instr {
     pub host: Option<u64>,
 }
 
+impl Instr {
+    /// An operation marker at position `seq` of a stream over ring degree `n`: `Some(name)`
+    /// opens an HE operation, `None` closes the open one. Recorders that write instructions
+    /// by hand (CoFHEE's 128-bit workloads, the BFV tape) share this one form.
+    pub fn marker(seq: u64, n: usize, name: Option<&str>) -> Self {
+        Self {
+            seq,
+            op: if name.is_some() { Op::Begin } else { Op::End },
+            dst: None,
+            srcs: vec![],
+            limbs: vec![],
+            n,
+            kind: None,
+            galois: None,
+            mode: None,
+            name: name.map(str::to_string),
+            level: Some(0),
+            host: None,
+        }
+    }
+
+    /// Primary `op` at position `seq` on the one residue `tower`, writing buffer `dst` (which
+    /// holds a `kind`) from `srcs`.
+    pub fn on_tower(
+        seq: u64,
+        n: usize,
+        op: Op,
+        dst: u64,
+        srcs: &[u64],
+        tower: usize,
+        kind: &str,
+    ) -> Self {
+        Self {
+            seq,
+            op,
+            dst: Some(dst),
+            srcs: srcs.to_vec(),
+            limbs: vec![tower],
+            n,
+            kind: Some(kind.into()),
+            galois: None,
+            mode: None,
+            name: None,
+            level: None,
+            host: None,
+        }
+    }
+}
+
 fn kind_name(k: Kind) -> String {
     match k {
         Kind::Ciphertext => "ciphertext",

@@ -34,38 +34,15 @@ impl Tape {
 
     /// Records `op` on basis index `tower`, writing `dst` from `srcs`.
     pub fn push(&mut self, op: Op, dst: u64, srcs: &[u64], tower: usize, kind: &str) {
-        self.instrs.push(Instr {
-            seq: self.instrs.len() as u64,
-            op,
-            dst: Some(dst),
-            srcs: srcs.to_vec(),
-            limbs: vec![tower],
-            n: self.n,
-            kind: Some(kind.into()),
-            galois: None,
-            mode: None,
-            name: None,
-            level: None,
-            host: None,
-        });
+        let seq = self.instrs.len() as u64;
+        self.instrs
+            .push(Instr::on_tower(seq, self.n, op, dst, srcs, tower, kind));
     }
 
     /// An operation marker: `Some(name)` opens, `None` closes.
     pub fn marker(&mut self, name: Option<&str>) {
-        self.instrs.push(Instr {
-            seq: self.instrs.len() as u64,
-            op: if name.is_some() { Op::Begin } else { Op::End },
-            dst: None,
-            srcs: vec![],
-            limbs: vec![],
-            n: self.n,
-            kind: None,
-            galois: None,
-            mode: None,
-            name: name.map(str::to_string),
-            level: Some(0),
-            host: None,
-        });
+        let seq = self.instrs.len() as u64;
+        self.instrs.push(Instr::marker(seq, self.n, name));
     }
 
     /// The recorded stream.

@@ -29,40 +29,24 @@ struct Rec {
 
 impl Rec {
     fn push(&mut self, op: Op, dst: u64, srcs: &[u64], tower: usize) {
-        self.instrs.push(Instr {
-            seq: self.instrs.len() as u64,
+        let seq = self.instrs.len() as u64;
+        self.instrs.push(Instr::on_tower(
+            seq,
+            self.n,
             op,
-            dst: Some(dst),
-            srcs: srcs.to_vec(),
-            limbs: vec![tower],
-            n: self.n,
-            kind: Some("ciphertext".into()),
-            galois: None,
-            mode: None,
-            name: None,
-            level: None,
-            host: None,
-        });
+            dst,
+            srcs,
+            tower,
+            "ciphertext",
+        ));
     }
     fn fresh(&mut self) -> u64 {
         self.next += 1;
         self.next
     }
     fn marker(&mut self, name: Option<&str>) {
-        self.instrs.push(Instr {
-            seq: self.instrs.len() as u64,
-            op: if name.is_some() { Op::Begin } else { Op::End },
-            dst: None,
-            srcs: vec![],
-            limbs: vec![],
-            n: self.n,
-            kind: None,
-            galois: None,
-            mode: None,
-            name: name.map(str::to_string),
-            level: Some(0),
-            host: None,
-        });
+        let seq = self.instrs.len() as u64;
+        self.instrs.push(Instr::marker(seq, self.n, name));
     }
 }
 
