@@ -311,7 +311,7 @@ fn reproduce_prints_a_tally_and_a_markdown_table() {
     let (code, out, err) = tessera(&["reproduce", "--paper", "cofhee"]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("10 targets: 9 hits, 0 misses, 1 reported"),
+        out.contains("11 targets: 10 hits, 0 misses, 1 reported"),
         "{out}"
     );
     let (code, md, err) = tessera(&["reproduce", "--paper", "cofhee", "--markdown"]);
