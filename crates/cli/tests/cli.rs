@@ -324,7 +324,7 @@ fn reproduce_prints_a_tally_and_a_markdown_table() {
         md.contains("| CoFHEE | NTT cycles, n = 2^12 (cycles) | 24,841.0 |"),
         "{md}"
     );
-    assert!(err.contains("10 targets"), "{err}");
+    assert!(err.contains("11 targets"), "{err}");
     let (code, _, err) = tessera(&["reproduce", "--json", "--markdown"]);
     assert_eq!(code, 2);
     assert!(err.contains("--markdown"), "{err}");
