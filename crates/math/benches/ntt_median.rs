@@ -1,13 +1,21 @@
 //! Forward and inverse NTT at N = 2^16 (60-bit prime): Tessera's plan (the `TESSERA_SIMD`
-//! kernel) against tfhe-ntt 0.7's `prime64::Plan` (its AVX2 code: the AVX-512 code needs its
-//! `nightly` feature), alternating one call of each for `REPS` rounds in one process and
-//! reporting medians and minima.
+//! kernel) against tfhe-ntt 0.7's `prime64::Plan`, alternating one call of each for `REPS`
+//! rounds in one process and reporting medians and minima.
+//!
+//! Which code the peer runs: tfhe-ntt 0.7 takes its AVX-512 path whenever its default `avx512`
+//! feature is on and the CPU has AVX-512, whatever `TESSERA_SIMD` says. The workspace turns that
+//! feature off, so by default the peer is tfhe-ntt's AVX2 plan on any AVX2 host; build with
+//! `--features tfhe-ntt-avx512` to measure its AVX-512 plan instead. Each line names both
+//! kernels (`kernel`, `peer_kernel`). tfhe-ntt's inverse leaves out the 1/N scaling; ours
+//! includes it.
 //!
 //! Why besides the criterion group `ntt/...`: criterion reports means over long batches, and on
 //! a shared host under load those absorb every preemption (here they read 2x the uncontended
 //! time); the median of single calls, alternated, is what the CLI's `bench ntt` reports.
 //!
-//! Run: `TESSERA_SIMD=avx2 cargo bench -p tessera-math --bench ntt_median`
+//! Run: `TESSERA_SIMD=avx2 cargo bench -p tessera-math --bench ntt_median` (against tfhe-ntt's
+//! AVX2 plan), `TESSERA_SIMD=avx512 cargo bench -p tessera-math --bench ntt_median --features
+//! tfhe-ntt-avx512` (against its AVX-512 plan).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -16,11 +24,39 @@ use tessera_math::{AlignedVec, NttPlan};
 
 const REPS: usize = 1001;
 
+/// The code tfhe-ntt's `prime64::Plan` dispatches to for a prime below 2^62 on this CPU (its
+/// `fwd`: IFMA below 2^51, else AVX-512 when built with `avx512` and pulp's `V4` features are
+/// present, else AVX2, else scalar).
+fn peer_kernel(plan: &tfhe_ntt::prime64::Plan) -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        let v4 = has!("avx512f")
+            && has!("avx512bw")
+            && has!("avx512cd")
+            && has!("avx512dq")
+            && has!("avx512vl");
+        if cfg!(feature = "tfhe-ntt-avx512") && v4 {
+            return if plan.use_ifma() {
+                "avx512-ifma"
+            } else {
+                "avx512"
+            };
+        }
+        if has!("avx2") && has!("fma") {
+            return "avx2";
+        }
+    }
+    let _ = plan;
+    "scalar"
+}
+
 fn main() {
     let n = 1usize << 16;
     let q = generate_ntt_primes(60, n, 1, &[]).unwrap()[0];
     let ours = NttPlan::new(n, q).unwrap();
     let peer = tfhe_ntt::prime64::Plan::try_new(n, q).unwrap();
+    let peer_kernel = peer_kernel(&peer);
     let words: Vec<u64> = (0..n as u64)
         .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % q)
         .collect();
@@ -46,7 +82,7 @@ fn main() {
     for (name, mut v) in names.into_iter().zip(t) {
         v.sort_by(f64::total_cmp);
         println!(
-            "{{\"bench\":\"ntt_median/N=2^16/60-bit/{name}\",\"kernel\":\"{}\",\"median_us\":{:.2},\"min_us\":{:.2},\"reps\":{REPS}}}",
+            "{{\"bench\":\"ntt_median/N=2^16/60-bit/{name}\",\"kernel\":\"{}\",\"peer_kernel\":\"{peer_kernel}\",\"median_us\":{:.2},\"min_us\":{:.2},\"reps\":{REPS}}}",
             ours.kernel().name(),
             v[v.len() / 2] * 1e6,
             v[0] * 1e6

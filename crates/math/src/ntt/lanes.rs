@@ -18,8 +18,16 @@
 //!   the invariant alternates `< 12q`, `< 16q`, ... This removes about three vector operations
 //!   per butterfly against the narrow form: the transform is bound by butterfly arithmetic.
 //!
-//! The inverse (Gentleman-Sande, bit-reversed in, natural out) keeps values in `[0, 2q)` and
-//! folds the `N^{-1}` scaling into its last stage.
+//! The inverse (Gentleman-Sande, bit-reversed in, natural out) folds the `N^{-1}` scaling into
+//! its last stage and has two regimes too:
+//!
+//! * **Narrow** (any `q`): values in `[0, 2q)`; `s = (x + y) mod 2q`, `d = (x - y + 2q) * w`
+//!   with the raw product corrected to `[0, 2q)`.
+//! * **Wide** (when `8q` fits the lane word: `q < 2^61`, or `q < 2^49` for IFMA's 52-bit
+//!   words): values in `[0, 4q)`; `s = (x + y) mod 4q < 4q`, and `d = (x - y + 4q) * w` is
+//!   the raw product, below `4q` for any Shoup input below the word size (`x - y + 4q < 8q`),
+//!   so it needs no correction: two vector operations fewer per butterfly. The last stage's
+//!   Shoup inputs (`x + y`, `x - y + 4q`) are below `8q` too and are reduced to `[0, q)`.
 //!
 //! Cache blocking: stages whose butterfly span exceeds [`BLOCK`] words sweep the whole limb;
 //! the remaining stages run block by block so the block stays in L1. The stages of stride `L`
@@ -161,12 +169,26 @@ unsafe fn ct<S: Lanes, const M: u8>(
     }
 }
 
-/// Gentleman-Sande butterfly: inputs in `[0, 2q)`, outputs in `[0, 2q)`.
+/// Gentleman-Sande butterfly. Narrow: inputs and outputs in `[0, 2q)`. `WIDE` (when `8q` fits
+/// the lane word): inputs and outputs in `[0, 4q)`; the difference `x - y + 4q < 8q` is a valid
+/// Shoup input and the raw product (below `4q`) needs no correction.
 #[inline(always)]
-unsafe fn gs<S: Lanes>(x: S::V, y: S::V, w: S::V, ws: S::V, k: &Consts<S::V>) -> (S::V, S::V) {
-    let s = small_mod::<S>(S::add(x, y), k.q2);
-    let d = mul_shoup_lazy::<S>(S::add(S::sub(x, y), k.q2), w, ws, k);
-    (s, d)
+unsafe fn gs<S: Lanes, const WIDE: bool>(
+    x: S::V,
+    y: S::V,
+    w: S::V,
+    ws: S::V,
+    k: &Consts<S::V>,
+) -> (S::V, S::V) {
+    if WIDE {
+        let s = small_mod::<S>(S::add(x, y), k.q4);
+        let d = S::mul_shoup_raw(S::add(S::sub(x, y), k.q4), w, ws, k.q);
+        (s, d)
+    } else {
+        let s = small_mod::<S>(S::add(x, y), k.q2);
+        let d = mul_shoup_lazy::<S>(S::add(S::sub(x, y), k.q2), w, ws, k);
+        (s, d)
+    }
 }
 
 /// One butterfly of a stage: forward in regime `M` (canonical outputs with `FINAL`), or inverse.
@@ -190,8 +212,10 @@ unsafe fn bfly<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
         } else {
             (x, y)
         }
+    } else if M == NARROW {
+        gs::<S, false>(x, y, w, ws, k)
     } else {
-        gs::<S>(x, y, w, ws, k)
+        gs::<S, true>(x, y, w, ws, k)
     }
 }
 
@@ -352,7 +376,7 @@ unsafe fn narrow_chunks<
                 (x[i], y[i]) = if FWD {
                     forward_bfly::<S, WIDE, $keep, $fin>(x[i], y[i], w, ws, k)
                 } else {
-                    gs::<S>(x[i], y[i], w, ws, k)
+                    gs::<S, WIDE>(x[i], y[i], w, ws, k)
                 };
                 if $next != 0 {
                     (x[i], y[i]) = S::relayout($t, $next, x[i], y[i]);
@@ -384,7 +408,7 @@ unsafe fn narrow_chunks<
         let (mut v0, mut v1) = S::merge(last, x[i], y[i]);
         if !FWD {
             let (w, ws) = wide_twiddles(i);
-            (v0, v1) = gs::<S>(v0, v1, w, ws, k);
+            (v0, v1) = gs::<S, WIDE>(v0, v1, w, ws, k);
         }
         let p = a.add(at[i]);
         S::store(p, v0);
@@ -462,6 +486,36 @@ unsafe fn forward_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tab
 /// scaling; input < 2q, output canonical.
 #[inline(always)]
 pub(crate) unsafe fn inverse<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) {
+    if (qv as u128) * 8 < (1u128 << S::WORD_BITS) {
+        inverse_regime::<S, true>(a, tables, qv)
+    } else {
+        inverse_regime::<S, false>(a, tables, qv)
+    }
+}
+
+/// Inverse stage of stride `t >= L`, in the wide or the narrow regime.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn inverse_stage<S: Lanes, const WIDE: bool>(
+    a: *mut u64,
+    base: usize,
+    len: usize,
+    t: usize,
+    n: usize,
+    tw: &StageTwiddles,
+    k: &Consts<S::V>,
+) {
+    // `bfly` reads any wide regime as the wide inverse butterfly.
+    if WIDE {
+        stage::<S, false, WIDE_KEEP, false>(a, base, len, t, n, tw, k)
+    } else {
+        stage::<S, false, NARROW, false>(a, base, len, t, n, tw, k)
+    }
+}
+
+/// [`inverse`] with values in `[0, 4q)` between stages (`WIDE`) or in `[0, 2q)`.
+#[inline(always)]
+unsafe fn inverse_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tables, qv: u64) {
     let n = a.len();
     let ptr = a.as_mut_ptr();
     let k = Consts::new::<S>(qv);
@@ -471,31 +525,33 @@ pub(crate) unsafe fn inverse<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) 
     for base in (0..n).step_by(block) {
         let mut t = 1;
         if S::L > 1 {
-            narrow_strides::<S, false, false, false, false>(ptr, base, block, n, tw, &k);
+            narrow_strides::<S, false, WIDE, false, false>(ptr, base, block, n, tw, &k);
             t = 2 * S::L;
         }
         while 2 * t <= block {
-            stage::<S, false, NARROW, false>(ptr, base, block, t, n, tw, &k);
+            inverse_stage::<S, WIDE>(ptr, base, block, t, n, tw, &k);
             t *= 2;
         }
     }
     let mut t = block;
     while t < n / 2 {
-        stage::<S, false, NARROW, false>(ptr, 0, n, t, n, tw, &k);
+        inverse_stage::<S, WIDE>(ptr, 0, n, t, n, tw, &k);
         t *= 2;
     }
-    // Last stage (t = n/2, single block) with N^{-1} folded into both outputs.
+    // Last stage (t = n/2, single block) with N^{-1} folded into both outputs. Both Shoup inputs
+    // (`x + y` and `x - y + 2q` or `+ 4q`) are below `8q`, so the raw products are below `4q`.
     let half = n / 2;
     let ni = S::splat(tables.n_inv);
     let nis = S::splat(tables.n_inv_shoup);
     let wn = S::splat(tables.last_w_n_inv);
     let wns = S::splat(tables.last_w_n_inv_shoup);
+    let bias = if WIDE { k.q4 } else { k.q2 };
     let mut j = 0;
     while j < half {
         let x = S::load(ptr.add(j));
         let y = S::load(ptr.add(j + half));
         let s = mul_shoup_lazy::<S>(S::add(x, y), ni, nis, &k);
-        let d = mul_shoup_lazy::<S>(S::add(S::sub(x, y), k.q2), wn, wns, &k);
+        let d = mul_shoup_lazy::<S>(S::add(S::sub(x, y), bias), wn, wns, &k);
         S::store(ptr.add(j), small_mod::<S>(s, k.q));
         S::store(ptr.add(j + half), small_mod::<S>(d, k.q));
         j += S::L;
