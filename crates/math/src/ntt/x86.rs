@@ -136,6 +136,20 @@ impl Lanes for Avx2 {
         }
     }
     #[inline(always)]
+    unsafe fn relayout(from: usize, to: usize, x: __m256i, y: __m256i) -> (__m256i, __m256i) {
+        match (from, to) {
+            // Stride 2's lanes are [w0, w1, w4, w5], [w2, w3, w6, w7] and stride 1's are
+            // [w0, w2, w4, w6], [w1, w3, w5, w7]: either way the other order is the in-lane
+            // unpack pair, 2 one-cycle shuffles instead of a merge and a split (4 of them
+            // lane-crossing).
+            (2, 1) | (1, 2) => (_mm256_unpacklo_epi64(x, y), _mm256_unpackhi_epi64(x, y)),
+            _ => {
+                let (v0, v1) = Self::merge(from, x, y);
+                Self::split(to, v0, v1)
+            }
+        }
+    }
+    #[inline(always)]
     unsafe fn merge(t: usize, x: __m256i, y: __m256i) -> (__m256i, __m256i) {
         match t {
             2 => Self::split(2, x, y),
