@@ -31,6 +31,13 @@ fn encrypted_steps_match_the_replica() {
     let rec = dnn::record(&cfg, false).unwrap();
     assert_eq!(rec.counts, r.counts);
     assert_eq!(rec.boots, r.boots);
+    // Every step starts from refreshed weights, so the steady window (one step and the
+    // refresh of its three weights) holds a third of the run's bootstrappings plus the
+    // refresh the run skips after its last step.
+    let steady = dnn::record(&cfg, true).unwrap();
+    assert_eq!(steady.iterations, 1);
+    assert_eq!(3 * steady.boots, r.boots + 3);
+    assert_eq!(3 * steady.counts.get("HMult"), r.counts.get("HMult"));
 }
 
 #[test]

@@ -28,7 +28,7 @@ pub const CLASSES: usize = 10;
 /// The first images of the file used for training; the rest are the test set.
 pub const TRAIN_IMAGES: usize = 8_000;
 /// The learning rate (ours).
-pub const RATE: f64 = 0.05;
+pub const RATE: f64 = 0.2;
 /// `1 / sqrt 8`: `u = z / sqrt 8`, so `f(z) = u (u + sqrt 2) + 1/4`.
 pub const INV_SQRT8: f64 = 0.353_553_390_593_273_8;
 

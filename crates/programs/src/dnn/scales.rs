@@ -143,6 +143,13 @@ impl<'a, B: Backend> Arith<'a, B> {
         Ok(())
     }
 
+    /// Bootstraps `ct` unless it is at the top: the rule for a stage that needs every level
+    /// the set offers (the next SGD step, for the weights).
+    pub fn refresh(&mut self, ct: &mut Ciphertext<B::Poly>) -> Result<()> {
+        let all = self.budget.after_boot;
+        self.ensure(ct, all)
+    }
+
     /// `ct` at chain index `level` (at or below its own) on the ladder: a drop to the level
     /// above, then a product by 1 encoded to land on `level`'s scale.
     pub fn lower(&mut self, ct: &Ciphertext<B::Poly>, level: usize) -> Result<Ciphertext<B::Poly>> {
