@@ -23,6 +23,7 @@ use super::model::{Dims, BATCH, CLASSES, INV_SQRT8, RATE};
 use super::packing::Layout;
 use super::scales::Arith;
 use crate::error::Result;
+use crate::setup::Pair;
 use tessera_backend::Backend;
 use tessera_ckks::Ciphertext;
 use tessera_math::RnsPoly;
@@ -43,7 +44,7 @@ fn activate<B: Backend>(
     ar: &mut Arith<'_, B>,
     z: &mut Ciphertext<B::Poly>,
     mask: &[f64],
-) -> Result<(Ciphertext<B::Poly>, Ciphertext<B::Poly>)> {
+) -> Result<Pair<B>> {
     // u and the product take two levels: the rule bootstraps z first if it lacks them.
     ar.ensure(z, 2)?;
     let scaled = |k: f64| mask.iter().map(|m| m * k).collect::<Vec<_>>();

@@ -17,7 +17,7 @@
 
 use crate::error::{ProgramError, Result};
 use crate::levels::LevelBudget;
-use crate::setup::{bootstrap_real, Setup};
+use crate::setup::{bootstrap_real, Pair, Setup};
 use tessera_backend::Backend;
 use tessera_ckks::{Ciphertext, Evaluator};
 use tessera_math::RnsPoly;
@@ -179,11 +179,7 @@ impl<'a, B: Backend> Arith<'a, B> {
     }
 
     /// `a` and `b` at the lower of their levels.
-    fn align(
-        &mut self,
-        a: &Ciphertext<B::Poly>,
-        b: &Ciphertext<B::Poly>,
-    ) -> Result<(Ciphertext<B::Poly>, Ciphertext<B::Poly>)> {
+    fn align(&mut self, a: &Ciphertext<B::Poly>, b: &Ciphertext<B::Poly>) -> Result<Pair<B>> {
         let l = a.level.min(b.level);
         Ok((self.lower(a, l)?, self.lower(b, l)?))
     }
