@@ -14,6 +14,7 @@
 //! (CryptoNets-LoLa MNIST inference), [`logreg`] (REED's logistic regression on a stand-in set),
 //! [`linreg`] (REED's linear regression on a stand-in set), [`sort`] (bitonic sorting of
 //! `2^14` values with composite-polynomial comparisons).
+//! [`dnn`] (REED's encrypted DNN training on MNIST).
 //! In BFV, [`bfv_apps`] (CoFHEE's CryptoNets and LR inference, `tessera-bfv`).
 //! The simulator's built-in workloads (bootstrapping, HE operations, CoFHEE's 128-bit
 //! recordings) are recorded by [`workloads`].
@@ -21,6 +22,7 @@
 pub mod bfv_apps;
 pub mod counter;
 pub mod data;
+pub mod dnn;
 pub mod error;
 pub mod helr;
 pub mod levels;

@@ -3,7 +3,7 @@
 
 use crate::error::{ProgramError, Result};
 use crate::report::{Recorded, RunReport};
-use crate::{bfv_apps, helr, linreg, logreg, lola, sort};
+use crate::{bfv_apps, dnn, helr, linreg, logreg, lola, sort};
 use std::path::PathBuf;
 
 /// The programs `tessera run` and `tessera simulate --workload` know.
@@ -15,6 +15,7 @@ pub const PROGRAMS: &[&str] = &[
     "sort",
     "cryptonets",
     "lr-inference",
+    "dnn-train",
 ];
 
 /// What to run, for any program; `None` takes the program's default.
@@ -36,6 +37,7 @@ pub fn default_params(program: &str) -> &'static str {
         "lola" => "lola-n14",
         "cryptonets" => "cryptonets-n13",
         "lr-inference" => "lr-n13",
+        "dnn-train" => "reed",
         _ => "ark",
     }
 }
@@ -122,6 +124,19 @@ fn sort_config(o: &RunOptions) -> Result<sort::SortConfig> {
     })
 }
 
+/// dnn-train: the full network (14 x 14 inputs) at `reed`, 2 iterations by default.
+fn dnn_config(o: &RunOptions) -> dnn::DnnConfig {
+    dnn::DnnConfig {
+        params: o
+            .params
+            .clone()
+            .unwrap_or_else(|| default_params("dnn-train").into()),
+        side: o.size.unwrap_or(dnn::DEFAULT_SIDE),
+        iterations: o.iterations.unwrap_or(dnn::DEFAULT_ITERATIONS),
+        data_dir: o.data_dir.clone(),
+    }
+}
+
 /// Runs `program` encrypted on the CPU and checks it against its replica.
 pub fn run(
     program: &str,
@@ -135,6 +150,7 @@ pub fn run(
         "linreg" => linreg::run_cpu(&linreg_config(o), progress),
         "sort" => sort::run_cpu(&sort_config(o)?, progress),
         "cryptonets" | "lr-inference" => bfv_apps::run(program, o, progress),
+        "dnn-train" => dnn::run_cpu(&dnn_config(o), progress),
         _ => Err(unknown(program)),
     }
 }
@@ -148,6 +164,7 @@ pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
         "logreg" => logreg::record(&logreg_config(o), steady),
         "linreg" => linreg::record(&linreg_config(o), steady),
         "sort" => sort::record(&sort_config(o)?, steady),
+        "dnn-train" => dnn::record(&dnn_config(o), steady),
         "cryptonets" | "lr-inference" => Err(ProgramError::Unsupported(format!(
             "{program} is a BFV program: its CoFHEE command stream comes from tessera_bfv::record with the op mix tessera_programs::bfv_apps::{}::TABLE_X, not from the CKKS trace backend",
             program.replace('-', "_")

@@ -13,6 +13,7 @@ fn small(program: &str) -> Option<RunOptions> {
         "logreg" | "linreg" => (Some("test-program"), Some(512), Some(2)),
         "sort" => (Some("test-program"), Some(8), None),
         "lola" => (None, Some(8), None),
+        "dnn-train" => (Some("test-program"), Some(2), Some(1)),
         // BFV programs: checked by tests/bfv_apps.rs; their CoFHEE command stream comes from
         // tessera_bfv::record, not from registry::record (which refuses them clearly).
         "cryptonets" | "lr-inference" => return None,
