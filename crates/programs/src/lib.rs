@@ -23,6 +23,7 @@ pub mod counter;
 pub mod data;
 pub mod error;
 pub mod helr;
+pub mod inference;
 pub mod levels;
 pub mod linreg;
 pub mod logreg;
