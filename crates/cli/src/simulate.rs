@@ -162,6 +162,12 @@ pub fn run(a: &SimulateArgs) -> Result<(), LabError> {
             format!("time per {} ({})", w.unit, w.what),
             format!("{:.3} ms", r.time_s * 1e3 / w.units as f64),
         ]);
+        if let Some(p) = w.per_run {
+            rows.push(vec![
+                format!("time per run ({p} x {})", w.unit),
+                format!("{:.3} s", r.time_s / w.units as f64 * p as f64),
+            ]);
+        }
     }
     rows.extend([vec!["cycles".into(), format!("{:.0}", r.cycles)]]);
     if let Some(a) = &additive_s {

@@ -9,6 +9,7 @@
 //! - [`reproduce`] runs the papers' targets, read from `configs/targets/*.toml`
 //!   ([`targets`]), each row's measure mapped to a simulation by [`measure`].
 
+pub mod bfv;
 pub mod error;
 pub mod measure;
 pub mod params_fit;

@@ -254,6 +254,13 @@ impl<'a> Lab<'a> {
         if !m.metric.needs_workload() {
             return Ok(Ok(self.static_metric(m)?));
         }
+        if let Some(w) = m
+            .workload
+            .as_deref()
+            .filter(|w| crate::bfv::is_bfv_program(w))
+        {
+            return Ok(Ok(self.bfv_metric(m, w)?));
+        }
         let w = match self.meta(m)? {
             Ok(meta) => meta,
             Err(n) => return Ok(Err(n)),
@@ -265,6 +272,14 @@ impl<'a> Lab<'a> {
             units.ok_or_else(|| {
                 LabError::from(SimError::Unsupported(format!(
                     "the metric {:?} needs a program workload (one with a window of units)",
+                    m.metric
+                )))
+            })
+        };
+        let per_run = || {
+            w.window.as_ref().and_then(|w| w.per_run).ok_or_else(|| {
+                LabError::from(SimError::Unsupported(format!(
+                    "the metric {:?} needs a program whose run has a fixed number of units",
                     m.metric
                 )))
             })
@@ -293,6 +308,8 @@ impl<'a> Lab<'a> {
             Metric::TimePerLevelSlotNs => r.time_s * per_level_slot,
             Metric::TasNs => self.tas(m, &w, r.time_s)? * 1e9,
             Metric::TimePerUnitMs => r.time_s * 1e3 / need_units()?,
+            Metric::TimePerRunMs => r.time_s * 1e3 / need_units()? * per_run()? as f64,
+            Metric::TimePerRunS => r.time_s / need_units()? * per_run()? as f64,
             Metric::UnitsPerMinute => r.tasks_per_minute * need_units()?,
             Metric::Cycles => r.cycles,
             Metric::AvgPowerW => r.avg_power_w,
@@ -314,6 +331,14 @@ impl<'a> Lab<'a> {
         out.values.push(("time_ms", r.time_s * 1e3));
         out.values.push(("levels", w.level as f64));
         out.values.push(("slots", w.slots as f64));
+        if let Some(win) = &w.window {
+            out.values.push(("units", win.units as f64));
+            if let Some(p) = win.per_run {
+                out.values.push(("units_per_run", p as f64));
+                out.values
+                    .push(("time_per_unit_ms", r.time_s * 1e3 / win.units as f64));
+            }
+        }
         if wants("cold_ms") {
             let cold = self.report(m, false)?;
             out.values.push(("cold_ms", cold.time_s * 1e3));
@@ -329,6 +354,49 @@ impl<'a> Lab<'a> {
                 .push(("task_ms_per_cluster", 60e3 * clusters / r.tasks_per_minute));
         }
         Ok(Ok(out))
+    }
+
+    /// A BFV program's Table X op mix on a single-PE machine ([`crate::bfv`]): `time_s`,
+    /// `time_ms` or `cycles`; template values `<class>_ms` (one op) for each class.
+    fn bfv_metric(&mut self, m: &Measure, program: &str) -> Result<Measured> {
+        let params = m
+            .params
+            .clone()
+            .unwrap_or_else(|| tessera_programs::registry::default_params(program).into());
+        (self.progress)(&format!(
+            "recording {program}'s op mix at '{params}' and simulating it on {}",
+            m.arch
+        ));
+        let mix = crate::bfv::simulate_mix(&Self::arch(m)?, program, &params)?;
+        let r = &mix.report;
+        let value = match m.metric {
+            Metric::TimeS => r.time_s,
+            Metric::TimeMs => r.time_s * 1e3,
+            Metric::Cycles => r.cycles,
+            other => {
+                return Err(SimError::Unsupported(format!(
+                    "the metric {other:?} for the BFV program '{program}' (time_s, time_ms, cycles)"
+                ))
+                .into())
+            }
+        };
+        let mut out = Measured {
+            value,
+            ..Default::default()
+        };
+        out.values.push(("time_ms", r.time_s * 1e3));
+        for c in &mix.classes {
+            let name: &'static str = match c.class {
+                "ct_add" => "ct_add_ms",
+                "pt_add" => "pt_add_ms",
+                "ct_pt_mul" => "ct_pt_mul_ms",
+                "ct_scalar_mul" => "ct_scalar_mul_ms",
+                "ct_ct_mul" => "ct_ct_mul_ms",
+                _ => "relin_ms",
+            };
+            out.values.push((name, c.per_op_s * 1e3));
+        }
+        Ok(out)
     }
 
     /// ARK's T_A.S. in seconds: bootstrapping (`t_boot`) plus HMult at every level 1..=L_eff

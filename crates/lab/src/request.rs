@@ -153,6 +153,10 @@ impl Outcome {
             v["window"] = json!(w.what);
             v["window_units"] = json!(w.units);
             v[format!("time_per_{}_s", w.unit)] = json!(self.report.time_s / w.units as f64);
+            if let Some(p) = w.per_run {
+                v["units_per_run"] = json!(p);
+                v["time_per_run_s"] = json!(self.report.time_s / w.units as f64 * p as f64);
+            }
         }
         Ok(v)
     }
@@ -212,6 +216,9 @@ fn check(r: &Request, arch: &Arch) -> Result<()> {
 pub fn run(r: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     let arch = Arch::load_with(&r.arch, &r.sets)?;
     check(r, &arch)?;
+    if crate::bfv::is_bfv_program(&r.workload) {
+        return crate::bfv::run(r, arch, progress);
+    }
     let set = parameter_set(r, &arch)?;
     if let Some(s) = &set {
         s.check_word(&arch)?;

@@ -17,6 +17,8 @@ pub struct Window {
     pub what: String,
     /// Levels between bootstrappings (L_eff).
     pub levels_per_boot: usize,
+    /// Units in one whole run of the program (sort: its steps), where a run has a fixed size.
+    pub per_run: Option<usize>,
 }
 
 impl Window {
@@ -27,6 +29,7 @@ impl Window {
             unit: r.unit,
             what: r.window.clone(),
             levels_per_boot: r.levels_per_boot,
+            per_run: r.per_run,
         }
     }
 }

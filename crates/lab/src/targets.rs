@@ -65,6 +65,11 @@ pub enum Metric {
     TasNs,
     /// A program's time per unit of its window (HELR: per iteration).
     TimePerUnitMs,
+    /// A program's time per whole run: time per unit of its window times the units of one
+    /// run (sort: the network's steps; HELR: its iterations).
+    TimePerRunMs,
+    /// The same in seconds.
+    TimePerRunS,
     /// A program's units per minute in throughput mode (LoLa: images per minute).
     UnitsPerMinute,
     /// Simulated cycles (single-PE models).
@@ -285,6 +290,9 @@ pub fn known_params(p: &str) -> bool {
     tessera_ckks::params::preset_names().contains(&p)
         || tessera_programs::setup::PARAMETER_SETS.contains(&p)
         || tessera_programs::lola::PARAMETER_SETS.contains(&p)
+        || tessera_programs::bfv_apps::cryptonets::PARAMETER_SETS.contains(&p)
+        || tessera_programs::bfv_apps::lr_inference::PARAMETER_SETS.contains(&p)
+        || crate::bfv::CIPHERTEXT_PRESETS.contains(&p)
         || tessera_programs::workloads::wide::wide_params(p).is_ok()
         || tessera_ckks::bootstrap::BootstrapParameters::preset(p).is_ok()
 }

@@ -25,6 +25,7 @@ pub mod data;
 pub mod dnn;
 pub mod error;
 pub mod helr;
+pub mod inference;
 pub mod levels;
 pub mod linreg;
 pub mod logreg;

@@ -20,15 +20,12 @@
 use crate::data::read_csv;
 use crate::error::{ProgramError, Result};
 use crate::helr::dataset::Dataset;
-use crate::helr::he::{rotate_sum, row_steps, Model};
+use crate::helr::he::Model;
 use crate::helr::{record_task, replica, train_encrypted, HelrConfig, Task, Trained};
 use crate::logreg::repo_data_dir;
 use crate::report::{Check, Phases, Recorded, RunReport};
-use crate::setup::{bootstrap_real, drop_to, Setup};
 use crate::tabular::Split;
 use std::path::Path;
-use tessera_backend::Backend;
-use tessera_ckks::{Ciphertext, Evaluator};
 
 /// The data file (in the repository's `data/`): target first, then the 10 features.
 pub const DATA_FILE: &str = "diabetes.csv";
@@ -97,9 +94,7 @@ pub fn dataset(dir: &Path) -> Result<LinregData> {
 
 /// `<row, w>` for each row.
 fn predict(rows: &[Vec<f64>], w: &[f64]) -> Vec<f64> {
-    rows.iter()
-        .map(|r| r.iter().zip(w).map(|(a, b)| a * b).sum())
-        .collect()
+    crate::inference::predict(rows, w, None)
 }
 
 /// The coefficient of determination of `pred` for `y`.
@@ -134,36 +129,6 @@ fn task(cfg: &HelrConfig) -> Result<(Task, LinregData)> {
     Ok((task, data))
 }
 
-/// Inference: the predictions `<(1, x), w>` of `rows` (encrypted, in ciphertexts of
-/// `N / 2 / width` rows) with the encrypted weights `w`, at slot `width j` of each ciphertext.
-fn infer<B: Backend>(
-    setup: &mut Setup,
-    ev: &mut Evaluator<B>,
-    rows: &[Vec<f64>],
-    w: &Ciphertext<B::Poly>,
-) -> Result<(Vec<Ciphertext<B::Poly>>, usize)> {
-    let slots = setup.ctx.params().max_slots();
-    let width = w.slots;
-    let mut boots = 0;
-    let w = if setup.budget().must_boot(w.level, 1) {
-        boots += 1;
-        bootstrap_real(setup, ev, w)?
-    } else {
-        w.clone()
-    };
-    let top = setup.boot.output_level();
-    let mut out = Vec::new();
-    for chunk in rows.chunks(slots / width) {
-        let flat: Vec<f64> = chunk.iter().flatten().copied().collect();
-        let ct = setup.encrypt(&flat, slots, top)?;
-        let ct = ev.load(&ct)?;
-        let ct = drop_to(ev, &ct, w.level)?;
-        let p = ev.mul_relin_rescale(&ct, &w, &setup.keys.eval)?;
-        out.push(rotate_sum(setup, ev, &p, row_steps(width))?);
-    }
-    Ok((out, boots))
-}
-
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     a.iter()
         .zip(b)
@@ -190,7 +155,8 @@ pub fn run_cpu(
     } = train_encrypted(&task, cfg, WIDTH, progress)?;
     let training = ev.backend().counts().clone();
     progress("inference", 0, 1);
-    let (preds, infer_boots) = infer(&mut setup, &mut ev, &data.test_rows, &out.w)?;
+    let (preds, infer_boots) =
+        crate::inference::infer(&mut setup, &mut ev, &data.test_rows, &out.w, None)?;
     let infer_s = clock.lap();
     let inference = ev.backend().counts().since(&training);
     progress("decrypt", 0, 1);

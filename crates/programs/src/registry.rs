@@ -3,7 +3,7 @@
 
 use crate::error::{ProgramError, Result};
 use crate::report::{Recorded, RunReport};
-use crate::{bfv_apps, dnn, helr, linreg, logreg, lola, sort};
+use crate::{bfv_apps, dnn, helr, inference, linreg, logreg, lola, sort};
 use std::path::PathBuf;
 
 /// The programs `tessera run` and `tessera simulate --workload` know.
@@ -13,6 +13,8 @@ pub const PROGRAMS: &[&str] = &[
     "logreg",
     "linreg",
     "sort",
+    "linreg-inference",
+    "logreg-inference",
     "cryptonets",
     "lr-inference",
     "dnn-train",
@@ -137,6 +139,19 @@ fn dnn_config(o: &RunOptions) -> dnn::DnnConfig {
     }
 }
 
+/// linreg-inference / logreg-inference: the training program's weights (its default
+/// iterations, `--iterations` to change them) applied to `--size` test rows (default all).
+fn inference_config(program: &str, o: &RunOptions) -> Result<(inference::Which, helr::HelrConfig)> {
+    let (which, train) = match program {
+        "linreg-inference" => (inference::Which::Linear, linreg_config(o)),
+        _ => (inference::Which::Logistic, logreg_config(o)),
+    };
+    let mut c = helr::HelrConfig::new(&train.params, inference::TRAIN_BATCH);
+    c.iterations = train.iterations;
+    c.data_dir = train.data_dir;
+    Ok((which, c))
+}
+
 /// Runs `program` encrypted on the CPU and checks it against its replica.
 pub fn run(
     program: &str,
@@ -149,6 +164,10 @@ pub fn run(
         "logreg" => logreg::run_cpu(&logreg_config(o), progress),
         "linreg" => linreg::run_cpu(&linreg_config(o), progress),
         "sort" => sort::run_cpu(&sort_config(o)?, progress),
+        "linreg-inference" | "logreg-inference" => {
+            let (which, cfg) = inference_config(program, o)?;
+            inference::run_cpu(which, &cfg, o.size, progress)
+        }
         "cryptonets" | "lr-inference" => bfv_apps::run(program, o, progress),
         "dnn-train" => dnn::run_cpu(&dnn_config(o), progress),
         _ => Err(unknown(program)),
@@ -165,6 +184,10 @@ pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
         "linreg" => linreg::record(&linreg_config(o), steady),
         "sort" => sort::record(&sort_config(o)?, steady),
         "dnn-train" => dnn::record(&dnn_config(o), steady),
+        "linreg-inference" | "logreg-inference" => {
+            let (which, cfg) = inference_config(program, o)?;
+            inference::record(which, &cfg, o.size)
+        }
         "cryptonets" | "lr-inference" => Err(ProgramError::Unsupported(format!(
             "{program} is a BFV program: its CoFHEE command stream comes from tessera_bfv::record with the op mix tessera_programs::bfv_apps::{}::TABLE_X, not from the CKKS trace backend",
             program.replace('-', "_")

@@ -127,6 +127,11 @@ pub struct Recorded {
     pub iterations: usize,
     /// What one unit is ("iteration", "image").
     pub unit: &'static str,
+    /// Units in one whole run of the program, where a run is a fixed number of them (sort of
+    /// `2^k` values: `k (k + 1) / 2` steps; HELR: its iterations), so that time per run =
+    /// window time / `iterations` x `per_run`. `None` where a run has no fixed size (LoLa's
+    /// images are a stream).
+    pub per_run: Option<usize>,
     /// What the recording holds, for people.
     pub window: String,
     /// Bootstrappings recorded.

@@ -12,6 +12,8 @@ fn small(program: &str) -> Option<RunOptions> {
         "helr" => (Some("test-program"), Some(16), Some(2)),
         "logreg" | "linreg" => (Some("test-program"), Some(512), Some(2)),
         "sort" => (Some("test-program"), Some(8), None),
+        // All test rows (44 and 57): several ciphertexts at N = 2^10.
+        "linreg-inference" | "logreg-inference" => (Some("test-program"), None, None),
         "lola" => (None, Some(8), None),
         "dnn-train" => (Some("test-program"), Some(2), Some(1)),
         // BFV programs: checked by tests/bfv_apps.rs; their CoFHEE command stream comes from

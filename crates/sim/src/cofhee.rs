@@ -207,6 +207,16 @@ fn cycles_overflow(what: &str, n: usize) -> SimError {
     ))
 }
 
+/// Seconds the host spends refilling the command FIFO for a program of `commands` commands:
+/// the FIFO holds `depth` commands; a longer program is refilled by the host, one 32-bit
+/// command word per entry over the link. Not additive over parts of a program (a part shorter
+/// than the FIFO needs no refill), so a program costed part by part adds the whole program's
+/// refills to its parts' cycles.
+pub fn refill_s(m: &PeMachine, commands: usize) -> f64 {
+    let refills = commands.saturating_sub(1) / m.host.command_fifo_depth;
+    refills as f64 * m.host.command_fifo_depth as f64 * 32.0 / (m.host.link_mbps * 1e6)
+}
+
 /// Runs a stream on a single-PE machine. Compute commands run one after another (the FIFO
 /// issues one at a time); loads and stores are host transfers over the link, reported
 /// separately (`host_io_s`) because cofhee.md VI measures commands on resident data.
@@ -250,11 +260,7 @@ pub fn simulate_pe(m: &PeMachine, workload: &str, instrs: &[Instr]) -> Result<Re
         // Never larger than `cycles`, so it cannot overflow where `cycles` did not.
         *by_class.entry(class).or_default() += c;
     }
-    // The FIFO holds `depth` commands; a longer program is refilled by the host, one 32-bit
-    // command word per entry over the link.
-    let refills = commands.saturating_sub(1) / m.host.command_fifo_depth;
-    let refill_s =
-        refills as f64 * m.host.command_fifo_depth as f64 * 32.0 / (m.host.link_mbps * 1e6);
+    let refill_s = refill_s(m, commands);
     let hz = m.clock.mhz * 1e6;
     let time_s = cycles as f64 / hz + refill_s;
     let energy_j: f64 = by_class

@@ -262,6 +262,7 @@ pub fn record(cfg: &DnnConfig, steady: bool) -> Result<Recorded> {
         instrs,
         iterations: cfg.iterations,
         unit: "iteration",
+        per_run: Some(FULL_BATCHES),
         window: if steady {
             "steady state: 1 iteration + the bootstrapping of its weights".into()
         } else {

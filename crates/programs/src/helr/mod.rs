@@ -312,6 +312,7 @@ pub fn record_task(task: &Task, cfg: &HelrConfig, steady: bool) -> Result<Record
         instrs,
         iterations,
         unit: "iteration",
+        per_run: Some(cfg.iterations),
         window: if steady {
             format!("steady state: {iterations} iteration(s) + their bootstrapping")
         } else {

@@ -243,6 +243,7 @@ pub fn record(cfg: &LolaConfig) -> Result<Recorded> {
         instrs,
         iterations: p.images.len(),
         unit: "image",
+        per_run: None,
         window: format!(
             "{} image(s) in {} ciphertext(s) of {}",
             p.images.len(),

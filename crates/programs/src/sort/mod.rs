@@ -237,6 +237,7 @@ pub fn record(cfg: &SortConfig, steady: bool) -> Result<Recorded> {
         instrs,
         iterations: window,
         unit: "step",
+        per_run: Some(all.len()),
         window: what,
         boots,
         levels_per_boot: setup.budget().after_boot,
