@@ -28,7 +28,10 @@ pub enum SecretDistribution {
     /// Uniform on {-1, 0, 1}.
     Ternary,
     /// Exactly `h` non-zero coefficients in {-1, 1}.
-    Sparse { hamming_weight: usize },
+    Sparse {
+        /// `h`, the number of non-zero coefficients.
+        hamming_weight: usize,
+    },
 }
 
 /// How a level is dropped after a multiplication.

@@ -37,7 +37,9 @@ pub const BUILTIN: &[(&str, &str)] = &[
 #[derive(Clone, Debug)]
 #[allow(clippy::large_enum_variant)]
 pub enum Arch {
+    /// A vector machine (ARK, REED, CiFHER, H3): clusters of functional units.
     Vector(Machine),
+    /// A single-PE machine driven by host commands (CoFHEE).
     Pe(PeMachine),
 }
 

@@ -26,6 +26,7 @@ pub struct CostModel {
     pub interposer_area_ratio: f64,
     /// Probability that bonding one die succeeds.
     pub bond_yield: f64,
+    /// Where the cost figures come from.
     pub cite: String,
 }
 

@@ -10,7 +10,9 @@ use tessera_backend::trace::Instr;
 /// One swept key and its values (`chip.clusters=1,2,4`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Axis {
+    /// The dotted key (`chip.clusters`) or `arch`.
     pub key: String,
+    /// Its values, in order.
     pub values: Vec<String>,
 }
 
@@ -89,7 +91,9 @@ pub fn grid(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
 /// One grid point and its report.
 #[derive(Clone, Debug)]
 pub struct Point {
+    /// The point's (key, value) pairs, in axis order.
     pub settings: Vec<(String, String)>,
+    /// The point's report.
     pub report: Report,
 }
 
@@ -179,13 +183,21 @@ pub fn csv(axes: &[Axis], points: &[Point]) -> String {
 /// What a sweep plot shows on its y axis (`tessera sweep --metric`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Metric {
+    /// Simulated time.
     Time,
+    /// Energy.
     Energy,
+    /// Chip area.
     Area,
+    /// Energy x delay x area.
     Edap,
+    /// Off-chip traffic.
     Offchip,
+    /// On-chip network traffic.
     Noc,
+    /// Die yield.
     Yield,
+    /// Cost per good package.
     Cost,
 }
 
@@ -207,6 +219,7 @@ impl Metric {
         "time", "energy", "area", "edap", "offchip", "noc", "yield", "cost",
     ];
 
+    /// Parses a `--metric` name.
     pub fn parse(s: &str) -> Result<Self, SimError> {
         Self::NAMES
             .iter()
