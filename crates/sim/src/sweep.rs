@@ -100,6 +100,22 @@ pub struct Point {
 /// Simulates `instrs` on `arch` with every grid point's settings, in parallel; `tick` is
 /// called once per finished point. The pseudo-key `arch` sweeps over machines
 /// (`arch=cifher,cifher-16,cifher-64`).
+///
+/// ```
+/// use tessera_backend::trace::read_trace;
+/// use tessera_sim::sweep::{self, Axis};
+/// let text = r#"{"format":"tessera-trace","version":2,"n":4096,"moduli":[40961]}
+/// {"seq":0,"op":"load","dst":1,"srcs":[],"limbs":[0],"n":4096,"kind":"ciphertext"}
+/// {"seq":1,"op":"ntt","dst":1,"srcs":[1],"limbs":[0],"n":4096,"kind":"ciphertext"}
+/// "#;
+/// let (_, instrs) = read_trace(text.as_bytes()).unwrap();
+/// let axes = sweep::axes(&["chip.clusters=1,2,4".into(), "arch=ark,reed".into()])?;
+/// let points = sweep::run("ark", &axes, "one NTT", &instrs, &|| {})?;
+/// assert_eq!(points.len(), 6);
+/// assert_eq!(points[5].settings, [("chip.clusters".into(), "4".into()), ("arch".into(), "reed".into())]);
+/// assert!(points.iter().all(|p| p.report.time_s > 0.0));
+/// # Ok::<(), tessera_sim::SimError>(())
+/// ```
 pub fn run(
     arch: &str,
     axes: &[Axis],
