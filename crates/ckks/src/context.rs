@@ -49,6 +49,17 @@ pub struct CkksContext {
 
 impl CkksContext {
     /// Builds the ring (NTT plans for every prime) and the encoder.
+    ///
+    /// ```
+    /// use tessera_ckks::{CkksContext, Parameters};
+    /// let ctx = CkksContext::new(Parameters::preset("test-small")?)?;
+    /// let p = ctx.params();
+    /// // Encode at the top level and decode again: the values come back to ~2^-30.
+    /// let pt = ctx.encode_real(&[0.25, -1.5], 2, p.max_level(), p.default_scale())?;
+    /// let back = ctx.decode(&pt)?;
+    /// assert!((back[0].re - 0.25).abs() < 1e-6 && (back[1].re + 1.5).abs() < 1e-6);
+    /// # Ok::<(), tessera_ckks::CkksError>(())
+    /// ```
     pub fn new(params: Parameters) -> Result<Arc<Self>> {
         let ring = params.ring()?;
         let encoder = Encoder::new(params.n())?;

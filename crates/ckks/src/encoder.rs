@@ -235,6 +235,18 @@ pub fn special_fft_stages(s: usize, inverse: bool) -> Vec<DiagonalMatrix> {
 
 impl Encoder {
     /// An encoder for ring degree `n` (a power of two, 4 to 2^17).
+    ///
+    /// ```
+    /// use tessera_ckks::encoder::Encoder;
+    /// let enc = Encoder::new(16)?;
+    /// let coeffs = enc.encode_real(&[1.0, 2.0, 3.0, 4.0], 4, 1e6)?;
+    /// let real: Vec<f64> = coeffs.iter().map(|&c| c as f64).collect();
+    /// let back = enc.decode(&real, 4, 1e6)?;
+    /// assert!(back.iter().zip([1.0, 2.0, 3.0, 4.0]).all(|(z, x)| (z.re - x).abs() < 1e-4));
+    /// // A ring degree that is not a power of two is refused with its allowed range.
+    /// assert!(Encoder::new(12).is_err());
+    /// # Ok::<(), tessera_ckks::CkksError>(())
+    /// ```
     pub fn new(n: usize) -> Result<Self> {
         if !n.is_power_of_two() || !(4..=1 << 17).contains(&n) {
             return Err(CkksError::InvalidParameter {

@@ -1034,6 +1034,29 @@ impl<B: Backend> Evaluator<B> {
     }
 
     /// HRot: rotates the slots left by `steps` (negative: right).
+    ///
+    /// ```
+    /// use tessera_backend::CpuBackend;
+    /// use tessera_ckks::{decrypt, CkksContext, Evaluator, KeyGenerator, Parameters};
+    /// use tessera_math::sampling::Seed;
+    /// let ctx = CkksContext::new(Parameters::preset("test-small")?)?;
+    /// let mut kg = KeyGenerator::from_seed(&ctx, &Seed([1; 32]))?;
+    /// let sk = kg.secret_key()?;
+    /// let keys = kg.evaluation_keys(&sk, &[1], false)?; // relinearisation + rotation by 1
+    /// let (l, s) = (ctx.params().max_level(), ctx.params().default_scale());
+    /// let x = [1.0, 2.0, 3.0, 4.0];
+    /// let ct = kg.encrypt_sk(&ctx.encode_real(&x, 4, l, s)?, &sk)?;
+    /// let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
+    /// let c = ev.load(&ct)?;
+    /// // (x * x) rotated left by one slot: HMult (relinearise, rescale), then HRot.
+    /// let sq = ev.mul_relin_rescale(&c, &c, &keys)?;
+    /// let y = ev.rotate(&sq, 1, &keys)?;
+    /// let out = ctx.decode(&decrypt(&ev.store(&y)?, &sk)?)?;
+    /// for (o, want) in out.iter().zip([4.0, 9.0, 16.0, 1.0]) {
+    ///     assert!((o.re - want).abs() < 1e-3);
+    /// }
+    /// # Ok::<(), tessera_ckks::CkksError>(())
+    /// ```
     pub fn rotate(
         &mut self,
         a: &Ciphertext<B::Poly>,

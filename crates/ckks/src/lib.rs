@@ -36,6 +36,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![warn(missing_docs)]
 
 pub mod bootstrap;
 pub mod circuits;

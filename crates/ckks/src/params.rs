@@ -28,7 +28,10 @@ pub enum SecretDistribution {
     /// Uniform on {-1, 0, 1}.
     Ternary,
     /// Exactly `h` non-zero coefficients in {-1, 1}.
-    Sparse { hamming_weight: usize },
+    Sparse {
+        /// `h`, the number of non-zero coefficients.
+        hamming_weight: usize,
+    },
 }
 
 /// How a level is dropped after a multiplication.
@@ -369,6 +372,16 @@ impl Parameters {
 
     /// A built-in preset by name (see [`preset_names`]): its file in `configs/params/`,
     /// through the same loader as any parameter file ([`crate::params_file`]).
+    ///
+    /// ```
+    /// use tessera_ckks::Parameters;
+    /// let p = Parameters::preset("ark")?;
+    /// assert_eq!(p.n(), 1 << 16);
+    /// assert!(p.security().secure_128);
+    /// // Unknown names list the presets.
+    /// assert!(Parameters::preset("nope").unwrap_err().to_string().contains("test-small"));
+    /// # Ok::<(), tessera_ckks::CkksError>(())
+    /// ```
     pub fn preset(name: &str) -> Result<Self> {
         crate::params_file::preset_text(name)
             .ok_or_else(|| CkksError::UnknownPreset(name.to_string(), preset_names().join(", ")))?;

@@ -2,6 +2,7 @@
 //! (tessera_sim::area), next to the copied component table labelled as an input.
 
 use crate::output::{emit, json_line, table};
+use crate::schema::Schema;
 use tessera_sim::arch::Arch;
 use tessera_sim::SimError;
 
@@ -43,7 +44,7 @@ pub fn run(a: &AreaArgs) -> Result<(), SimError> {
         let mut v = serde_json::to_value(&p).map_err(|e| SimError::Trace(e.to_string()))?;
         v["input_area_mm2"] = serde_json::json!(input);
         v["input_label"] = serde_json::json!(tessera_sim::area::INPUT_LABEL);
-        json_line(&v);
+        json_line(Schema::Area, &v);
         return Ok(());
     }
     emit(&format!(
@@ -95,7 +96,10 @@ fn targets(json: bool) -> Result<(), SimError> {
     let rows = tessera_sim::area::targets::comparisons()?;
     if json {
         for r in &rows {
-            json_line(&serde_json::to_value(r).map_err(|e| SimError::Trace(e.to_string()))?);
+            json_line(
+                Schema::AreaTargets,
+                &serde_json::to_value(r).map_err(|e| SimError::Trace(e.to_string()))?,
+            );
         }
         return Ok(());
     }

@@ -1,6 +1,7 @@
 //! `tessera bench ...`: kernel measurements with medians over repeated runs.
 
 use crate::output::{emit, json_line, table};
+use crate::schema::Schema;
 use clap::{Subcommand, ValueEnum};
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -151,15 +152,25 @@ pub(crate) fn kernel_label() -> Result<String, MathError> {
 
 /// Prints one benchmark result line, adding the host facts every such line carries: `kernel`
 /// (the `TESSERA_SIMD` kernel in force, unless the line names the kernel it measured, as the
-/// NTT's does), `simd` (the kernel in force) and `cpu` (the CPU model).
+/// NTT's does), `simd` (the kernel in force) and `cpu` (the CPU model). Its schema follows from
+/// what it measured: a `primary` function's share, the NTT, bootstrapping, or one operation.
 pub(crate) fn bench_json(mut v: Value) {
+    let schema = if v.get("primary").is_some() {
+        Schema::BenchProfile
+    } else {
+        match v.get("op").and_then(Value::as_str) {
+            Some("ntt") => Schema::BenchNtt,
+            Some("bootstrap") => Schema::BenchBootstrap,
+            _ => Schema::BenchOp,
+        }
+    };
     if let Value::Object(map) = &mut v {
         let limit = simd::active().name();
         map.entry("kernel").or_insert_with(|| limit.into());
         map.insert("simd".into(), limit.into());
         map.insert("cpu".into(), cpu_model().into());
     }
-    json_line(&v);
+    json_line(schema, &v);
 }
 
 pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
@@ -370,14 +381,17 @@ pub fn info(json: bool) -> Result<(), MathError> {
         .collect();
     let cpu = cpu_model();
     if json {
-        json_line(&json!({
-            "cpu": cpu,
-            "clock_hz": clock,
-            "threads": parallel::num_threads(),
-            "kernel": simd::limit()?.name(),
-            "kernel_source": if simd::source()? == simd::Source::Override { "TESSERA_SIMD" } else { "cpu" },
-            "kernels": kernels.iter().map(|(k, a, b)| json!({"kernel": k.name(), "primes_60_bit": a, "primes_49_bit": b})).collect::<Vec<_>>(),
-        }));
+        json_line(
+            Schema::Info,
+            &json!({
+                "cpu": cpu,
+                "clock_hz": clock,
+                "threads": parallel::num_threads(),
+                "kernel": simd::limit()?.name(),
+                "kernel_source": if simd::source()? == simd::Source::Override { "TESSERA_SIMD" } else { "cpu" },
+                "kernels": kernels.iter().map(|(k, a, b)| json!({"kernel": k.name(), "primes_60_bit": a, "primes_49_bit": b})).collect::<Vec<_>>(),
+            }),
+        );
     } else {
         emit(&format!(
             "CPU: {cpu}; estimated core clock: {:.2} GHz; threads available: {}",

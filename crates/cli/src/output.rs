@@ -1,5 +1,6 @@
 //! Presentation helpers: aligned tables for people, one JSON object per line for scripts.
 
+use crate::schema::Schema;
 use serde_json::Value;
 use std::io::Write;
 
@@ -45,7 +46,12 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) {
     }
 }
 
-/// Prints one JSON object on its own line.
-pub fn json_line(v: &Value) {
+/// Prints one JSON object on its own line, with its `schema` field (`tessera.<command>/<version>`,
+/// docs/json.md) added.
+pub fn json_line(schema: Schema, v: &Value) {
+    let mut v = v.clone();
+    if let Value::Object(map) = &mut v {
+        map.insert("schema".into(), schema.id().into());
+    }
     emit(&v.to_string());
 }

@@ -3,6 +3,7 @@
 //! `list` names the presets with their shape and security.
 
 use crate::output::{emit, json_line, table};
+use crate::schema::Schema;
 use serde_json::json;
 use tessera_ckks::params_file::{
     bootstrap_preset_names, preset_file_names, short_bootstrap_name, ParamsFile,
@@ -56,7 +57,7 @@ fn show(name: &str, format: &str) -> Result<(), Box<dyn std::error::Error>> {
             "model_only": p.security().model_only,
             "security": p.security().summary,
         });
-        json_line(&v);
+        json_line(Schema::ParamsShow, &v);
         return Ok(());
     }
     for line in text.lines() {
@@ -75,17 +76,20 @@ fn list(json: bool) -> Result<(), Box<dyn std::error::Error>> {
         let short = short_bootstrap_name(name);
         let bootstraps = file.bootstrap.is_some() && boot.iter().any(|b| b == short);
         if json {
-            json_line(&json!({
-                "name": name,
-                "n": p.n(),
-                "max_level": p.max_level(),
-                "special_primes": p.p().len(),
-                "dnum": p.dnum(),
-                "log_qp": p.security().log_qp,
-                "secure_128": p.security().secure_128,
-                "bootstrap": bootstraps,
-                "source": p.literal().source,
-            }));
+            json_line(
+                Schema::ParamsList,
+                &json!({
+                    "name": name,
+                    "n": p.n(),
+                    "max_level": p.max_level(),
+                    "special_primes": p.p().len(),
+                    "dnum": p.dnum(),
+                    "log_qp": p.security().log_qp,
+                    "secure_128": p.security().secure_128,
+                    "bootstrap": bootstraps,
+                    "source": p.literal().source,
+                }),
+            );
             continue;
         }
         rows.push(vec![

@@ -3,6 +3,7 @@
 //! architect can see what dynamic adaptation buys on a parameter set before running it.
 
 use crate::output::{emit, json_line, table};
+use crate::schema::Schema;
 use serde_json::json;
 use tessera_ckks::{CkksError, KeySwitchPlan, Parameters};
 
@@ -38,14 +39,17 @@ pub fn run(params: &str, json: bool, plot: Option<&str>) -> Result<(), Box<dyn s
             }
         }
         if json {
-            json_line(&json!({
-                "params": params, "level": level,
-                "fixed": {"alpha": fixed.alpha(), "beta": fixed.beta(level), "k": fixed.special.len(),
-                          "log_qp": fixed.log_qp_bits(&p, level), "cost": cf, "key_mb": key_mb(&fixed)},
-                "dynamic": {"alpha": d.alpha(), "beta": d.beta(level), "k": d.special.len(),
-                            "log_qp": d.log_qp_bits(&p, level), "cost": cd, "key_mb": key_mb(&d)},
-                "saving": 1.0 - cd / cf,
-            }));
+            json_line(
+                Schema::Plan,
+                &json!({
+                    "params": params, "level": level,
+                    "fixed": {"alpha": fixed.alpha(), "beta": fixed.beta(level), "k": fixed.special.len(),
+                              "log_qp": fixed.log_qp_bits(&p, level), "cost": cf, "key_mb": key_mb(&fixed)},
+                    "dynamic": {"alpha": d.alpha(), "beta": d.beta(level), "k": d.special.len(),
+                                "log_qp": d.log_qp_bits(&p, level), "cost": cd, "key_mb": key_mb(&d)},
+                    "saving": 1.0 - cd / cf,
+                }),
+            );
         } else {
             rows.push(vec![
                 level.to_string(),

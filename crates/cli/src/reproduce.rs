@@ -2,6 +2,7 @@
 //! ratio, hits and misses alike.
 
 use crate::output::{json_line, table};
+use crate::schema::Schema;
 use serde_json::json;
 use tessera_lab::{reproduce, LabError};
 
@@ -32,11 +33,14 @@ pub fn run(paper: Option<&str>, format: Format) -> Result<(), LabError> {
     }
     if format == Format::Json {
         for r in &rows {
-            json_line(&json!({
-                "paper": r.paper, "item": r.item, "unit": r.unit, "kind": r.kind,
-                "paper_value": r.paper_value, "model_value": r.model_value, "ratio": r.ratio,
-                "tolerance": r.tolerance, "hit": r.hit, "source": r.source,
-            }));
+            json_line(
+                Schema::Reproduce,
+                &json!({
+                    "paper": r.paper, "item": r.item, "unit": r.unit, "kind": r.kind,
+                    "paper_value": r.paper_value, "model_value": r.model_value, "ratio": r.ratio,
+                    "tolerance": r.tolerance, "hit": r.hit, "source": r.source,
+                }),
+            );
         }
         return Ok(());
     }

@@ -3,6 +3,7 @@
 //! counts (docs/programs.md).
 
 use crate::output::{emit, json_line, table};
+use crate::schema::Schema;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::io::IsTerminal;
@@ -84,7 +85,7 @@ pub fn run(a: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         let mut v = serde_json::to_value(&report)?;
         v["threads"] = json!(a.threads);
         v["passed"] = json!(report.passed());
-        json_line(&v);
+        json_line(Schema::Run, &v);
     } else {
         emit(&format!(
             "{} at {} (size {}, {} iterations, {} thread(s)): {}",

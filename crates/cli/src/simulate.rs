@@ -3,6 +3,7 @@
 //! utilization plot.
 
 use crate::output::{emit, json_line, table};
+use crate::schema::Schema;
 use serde_json::json;
 use tessera_lab::{LabError, Mode, Request};
 use tessera_sim::arch::Arch;
@@ -132,7 +133,7 @@ pub fn run(a: &SimulateArgs) -> Result<(), LabError> {
     if a.json {
         let mut v = out.to_json()?;
         v["simulation_s"] = json!(sim_s);
-        json_line(&v);
+        json_line(Schema::Simulate, &v);
         return Ok(());
     }
     emit(&format!(

@@ -1,7 +1,10 @@
-//! `tessera sweep`: one workload on a grid of machine settings, using every core, with a
-//! progress bar; writes CSV and an SVG plot of time against the first swept key.
+//! `tessera sweep`: workloads on a grid of machine settings, using every core, with a
+//! progress bar; writes CSV and an SVG plot of time against the first swept key. Several
+//! workloads and parameter sets (`--workload a,b --params x,y`) make a cross product with the
+//! grid: each (workload, parameter set) is recorded once and simulated on every point.
 
-use crate::output::{emit, table};
+use crate::output::{emit, json_line, table};
+use crate::schema::Schema;
 use crate::simulate::{progress, SimulateArgs};
 use indicatif::{ProgressBar, ProgressStyle};
 use tessera_lab::LabError;
@@ -20,10 +23,12 @@ pub struct SweepArgs {
     /// `arch=cifher,cifher-16` sweeps over machines.
     #[arg(long = "set", value_name = "KEY=V1,V2,...", required = true)]
     pub set: Vec<String>,
-    /// Workload (as for `tessera simulate`).
+    /// Workload (as for `tessera simulate`), or several separated by commas: each is
+    /// recorded once per parameter set and simulated on every grid point.
     #[arg(long, default_value = "hmult")]
     pub workload: String,
-    /// Parameter preset of the workload (default: ark on vector machines).
+    /// Parameter preset of the workload (default: ark on vector machines), or several
+    /// separated by commas (a cross product with the workloads).
     #[arg(long)]
     pub params: Option<String>,
     /// Input level of an HE-operation workload.
@@ -48,6 +53,10 @@ pub struct SweepArgs {
     /// Output prefix: writes PREFIX.csv and PREFIX.svg.
     #[arg(long, default_value = "sweep")]
     pub out: String,
+    /// One JSON object per point (schema `tessera.sweep/1`, docs/json.md) instead of the
+    /// table; no progress bar. The CSV and the plot are still written.
+    #[arg(long)]
+    pub json: bool,
     /// Run each point as a task on a Ray cluster: `auto` (a running cluster), an address, or
     /// `local` (start one here). Delegates to the Python package (`python -m tessera sweep`,
     /// the interpreter from $TESSERA_PYTHON, else python3), which writes PREFIX.jsonl
@@ -84,6 +93,7 @@ fn on_ray(a: &SweepArgs, address: &str) -> Result<(), LabError> {
         ("--of-limb", a.of_limb),
         ("--min-ks", a.min_ks),
         ("--no-hoisting", a.no_hoisting),
+        ("--json", a.json),
     ] {
         if on {
             cmd.arg(flag);
@@ -104,42 +114,127 @@ fn on_ray(a: &SweepArgs, address: &str) -> Result<(), LabError> {
     Ok(())
 }
 
+/// The values of a comma-separated option (`--workload hmult,hrot`), each once, in order.
+fn list(name: &'static str, s: &str) -> Result<Vec<String>, SimError> {
+    let mut out: Vec<String> = Vec::new();
+    for v in s.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+        if out.iter().any(|o| o == v) {
+            return Err(SimError::Invalid {
+                name,
+                value: s.into(),
+                allowed: format!("each value once ('{v}' is repeated)"),
+            });
+        }
+        out.push(v.to_string());
+    }
+    if out.is_empty() {
+        return Err(SimError::Invalid {
+            name,
+            value: s.into(),
+            allowed: "one or more names separated by commas".into(),
+        });
+    }
+    Ok(out)
+}
+
+/// Runs `tessera sweep`: the cross product of the workloads, the parameter sets and the
+/// `--set` grid.
 pub fn run(a: &SweepArgs) -> Result<(), LabError> {
     if let Some(address) = &a.ray {
         return on_ray(a, address);
     }
-    let axes: Vec<Axis> = sweep::axes(&a.set)?;
+    let mut axes: Vec<Axis> = sweep::axes(&a.set)?;
     let metric = sweep::Metric::parse(&a.metric)?;
     let arch = Arch::load(&a.arch)?;
-    let request = SimulateArgs {
-        arch: a.arch.clone(),
-        workload: a.workload.clone(),
-        params: a.params.clone(),
-        size: None,
-        data: None,
-        level: a.level,
-        of_limb: a.of_limb,
-        min_ks: a.min_ks,
-        no_hoisting: a.no_hoisting,
-        streamed_keyswitch: a.streamed_keyswitch,
-        set: Vec::new(),
-        mode: "latency".into(),
-        warm: false,
-        additive: false,
-        json: false,
-        timeline: None,
-        plot: None,
-        save_trace: None,
-    }
-    .request()?;
-    let (w, _) = tessera_lab::workload(&request, &arch, &progress)?;
+    let workloads = list("--workload", &a.workload)?;
+    let params: Vec<Option<String>> = match &a.params {
+        Some(p) => list("--params", p)?.into_iter().map(Some).collect(),
+        None => vec![None],
+    };
+    let grid_points = sweep::grid_size(&axes)?;
+    // Several workloads or parameter sets make `workload` and `params` swept keys of their
+    // own (after the --set ones, so the plot's x axis stays the first --set key).
+    let extra: Vec<Axis> = [
+        ("workload", workloads.clone()),
+        (
+            "params",
+            params
+                .iter()
+                .map(|p| p.clone().unwrap_or_default())
+                .collect(),
+        ),
+    ]
+    .into_iter()
+    .filter(|_| workloads.len() > 1 || params.len() > 1)
+    .map(|(k, values)| Axis {
+        key: k.to_string(),
+        values,
+    })
+    .collect();
+    axes.extend(extra.iter().cloned());
     let total = sweep::grid_size(&axes)?;
-    let bar = ProgressBar::new(total as u64);
+    let bar = if a.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(total as u64)
+    };
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} points")
             .expect("valid template"),
     );
-    let points = sweep::run(&a.arch, &axes, &w.label, &w.instrs, &|| bar.inc(1))?;
+    let mut points = Vec::with_capacity(total);
+    let mut labels = Vec::new();
+    let mut named = Vec::with_capacity(total);
+    for w in &workloads {
+        for p in &params {
+            let request = SimulateArgs {
+                arch: a.arch.clone(),
+                workload: w.clone(),
+                params: p.clone(),
+                size: None,
+                data: None,
+                level: a.level,
+                of_limb: a.of_limb,
+                min_ks: a.min_ks,
+                no_hoisting: a.no_hoisting,
+                streamed_keyswitch: a.streamed_keyswitch,
+                set: Vec::new(),
+                mode: "latency".into(),
+                warm: false,
+                additive: false,
+                json: false,
+                timeline: None,
+                plot: None,
+                save_trace: None,
+            }
+            .request()?;
+            // Recorded once, simulated on every grid point.
+            let quiet = |_: &str| {};
+            let say: &dyn Fn(&str) = if a.json { &quiet } else { &progress };
+            let (trace, _) = tessera_lab::workload(&request, &arch, say)?;
+            let mut these = sweep::run(
+                &a.arch,
+                &axes[..axes.len() - extra.len()],
+                &trace.label,
+                &trace.instrs,
+                &|| bar.inc(1),
+            )?;
+            for pt in &mut these {
+                for x in &extra {
+                    let v = if x.key == "workload" {
+                        w.clone()
+                    } else {
+                        p.clone().unwrap_or_default()
+                    };
+                    pt.settings.push((x.key.clone(), v));
+                }
+                named.push((w.clone(), p.clone()));
+            }
+            debug_assert_eq!(these.len(), grid_points);
+            points.extend(these);
+            labels.push(trace.label);
+        }
+    }
     bar.finish_and_clear();
     let csv_path = format!("{}.csv", a.out);
     let svg_path = format!("{}.svg", a.out);
@@ -151,7 +246,7 @@ pub fn run(a: &SweepArgs) -> Result<(), LabError> {
     let keys: Vec<&str> = axes.iter().map(|x| x.key.as_str()).collect();
     let title = format!(
         "{} on {}: sweep of {}",
-        w.label,
+        labels.join(", "),
         arch.name(),
         keys.join(", ")
     );
@@ -160,6 +255,24 @@ pub fn run(a: &SweepArgs) -> Result<(), LabError> {
     let svg = sweep::plot(&title, &axes, &points, metric);
     if let Ok(svg) = &svg {
         std::fs::write(&svg_path, svg).map_err(|e| io(&svg_path, e))?;
+    }
+    if a.json {
+        for (pt, (w, p)) in points.iter().zip(&named) {
+            let report =
+                serde_json::to_value(&pt.report).map_err(|e| SimError::Trace(e.to_string()))?;
+            let settings: serde_json::Map<String, serde_json::Value> = pt
+                .settings
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone().into()))
+                .collect();
+            json_line(
+                Schema::Sweep,
+                &serde_json::json!({
+                    "workload": w, "params": p, "settings": settings, "report": report,
+                }),
+            );
+        }
+        return svg.map(|_| ()).map_err(Into::into);
     }
     let mut headers: Vec<&str> = axes.iter().map(|x| x.key.as_str()).collect();
     headers.extend(["time (ms)", "area (mm2)", "die yield", "cost/good pkg ($)"]);

@@ -19,6 +19,7 @@ use tessera_math::RnsPoly;
 
 mod circuits;
 mod ckks_io;
+mod cli;
 mod programs;
 mod sim;
 
@@ -696,6 +697,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     circuits::register(m)?;
     programs::register(m)?;
     sim::register(m)?;
+    cli::register(m)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce_json, m)?)?;

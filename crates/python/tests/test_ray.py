@@ -22,3 +22,19 @@ def test_ray_sweep_equals_in_process(tmp_path):
         assert more.skipped == 6 and len(more) == 6 and len(more.errors) == 2
     finally:
         ray.shutdown()
+
+
+def test_ray_multi_workload_sweep_equals_in_process(tmp_path):
+    """Several workloads and parameter sets: each recording is put in the object store once
+    and the distributed table equals the in-process one."""
+    grid = {"chip.clusters": [1, 2]}
+    args = dict(arch="ark", workload=["hadd", "hmult"], params=["test-small", "test-medium"], grid=grid)
+    local = tessera.sweep(**args)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        dist = tessera.sweep(**args, executor="ray")
+        assert len(dist) == 8 and not dist.errors
+        assert dist.keys == ["chip.clusters", "workload", "params"]
+        assert [r.to_dict() for r in dist] == [r.to_dict() for r in local]
+    finally:
+        ray.shutdown()

@@ -27,7 +27,9 @@ pub struct Additive {
 /// One operation's share of [`Additive`].
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct OpSum {
+    /// Operations of this kind.
     pub count: usize,
+    /// Their warm times summed, in seconds.
     pub seconds: f64,
 }
 

@@ -37,7 +37,9 @@ pub const BUILTIN: &[(&str, &str)] = &[
 #[derive(Clone, Debug)]
 #[allow(clippy::large_enum_variant)]
 pub enum Arch {
+    /// A vector machine (ARK, REED, CiFHER, H3): clusters of functional units.
     Vector(Machine),
+    /// A single-PE machine driven by host commands (CoFHEE).
     Pe(PeMachine),
 }
 
@@ -112,6 +114,17 @@ impl Arch {
     }
 
     /// [`Arch::load`] with `KEY=VALUE` overrides applied in order (`--set`).
+    ///
+    /// ```
+    /// use tessera_sim::arch::Arch;
+    /// let a = Arch::load_with("ark", &["chip.clusters=8".into()])?;
+    /// let Arch::Vector(m) = &a else { unreachable!("ARK is a vector machine") };
+    /// assert_eq!((a.name(), m.chip.clusters), ("ark", 8));
+    /// // A value out of range names the key and what is allowed.
+    /// let e = Arch::load_with("ark", &["chip.clusters=0".into()]).unwrap_err();
+    /// assert!(e.to_string().contains("chip.clusters"));
+    /// # Ok::<(), tessera_sim::SimError>(())
+    /// ```
     pub fn load_with(name_or_path: &str, sets: &[String]) -> Result<Self, SimError> {
         Self::load(name_or_path)?.with_settings(sets)
     }

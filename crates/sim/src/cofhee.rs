@@ -19,8 +19,11 @@ use tessera_backend::trace::{Instr, Op};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PeClock {
+    /// Clock in MHz.
     pub mhz: f64,
+    /// Datapath word in bits.
     pub word_bits: u32,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -28,10 +31,15 @@ pub struct PeClock {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pe {
+    /// Initiation interval (cycles per butterfly) with dual-port SRAMs.
     pub ii_dual_port: u64,
+    /// Initiation interval with single-port SRAMs.
     pub ii_single_port: u64,
+    /// Pipeline depth in cycles.
     pub pipeline_depth_cycles: u64,
+    /// Cycles to issue one command.
     pub command_issue_cycles: u64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -39,10 +47,13 @@ pub struct Pe {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PeMemory {
+    /// Dual-port SRAM banks.
     pub dual_port_srams: usize,
+    /// Single-port SRAM banks.
     pub single_port_srams: usize,
     /// Words per SRAM.
     pub sram_words: usize,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -50,8 +61,11 @@ pub struct PeMemory {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Host {
+    /// Commands the FIFO holds.
     pub command_fifo_depth: usize,
+    /// Host link bandwidth in Mbit/s.
     pub link_mbps: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -59,9 +73,13 @@ pub struct Host {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PePower {
+    /// Power during an NTT, in mW.
     pub ntt_mw: f64,
+    /// Power during an inverse NTT, in mW.
     pub intt_mw: f64,
+    /// Power during point-wise operations, in mW.
     pub pointwise_mw: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -69,8 +87,11 @@ pub struct PePower {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PeComponent {
+    /// Its name.
     pub name: String,
+    /// Area in mm^2.
     pub area_mm2: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -78,15 +99,24 @@ pub struct PeComponent {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PeMachine {
+    /// The model kind (`pe`).
     pub model: String,
+    /// Its name.
     pub name: String,
+    /// One line on what it is.
     pub description: String,
+    /// Clock and word size.
     pub clock: PeClock,
+    /// The processing element's timing.
     pub pe: Pe,
+    /// SRAM banks.
     pub memory: PeMemory,
+    /// The host link.
     pub host: Host,
+    /// Power per command kind.
     pub power: PePower,
     #[serde(rename = "component")]
+    /// Area by component.
     pub components: Vec<PeComponent>,
     /// What the predictive area model needs (optional; see [`crate::area`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]

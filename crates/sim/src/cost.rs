@@ -26,6 +26,7 @@ pub struct CostModel {
     pub interposer_area_ratio: f64,
     /// Probability that bonding one die succeeds.
     pub bond_yield: f64,
+    /// Where the cost figures come from.
     pub cite: String,
 }
 
@@ -96,6 +97,17 @@ impl CostModel {
 
     /// `dies` identical dies sharing `total_area_mm2` of logic (1: monolithic, no
     /// interposer).
+    ///
+    /// ```
+    /// use tessera_sim::machine::Machine;
+    /// let ark = Machine::load("ark")?;
+    /// let cost = ark.cost.as_ref().expect("ARK's description cites a cost model");
+    /// let one = cost.package(400.0, 1);
+    /// let four = cost.package(400.0, 4);
+    /// // Smaller dies yield better.
+    /// assert!(four.die_yield > one.die_yield && one.die_yield < 1.0);
+    /// # Ok::<(), tessera_sim::SimError>(())
+    /// ```
     pub fn package(&self, total_area_mm2: f64, dies: usize) -> PackageCost {
         let dies = dies.max(1);
         let a = total_area_mm2 / dies as f64;

@@ -5,12 +5,20 @@
 pub enum SimError {
     /// A machine description that does not parse.
     #[error("machine description '{origin}': {message}")]
-    Config { origin: String, message: String },
+    Config {
+        /// The file or built-in read.
+        origin: String,
+        /// What does not parse.
+        message: String,
+    },
     /// A value out of its range.
     #[error("invalid {name} '{value}': allowed {allowed}")]
     Invalid {
+        /// The parameter (option or field).
         name: &'static str,
+        /// The value given.
         value: String,
+        /// The allowed range.
         allowed: String,
     },
     /// A numeric field of a machine description (or a `--set` value) out of its range: where
@@ -18,10 +26,15 @@ pub enum SimError {
     /// that gave it), the field's dotted path, the value and the allowed range.
     #[error("{}invalid {name} '{value}': allowed {allowed}", at(origin, line))]
     Field {
+        /// The file or built-in read.
         origin: String,
+        /// The line of the file, when known.
         line: Option<usize>,
+        /// The field's dotted path.
         name: String,
+        /// The value given.
         value: String,
+        /// The allowed range.
         allowed: String,
     },
     /// A cycle, word or byte count that does not fit its type (or is not finite): the
@@ -33,7 +46,12 @@ pub enum SimError {
     Trace(String),
     /// File I/O.
     #[error("{path}: {message}")]
-    Io { path: String, message: String },
+    Io {
+        /// The file.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
     /// A primary function failed (a malformed workload).
     #[error(transparent)]
     Math(#[from] tessera_math::MathError),

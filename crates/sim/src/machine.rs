@@ -16,6 +16,7 @@ pub struct Clock {
     pub ghz: f64,
     /// Machine word in bits (one RNS residue per word).
     pub word_bits: u32,
+    /// Where the values come from (paper, section or table).
     pub cite: Cite,
 }
 
@@ -63,7 +64,9 @@ pub struct Chip {
     #[serde(default = "one")]
     pub block_rows: usize,
     #[serde(default = "one")]
+    /// Columns of the blocks a cluster's limbs are laid out in.
     pub block_cols: usize,
+    /// Where the values come from (paper, section or table).
     pub cite: Cite,
 }
 
@@ -85,6 +88,7 @@ pub struct Unit {
     /// Pipeline fill per instruction, in cycles.
     #[serde(default)]
     pub latency_cycles: u64,
+    /// Where the values come from (paper, section or table).
     pub cite: Cite,
 }
 
@@ -94,13 +98,18 @@ pub struct Unit {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BconvUnit {
+    /// BConv units per cluster.
     pub count: usize,
     #[serde(default)]
+    /// Lanes per unit.
     pub lanes: usize,
     #[serde(default)]
+    /// Multiply-accumulators per lane.
     pub macs_per_lane: usize,
     #[serde(default)]
+    /// Pipeline latency in cycles.
     pub latency_cycles: u64,
+    /// Where the values come from (paper, section or table).
     pub cite: Cite,
 }
 
@@ -121,12 +130,17 @@ impl Default for BconvUnit {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Units {
+    /// NTT units.
     pub ntt: Unit,
     #[serde(default)]
+    /// Base-conversion units.
     pub bconv: BconvUnit,
+    /// Automorphism units.
     pub auto: Unit,
+    /// Element-wise multiply-add units.
     pub madu: Unit,
     #[serde(default = "Unit::absent_prng")]
+    /// PRNG units (key and plaintext expansion).
     pub prng: Unit,
 }
 
@@ -182,6 +196,7 @@ pub struct Memory {
     /// die to the data's home clusters (cifher.md VI-A). 0: memory attaches directly.
     #[serde(default)]
     pub io_dies: usize,
+    /// Where the values come from (paper, section or table).
     pub cite: Cite,
 }
 
@@ -291,14 +306,23 @@ pub enum Per {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Activity {
+    /// NTT unit busy time.
     Ntt,
+    /// BConv unit busy time.
     Bconv,
+    /// Automorphism unit busy time.
     Auto,
+    /// Element-wise unit busy time.
     Madu,
+    /// PRNG unit busy time.
     Prng,
+    /// Scratchpad accesses.
     Scratchpad,
+    /// Register-file accesses.
     RegisterFile,
+    /// On-chip network transfers.
     Noc,
+    /// Off-chip transfers.
     Offchip,
     /// No utilization-based energy (area and peak power only; e.g. a memory whose energy is
     /// charged per bit instead).
@@ -309,15 +333,20 @@ pub enum Activity {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Component {
+    /// Its name.
     pub name: String,
     /// What one unit of `per` costs.
     pub area_mm2: f64,
+    /// Peak power in watts.
     pub peak_w: f64,
     /// Units per `per` (e.g. 2 MADUs per cluster).
     #[serde(default = "one_f")]
     pub count: f64,
+    /// Whether the figures are per unit, per cluster or per chip.
     pub per: Per,
+    /// The activity its energy scales with.
     pub activity: Activity,
+    /// Where the values come from (paper, section or table).
     pub cite: Cite,
 }
 
@@ -332,13 +361,20 @@ pub struct Machine {
     /// `"vector"` or absent (see [`crate::arch`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Its name.
     pub name: String,
+    /// One line on what it is.
     pub description: String,
+    /// Clock frequency and word size.
     pub clock: Clock,
+    /// Clusters and their layout.
     pub chip: Chip,
+    /// Functional units per cluster.
     pub units: Units,
+    /// On-chip and off-chip memories.
     pub memory: Memories,
     #[serde(default)]
+    /// Modelling options.
     pub options: Options,
     /// The papers' area and peak-power tables, copied (optional: without them reports use
     /// the predicted area, [`crate::area`]).

@@ -15,11 +15,17 @@ use crate::topology::Links;
 /// A resource an instruction occupies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Resource {
+    /// NTT units of cluster i.
     Ntt(usize),
+    /// BConv units of cluster i.
     Bconv(usize),
+    /// Automorphism units of cluster i.
     Auto(usize),
+    /// Element-wise units of cluster i.
     Madu(usize),
+    /// PRNG units of cluster i.
     Prng(usize),
+    /// Scratchpad ports of cluster i.
     Scratchpad(usize),
     /// A NoC resource: the crossbar (0) or ring link `i` (from cluster i to i+1).
     Noc(usize),
@@ -30,8 +36,11 @@ pub enum Resource {
 /// How many resources of each kind a machine has (for dense indices).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
+    /// Clusters the work is spread over.
     pub clusters: usize,
+    /// Inter-cluster links.
     pub links: usize,
+    /// Off-chip channels.
     pub channels: usize,
 }
 
@@ -110,7 +119,9 @@ impl Resource {
 /// finishes (plus the pipeline fill `latency`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Phase {
+    /// Busy cycles per resource.
     pub tasks: Vec<(Resource, f64)>,
+    /// Cycles from the phase's start to its end.
     pub latency: f64,
 }
 
@@ -131,14 +142,25 @@ pub enum Shape {
     /// Forward or inverse NTT.
     Transform,
     /// BConv from `l_in` limbs.
-    Bconv { l_in: usize },
+    Bconv {
+        /// Input limbs.
+        l_in: usize,
+    },
     /// Automorphism.
     Permute,
     /// Element-wise: `reads` operand streams, `ops` MADU passes per coefficient (0 for the
     /// adder stage of a fused multiply-add).
-    Elementwise { reads: usize, ops: usize },
+    Elementwise {
+        /// Operand streams read.
+        reads: usize,
+        /// MADU passes per coefficient.
+        ops: usize,
+    },
     /// Key-switch inner product over `pairs` digit pairs (reads an evaluation key).
-    KeyDot { pairs: usize },
+    KeyDot {
+        /// Digit pairs.
+        pairs: usize,
+    },
     /// One limb reduced into the output limbs (OF-Limb).
     ExtendLimb,
     /// PRNG expansion.
@@ -166,6 +188,7 @@ pub enum Pattern {
 /// per link for one byte (all groups together), computed once.
 #[derive(Clone, Debug)]
 pub struct Net {
+    /// The links between clusters.
     pub links: Links,
     /// Block (limb cluster) of each cluster; with 1 x 1 blocks, the cluster itself.
     pub block_of: Vec<usize>,

@@ -6,8 +6,11 @@ pub type Series = (String, Vec<(f64, f64)>);
 /// Axes and labels of a plot.
 #[derive(Clone, Debug, Default)]
 pub struct Axes<'a> {
+    /// Figure title.
     pub title: &'a str,
+    /// x-axis label.
     pub x_label: &'a str,
+    /// y-axis label.
     pub y_label: &'a str,
     /// Fixed y range (e.g. 0..1 for utilization); `None`: from the data, starting at 0
     /// (on a log axis: the decades around the data).

@@ -10,35 +10,55 @@ use std::collections::BTreeMap;
 /// One area / power line, resolved for this configuration.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ComponentCost {
+    /// Its name.
     pub name: String,
+    /// How many (units, clusters, ...).
     pub count: f64,
+    /// Area in mm^2.
     pub area_mm2: f64,
+    /// Peak power in watts.
     pub peak_w: f64,
+    /// Busy fraction over the run (0 to 1).
     pub utilization: f64,
+    /// Energy in joules.
     pub energy_j: f64,
 }
 
 /// The result of one simulation.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The machine.
     pub arch: String,
+    /// What was simulated.
     pub workload: String,
+    /// Simulated time in seconds.
     pub time_s: f64,
+    /// Simulated time in cycles.
     pub cycles: f64,
+    /// Energy in joules.
     pub energy_j: f64,
+    /// Energy / time, in watts.
     pub avg_power_w: f64,
+    /// Area in mm^2.
     pub area_mm2: f64,
+    /// The design's peak power in watts.
     pub peak_power_w: f64,
+    /// Off-chip traffic in bytes.
     pub offchip_bytes: f64,
     /// Link-bytes moved on the interconnect (energy is charged on these).
     pub noc_bytes: f64,
     /// The part of `noc_bytes` moved between the I/O dies and the clusters by off-chip
     /// transfers (`memory.offchip.io_dies`); `noc_bytes - io_noc_bytes` is cluster-to-cluster.
     pub io_noc_bytes: f64,
+    /// Busy fraction by unit class.
     pub utilization: BTreeMap<String, f64>,
+    /// Off-chip bytes by data kind (ciphertext, evalkey, ...).
     pub offchip_by_kind_bytes: BTreeMap<String, f64>,
+    /// Peak on-chip footprint in bytes.
     pub peak_onchip_bytes: f64,
+    /// Trace instructions simulated.
     pub instructions: u64,
+    /// Area, power, energy and utilization by component.
     pub components: Vec<ComponentCost>,
     /// Seconds of the makespan added while each (outermost) HE operation ran.
     pub time_by_op_s: BTreeMap<String, f64>,
@@ -56,6 +76,7 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<crate::cost::PackageCost>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The same design as one die, for comparison with a chiplet package.
     pub monolithic: Option<crate::cost::PackageCost>,
     /// What `energy_j` (and the average power and EDAP derived from it) covers.
     pub energy_scope: EnergyScope,

@@ -10,7 +10,9 @@ use tessera_backend::trace::Instr;
 /// One swept key and its values (`chip.clusters=1,2,4`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Axis {
+    /// The dotted key (`chip.clusters`) or `arch`.
     pub key: String,
+    /// Its values, in order.
     pub values: Vec<String>,
 }
 
@@ -89,13 +91,31 @@ pub fn grid(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
 /// One grid point and its report.
 #[derive(Clone, Debug)]
 pub struct Point {
+    /// The point's (key, value) pairs, in axis order.
     pub settings: Vec<(String, String)>,
+    /// The point's report.
     pub report: Report,
 }
 
 /// Simulates `instrs` on `arch` with every grid point's settings, in parallel; `tick` is
 /// called once per finished point. The pseudo-key `arch` sweeps over machines
 /// (`arch=cifher,cifher-16,cifher-64`).
+///
+/// ```
+/// use tessera_backend::trace::read_trace;
+/// use tessera_sim::sweep::{self, Axis};
+/// let text = r#"{"format":"tessera-trace","version":2,"n":4096,"moduli":[40961]}
+/// {"seq":0,"op":"load","dst":1,"srcs":[],"limbs":[0],"n":4096,"kind":"ciphertext"}
+/// {"seq":1,"op":"ntt","dst":1,"srcs":[1],"limbs":[0],"n":4096,"kind":"ciphertext"}
+/// "#;
+/// let (_, instrs) = read_trace(text.as_bytes()).unwrap();
+/// let axes = sweep::axes(&["chip.clusters=1,2,4".into(), "arch=ark,reed".into()])?;
+/// let points = sweep::run("ark", &axes, "one NTT", &instrs, &|| {})?;
+/// assert_eq!(points.len(), 6);
+/// assert_eq!(points[5].settings, [("chip.clusters".into(), "4".into()), ("arch".into(), "reed".into())]);
+/// assert!(points.iter().all(|p| p.report.time_s > 0.0));
+/// # Ok::<(), tessera_sim::SimError>(())
+/// ```
 pub fn run(
     arch: &str,
     axes: &[Axis],
@@ -179,13 +199,21 @@ pub fn csv(axes: &[Axis], points: &[Point]) -> String {
 /// What a sweep plot shows on its y axis (`tessera sweep --metric`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Metric {
+    /// Simulated time.
     Time,
+    /// Energy.
     Energy,
+    /// Chip area.
     Area,
+    /// Energy x delay x area.
     Edap,
+    /// Off-chip traffic.
     Offchip,
+    /// On-chip network traffic.
     Noc,
+    /// Die yield.
     Yield,
+    /// Cost per good package.
     Cost,
 }
 
@@ -207,6 +235,7 @@ impl Metric {
         "time", "energy", "area", "edap", "offchip", "noc", "yield", "cost",
     ];
 
+    /// Parses a `--metric` name.
     pub fn parse(s: &str) -> Result<Self, SimError> {
         Self::NAMES
             .iter()

@@ -12,7 +12,9 @@ use crate::machine::Topology;
 /// The links of a topology and its routes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Links {
+    /// How clusters are connected.
     pub topology: Topology,
+    /// Clusters connected.
     pub clusters: usize,
     /// Mesh width (clusters per row); unused otherwise.
     pub dx: usize,

@@ -547,6 +547,31 @@ impl Bootstrapper {
     /// base level first). With `meta_log_scale = Some(k)`, META-BTS: `y = BTS(x)`, then
     /// `x - y` at the base level holds the error `-e` exactly; `BTS(2^k (x - y))` brings it
     /// back with a fresh error `e'`, and `y + 2^-k BTS(...)` leaves `e' / 2^k`.
+    ///
+    /// ```
+    /// use tessera_backend::CpuBackend;
+    /// use tessera_ckks::bootstrap::{BootstrapParameters, Bootstrapper};
+    /// use tessera_ckks::{decrypt, CkksContext, Evaluator, KeyGenerator, Parameters};
+    /// use tessera_math::sampling::Seed;
+    /// // test-boot: N = 2^10, insecure, for trials.
+    /// let ctx = CkksContext::new(Parameters::preset("test-boot")?)?;
+    /// let boot = Bootstrapper::new(&ctx, BootstrapParameters::preset("test-boot")?.1)?;
+    /// let mut kg = KeyGenerator::from_seed(&ctx, &Seed([2; 32]))?;
+    /// let sk = kg.secret_key()?;
+    /// let keys = boot.keygen(&mut kg, &sk)?;
+    /// let (slots, base) = (ctx.params().max_slots(), ctx.params().base_level());
+    /// let x: Vec<f64> = (0..slots).map(|i| (i as f64 / slots as f64) - 0.5).collect();
+    /// // At the base level: no levels left to compute with.
+    /// let pt = ctx.encode_real(&x, slots, base, ctx.params().default_scale())?;
+    /// let ct = kg.encrypt_sk(&pt, &sk)?;
+    /// let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone()))?;
+    /// let low = ev.load(&ct)?;
+    /// let fresh = boot.bootstrap(&mut ev, &low, &keys)?;
+    /// assert_eq!(fresh.level, boot.output_level());
+    /// let out = ctx.decode(&decrypt(&ev.store(&fresh)?, &sk)?)?;
+    /// assert!(out.iter().zip(&x).all(|(o, v)| (o.re - v).abs() < 1e-3));
+    /// # Ok::<(), tessera_ckks::CkksError>(())
+    /// ```
     pub fn bootstrap<B: Backend>(
         &self,
         ev: &mut Evaluator<B>,

@@ -1,30 +1,23 @@
 """``python -m tessera ...``: the ``tessera`` command line from a Python install.
 
 ``sweep`` runs here, on the package's :func:`tessera.sweep` (so ``--ray auto|ADDRESS`` can
-farm the points out to a Ray cluster); every other command runs the ``tessera`` binary: the
-one shipped inside the wheel (``tessera/bin/tessera``, put there by ``scripts/test.sh`` and
-``scripts/build-wheel.sh``), else ``$TESSERA_BIN``, else ``tessera`` on ``PATH``
-(``cargo install --path crates/cli``)."""
+farm the points out to a Ray cluster); every other command runs the CLI's own Rust code inside
+the extension module (:func:`tessera._native.cli_main`), so a plain
+``pip install ./crates/python`` has every command, with no separate binary."""
 
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import subprocess
 import sys
 from typing import List, Optional
 
+from . import _native
 
-def find_binary() -> Optional[str]:
-    """The ``tessera`` binary this install runs, or None."""
-    env = os.environ.get("TESSERA_BIN")
-    if env:
-        return env
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "tessera")
-    if os.path.isfile(here) and os.access(here, os.X_OK):
-        return here
-    return shutil.which("tessera")
+
+def _names(s: str):
+    """A comma-separated option: one name as a string, several as a list."""
+    names = [x.strip() for x in s.split(",") if x.strip()]
+    return names[0] if len(names) == 1 else names
 
 
 def sweep_main(argv: List[str]) -> int:
@@ -34,8 +27,8 @@ def sweep_main(argv: List[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m tessera sweep", description=sweep_main.__doc__)
     p.add_argument("--arch", default="reed")
     p.add_argument("--set", action="append", required=True, metavar="KEY=V1,V2,...")
-    p.add_argument("--workload", default="hmult")
-    p.add_argument("--params", default="ark")
+    p.add_argument("--workload", default="hmult", help="one workload or several, comma-separated")
+    p.add_argument("--params", default="ark", help="one parameter set or several, comma-separated")
     p.add_argument("--level", type=int)
     p.add_argument("--size", type=int)
     p.add_argument("--metric", default="time_s")
@@ -58,8 +51,8 @@ def sweep_main(argv: List[str]) -> int:
     try:
         res = tessera.sweep(
             arch=a.arch,
-            workload=a.workload,
-            params=a.params,
+            workload=_names(a.workload),
+            params=_names(a.params),
             grid=grid,
             executor="ray" if a.ray else "process",
             ray_address=address,
@@ -79,8 +72,15 @@ def sweep_main(argv: List[str]) -> int:
     import json
 
     if a.json:
+        # The schema of `tessera sweep --json` (docs/json.md).
         for r in res:
-            print(json.dumps(r.to_dict()))
+            print(json.dumps({
+                "schema": "tessera.sweep/1",
+                "workload": r.settings.get("workload", a.workload),
+                "params": r.settings.get("params", a.params),
+                "settings": {k: str(v) for k, v in r.settings.items()},
+                "report": {k: v for k, v in r.to_dict().items() if k != "settings"},
+            }))
     else:
         keys = list(grid)
         print("  ".join(keys + ["time_s", "energy_j", "area_mm2"]))
@@ -109,17 +109,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "sweep":
         return sweep_main(argv[1:])
-    exe = find_binary()
-    if exe is None:
-        print(
-            "error: this install has no tessera binary (build the wheel with "
-            "scripts/build-wheel.sh, or `cargo install --path crates/cli`, or set TESSERA_BIN); "
-            "`python -m tessera sweep` runs without it",
-            file=sys.stderr,
-        )
-        return 2
-    return subprocess.call([exe] + argv)
-
+    return _native.cli_main(argv)
 
 if __name__ == "__main__":
     sys.exit(main())

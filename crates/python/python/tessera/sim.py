@@ -529,9 +529,15 @@ def _point_key(settings: Dict[str, Any]) -> str:
 def _run_point(
     arch: str, sets: List[str], trace: Trace, settings: Dict[str, Any], options: Dict[str, Any]
 ) -> Dict[str, Any]:
-    """Simulates one grid point; returns the report's fields (raises on a bad point)."""
+    """Simulates one grid point; returns the report's fields (raises on a bad point). The
+    keys ``arch`` (the machine), ``workload`` and ``params`` (the recording) are not machine
+    settings."""
     name = str(settings.get("arch", arch))
-    extra = [f"{k}={_setting(v)}" for k, v in settings.items() if k != "arch"]
+    extra = [
+        f"{k}={_setting(v)}"
+        for k, v in settings.items()
+        if k not in ("arch", "workload", "params")
+    ]
     return json.loads(
         _native._simulate_trace_json(
             name,
@@ -547,8 +553,8 @@ def _run_point(
 
 def sweep(
     arch: Union[str, Machine] = "reed",
-    workload: Union[str, Trace] = "hmult",
-    params: Optional[str] = None,
+    workload: Union[str, Trace, Sequence[Union[str, Trace]]] = "hmult",
+    params: Union[None, str, Sequence[str]] = None,
     grid: Optional[Dict[str, Iterable[Any]]] = None,
     executor: str = "process",
     workers: Optional[int] = None,
@@ -579,9 +585,17 @@ def sweep(
     ``hoisting`` are :func:`record`'s. With ``out`` (a JSON-lines file) each finished point is appended as it
     arrives and a rerun skips the points already there.
 
+    ``workload`` and ``params`` may be lists: the sweep is then the cross product of the
+    workloads, the parameter sets and the grid, each (workload, parameter set) is recorded
+    once and shared by its points (on Ray: put once in the object store), and every report's
+    ``settings`` (and :attr:`Sweep.keys`) carry ``workload`` and ``params`` after the grid's keys.
+
     >>> s = sweep("ark", "hadd", "test-small", grid={"chip.clusters": [1, 2]})
     >>> [r.settings["chip.clusters"] for r in s], s.errors
     ([1, 2], [])
+    >>> m = sweep("ark", ["hadd", "hmult"], ["test-small"], grid={"chip.clusters": [1, 2]})
+    >>> [(r.settings["workload"], r.settings["chip.clusters"]) for r in m]
+    [('hadd', 1), ('hadd', 2), ('hmult', 1), ('hmult', 2)]
     """
     import time
 
@@ -592,16 +606,41 @@ def sweep(
     if workers is not None and workers < 1:
         raise TesseraError(f"workers = {workers} is invalid; allowed: 1 or more")
     start = time.perf_counter()
-    points = _points(grid)
+    grid_points = _points(grid)
     keys = list(grid)
     name, sets = _arch_and_sets(arch, None)
-    if params is None:
-        params = "ark"
-    trace = (
-        workload
-        if isinstance(workload, Trace)
-        else record(workload, params, level, of_limb, min_ks, streamed_keyswitch, hoisting, size)
-    )
+    many = isinstance(workload, (list, tuple)) or isinstance(params, (list, tuple))
+    workloads = list(workload) if isinstance(workload, (list, tuple)) else [workload]
+    params_list = list(params) if isinstance(params, (list, tuple)) else [params or "ark"]
+    if not workloads or not params_list:
+        raise TesseraError("workload and params need at least one value each")
+    for k in ("workload", "params"):
+        if many and k in keys:
+            raise TesseraError(f"grid key '{k}' is taken by the sweep's {k} list")
+    # One recording per (workload, parameter set), shared by every grid point.
+    traces: Dict[tuple, Trace] = {}
+    points: List[Dict[str, Any]] = []
+    for w in workloads:
+        for p in params_list:
+            label = w.label if isinstance(w, Trace) else str(w)
+            if isinstance(w, Trace) and len(params_list) > 1:
+                raise TesseraError(f"a recorded Trace ('{label}') has one parameter set: pass one params")
+            if (label, p) in traces:
+                raise TesseraError(f"workload '{label}' at params '{p}' is listed twice")
+            traces[(label, p)] = (
+                w
+                if isinstance(w, Trace)
+                else record(w, p, level, of_limb, min_ks, streamed_keyswitch, hoisting, size)
+            )
+            extra = {"workload": label, "params": p} if many else {}
+            points += [dict(g, **extra) for g in grid_points]
+    if many:
+        keys += ["workload", "params"]
+    only = next(iter(traces))
+
+    def trace_key(settings: Dict[str, Any]) -> tuple:
+        return (settings["workload"], settings["params"]) if many else only
+
     options = {"mode": mode, "warm": warm}
 
     done: Dict[str, Report] = {}
@@ -637,7 +676,8 @@ def sweep(
         if executor == "process":
             with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
                 futures = {
-                    pool.submit(_run_point, name, sets, trace, p, options): p for p in todo
+                    pool.submit(_run_point, name, sets, traces[trace_key(p)], p, options): p
+                    for p in todo
                 }
                 for fut in as_completed(futures):
                     p = futures[fut]
@@ -646,7 +686,7 @@ def sweep(
                     except Exception as e:  # a failed point is reported, not fatal
                         finish(p, None, str(e))
         else:
-            _run_on_ray(name, sets, trace, todo, options, ray_address, workers, finish)
+            _run_on_ray(name, sets, traces, trace_key, todo, options, ray_address, workers, finish)
     finally:
         bar.close()
         if sink:
@@ -663,7 +703,7 @@ def _ray_point(arch, sets, trace, settings, options):
         return settings, None, str(e)
 
 
-def _run_on_ray(name, sets, trace, todo, options, address, workers, finish) -> None:
+def _run_on_ray(name, sets, traces, trace_key, todo, options, address, workers, finish) -> None:
     try:
         import ray
     except ImportError as e:
@@ -676,8 +716,9 @@ def _run_on_ray(name, sets, trace, todo, options, address, workers, finish) -> N
         else:
             ray.init(address=address, log_to_driver=False)
     remote = ray.remote(num_cpus=1)(_ray_point)
-    trace_ref = ray.put(trace)  # recorded once, shared by every task
-    of = {remote.remote(name, sets, trace_ref, p, options): p for p in todo}
+    # Each recording is put in the object store once and shared by its points' tasks.
+    refs = {k: ray.put(t) for k, t in traces.items()}
+    of = {remote.remote(name, sets, refs[trace_key(p)], p, options): p for p in todo}
     pending = list(of)
     while pending:
         ready, pending = ray.wait(pending, num_returns=1)

@@ -8,7 +8,9 @@ use crate::error::SimError;
 /// Areas (mm^2) and energies (pJ) of the building blocks at one node.
 #[derive(Clone, Debug)]
 pub struct Blocks<'a> {
+    /// The technology constants.
     pub tech: &'a Technology,
+    /// Technology node in nm.
     pub node_nm: f64,
     logic: f64,
     energy: f64,
@@ -121,6 +123,7 @@ impl<'a> Blocks<'a> {
 /// One predicted part: its area, its peak power, and how both were obtained.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Part {
+    /// Area in mm^2.
     pub area_mm2: f64,
     /// Peak power in W (every block busy every cycle); `None`: not modelled.
     pub peak_w: Option<f64>,

@@ -37,27 +37,37 @@ use tech::Technology;
 /// One predicted component of a design.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ComponentPrediction {
+    /// Its name.
     pub name: String,
+    /// Area in mm^2.
     pub area_mm2: f64,
     /// Peak power in W; `None` where the model has no energy for it.
     pub peak_w: Option<f64>,
+    /// How it is built from the cited constants.
     pub basis: String,
 }
 
 /// A part of the design the model cannot predict, and why.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct NotModelled {
+    /// Its name.
     pub name: String,
+    /// Why it is not modelled.
     pub reason: String,
 }
 
 /// A design's predicted area, peak power and cost.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct AreaPowerPrediction {
+    /// The machine.
     pub arch: String,
+    /// Technology node in nm.
     pub node_nm: f64,
+    /// Component by component.
     pub components: Vec<ComponentPrediction>,
+    /// Components the model leaves out.
     pub not_modelled: Vec<NotModelled>,
+    /// Predicted total area in mm^2.
     pub total_area_mm2: f64,
     /// Sum of the components' peak powers (those without one count 0).
     pub total_peak_w: f64,

@@ -39,10 +39,14 @@ pub enum OffchipPhy {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExtraSram {
+    /// What the SRAM holds.
     pub name: String,
+    /// Capacity in KB.
     pub kb: f64,
     #[serde(default = "one")]
+    /// Ports (1 or 2).
     pub ports: u32,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -80,6 +84,7 @@ pub struct AreaSpec {
     /// SRAMs outside the timing model.
     #[serde(default)]
     pub extra_srams: Vec<ExtraSram>,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 

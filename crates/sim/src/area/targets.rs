@@ -18,10 +18,14 @@ pub const BAND: f64 = 0.15;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PaperComponent {
+    /// The paper's component name.
     pub name: String,
+    /// Area in mm^2, as the paper states it.
     pub mm2: f64,
     #[serde(default)]
+    /// Power in watts, where the paper states it.
     pub w: Option<f64>,
+    /// The predicted components this row sums.
     pub predicted: Vec<String>,
 }
 
@@ -29,12 +33,17 @@ pub struct PaperComponent {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PaperDesign {
+    /// The machine.
     pub arch: String,
+    /// The paper's total area in mm^2.
     pub total_mm2: f64,
     #[serde(default)]
+    /// The paper's total power in watts, where stated.
     pub total_w: Option<f64>,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
     #[serde(default)]
+    /// Component by component.
     pub components: Vec<PaperComponent>,
 }
 
@@ -47,32 +56,46 @@ struct File {
 /// A paper component next to its prediction.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ComponentRow {
+    /// The paper's component name.
     pub name: String,
+    /// The paper's area in mm^2.
     pub paper_mm2: f64,
     /// `None`: no predicted counterpart (the model does not cover it).
     pub predicted_mm2: Option<f64>,
     /// predicted / paper.
     pub ratio: Option<f64>,
+    /// The paper's power in watts, where stated.
     pub paper_w: Option<f64>,
+    /// The model's peak power in watts, where modelled.
     pub predicted_w: Option<f64>,
 }
 
 /// A design's published total next to its prediction.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct AreaRow {
+    /// The machine.
     pub arch: String,
+    /// Technology node in nm.
     pub node_nm: f64,
+    /// The paper's area in mm^2.
     pub paper_mm2: f64,
+    /// The model's area in mm^2.
     pub predicted_mm2: f64,
     /// predicted / paper.
     pub ratio: f64,
     /// Whether the ratio is within `1 +- BAND`.
     pub hit: bool,
+    /// The paper's power in watts, where stated.
     pub paper_w: Option<f64>,
+    /// The model's peak power in watts, where modelled.
     pub predicted_w: Option<f64>,
+    /// Predicted / paper power.
     pub power_ratio: Option<f64>,
+    /// Component by component.
     pub components: Vec<ComponentRow>,
+    /// Components the model leaves out.
     pub not_modelled: Vec<String>,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 

@@ -17,9 +17,13 @@ pub const NODES: &str = include_str!("../../../../configs/tech/nodes.toml");
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Measured {
+    /// Word width in bits of the measured circuit.
     pub bits: u32,
+    /// Its area in mm^2.
     pub area_mm2: f64,
+    /// The node it was measured at, in nm.
     pub node_nm: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -27,7 +31,9 @@ pub struct Measured {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntMul {
+    /// Area of an integer multiplier as a fraction of a modular one.
     pub fraction_of_modmul: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -35,8 +41,11 @@ pub struct IntMul {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Register {
+    /// Register area per bit in um^2.
     pub area_um2_per_bit: f64,
+    /// The node it was measured at, in nm.
     pub node_nm: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -44,10 +53,15 @@ pub struct Register {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Automorphism {
+    /// Area of the measured automorphism unit in mm^2.
     pub area_mm2: f64,
+    /// Its lanes.
     pub lanes: u32,
+    /// Its word width in bits.
     pub bits: u32,
+    /// Its node in nm.
     pub node_nm: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -55,10 +69,15 @@ pub struct Automorphism {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Crossbar {
+    /// Area of the measured crossbar in mm^2.
     pub area_mm2: f64,
+    /// Its ports.
     pub ports: u32,
+    /// Bits per port.
     pub port_bits: u32,
+    /// Its node in nm.
     pub node_nm: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -66,8 +85,11 @@ pub struct Crossbar {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sram {
+    /// Fraction of an SRAM macro that is bit cells.
     pub array_efficiency: f64,
+    /// Area of a two-port macro relative to a one-port one.
     pub dual_port_factor: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -75,8 +97,11 @@ pub struct Sram {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Phy {
+    /// HBM PHY area per stack in mm^2.
     pub hbm_mm2_per_stack: f64,
+    /// HBM interface energy in pJ per bit.
     pub hbm_pj_per_bit: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -84,9 +109,13 @@ pub struct Phy {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct D2d {
+    /// Die-to-die bandwidth density in GB/s per mm^2.
     pub gb_s_per_mm2: f64,
+    /// At this signalling rate, in GT/s.
     pub at_gts: f64,
+    /// Energy in pJ per bit.
     pub pj_per_bit: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -94,11 +123,17 @@ pub struct D2d {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Energy {
+    /// The node of the energy figures, in nm.
     pub node_nm: f64,
+    /// Supply voltage at that node.
     pub vdd: f64,
+    /// A 32-bit multiply in pJ.
     pub mult32_pj: f64,
+    /// A 32-bit add in pJ.
     pub add32_pj: f64,
+    /// An SRAM access in pJ per bit.
     pub sram_pj_per_bit: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -106,15 +141,25 @@ pub struct Energy {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Components {
+    /// A modular multiplier.
     pub modmul: Measured,
+    /// An integer multiplier.
     pub intmul: IntMul,
+    /// A modular adder.
     pub modadd: Measured,
+    /// Registers.
     pub register: Register,
+    /// An automorphism unit.
     pub automorphism: Automorphism,
+    /// A crossbar.
     pub crossbar: Crossbar,
+    /// SRAM macros.
     pub sram: Sram,
+    /// Off-chip PHYs.
     pub phy: Phy,
+    /// Die-to-die links.
     pub d2d: D2d,
+    /// Energy per operation.
     pub energy: Energy,
 }
 
@@ -122,9 +167,12 @@ pub struct Components {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Anchor {
+    /// The node in nm.
     pub node_nm: f64,
     #[serde(alias = "factor", alias = "um2", alias = "volts")]
+    /// The value at this node.
     pub value: f64,
+    /// Where the values come from (paper, section or table).
     pub cite: String,
 }
 
@@ -132,15 +180,20 @@ pub struct Anchor {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Nodes {
+    /// Logic area scaling by node.
     pub logic_area: Vec<Anchor>,
+    /// SRAM bit-cell area by node.
     pub bitcell: Vec<Anchor>,
+    /// Supply voltage by node.
     pub vdd: Vec<Anchor>,
 }
 
 /// Base figures and node scaling together.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Technology {
+    /// The measured components (configs/tech/components.toml).
     pub components: Components,
+    /// Scaling across nodes (configs/tech/nodes.toml).
     pub nodes: Nodes,
 }
 
