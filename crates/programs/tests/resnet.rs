@@ -41,3 +41,48 @@ fn replica_accuracy_on_932_images() {
     assert_eq!(float.correct, 854);
     assert!(app.correct as f64 >= 0.91 * 932.0);
 }
+
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+/// The packed replica (multiplexed packing, MPConv, shortcuts, pooling, FC by diagonals, in
+/// the clear) equals the tensor replica: the full network on two images in 2^14 slots, and a
+/// reduced network (channels 2, 4, 8 on an 8 x 8 crop) in 256 slots.
+#[test]
+fn packed_replica_equals_the_tensor_replica() {
+    use tessera_ckks::circuits::sign::CompositeSign;
+    use tessera_programs::resnet::packed_forward;
+    use tessera_programs::resnet::replica::{forward, image_tensor};
+    let dir = data_dir(None);
+    let model = Model::load(&dir).unwrap();
+    let (imgs, _) = images(&dir, 2).unwrap();
+    let sign = CompositeSign::lee_relu().unwrap();
+    let act = app_relu().unwrap();
+    for img in &imgs {
+        let t = image_tensor(img, 32);
+        let (want, _) = forward(&model, &t, act);
+        let (got, rot) = packed_forward(&model, &t, 1 << 14, sign).unwrap();
+        let d = max_diff(&got, &want);
+        eprintln!(
+            "full: max |packed - tensor| = {d:e}; {} rotation amounts",
+            rot.len()
+        );
+        assert!(d < 1e-9, "{d}");
+    }
+    let small = model.reduced([2, 4, 8]).unwrap();
+    for img in &imgs {
+        let t = image_tensor(img, 8);
+        let (want, _) = forward(&small, &t, act);
+        let (got, rot) = packed_forward(&small, &t, 256, sign).unwrap();
+        let d = max_diff(&got, &want);
+        eprintln!(
+            "reduced: max |packed - tensor| = {d:e}; {} rotation amounts",
+            rot.len()
+        );
+        assert!(d < 1e-9, "{d}");
+    }
+}

@@ -7,13 +7,23 @@
 //! * [`replica`]: the network in the clear, tensor by tensor, with the exact ReLU (the float
 //!   network) or AppReLU `x (1 + p(x / 40)) / 2` with the composite minimax sign
 //!   `CompositeSign::lee_relu()` (the arithmetic the encrypted network does).
+//! * [`packing`]: the multiplexed layout (workloads.md 3.3).
+//! * [`layers`]: MPConv, the option-A shortcut, average pooling and FC on multiplexed
+//!   vectors, written once over [`slots::SlotOps`]; [`packed_forward`] runs them in the clear
+//!   (the packed replica, equal to the tensor replica).
 
+pub mod layers;
 pub mod model;
+pub mod packing;
 pub mod replica;
+pub mod slots;
 
 use crate::error::Result;
 use model::{argmax, Model};
-use replica::{forward, image_tensor, Activation};
+use replica::{forward, image_tensor, Activation, Tensor, BOUND};
+use slots::Clear;
+use std::collections::BTreeSet;
+use tessera_ckks::circuits::sign::CompositeSign;
 
 /// What a replica run over images found.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,4 +59,32 @@ pub fn replica_accuracy(
         out.predictions.push(p);
     }
     Ok(out)
+}
+
+/// The packed replica: `image` (a normalised `(3, h, w)` tensor) packed in `n` slots in units
+/// of [`BOUND`], the network of [`layers`] in the clear with AppReLU by `sign`. Returns the
+/// logits and the rotation amounts used (reduced to `[0, n)`, the FC's BSGS ones included).
+pub fn packed_forward(
+    model: &Model,
+    image: &Tensor,
+    n: usize,
+    sign: &CompositeSign,
+) -> Result<(Vec<f64>, BTreeSet<i64>)> {
+    let sh = layers::input_shape(image.h, n)?;
+    let scaled = Tensor {
+        data: image.data.iter().map(|v| v / BOUND).collect(),
+        ..image.clone()
+    };
+    let x = sh.pack(&scaled)?;
+    let fc_m = layers::fc_matrix(model, n)?;
+    let mut clear = Clear::new(n, sign);
+    let y = layers::network(&mut clear, model, &fc_m, &x, &sh, BOUND, &mut |_, _| {})?;
+    let mut rot = clear.rotations;
+    rot.extend(
+        fc_m.rotations()
+            .into_iter()
+            .map(|r| slots::reduce(r, n))
+            .filter(|&r| r != 0),
+    );
+    Ok((y[..model::CLASSES].to_vec(), rot))
 }
