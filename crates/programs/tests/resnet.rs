@@ -1,7 +1,7 @@
 //! ResNet-20 (issue 21 item 1): the replica against the data's documented facts.
 
 use tessera_programs::data::data_dir;
-use tessera_programs::resnet::model::{images, Model};
+use tessera_programs::resnet::model::{argmax, images, Model};
 use tessera_programs::resnet::replica::{app_relu, Activation};
 use tessera_programs::resnet::replica_accuracy;
 
@@ -73,7 +73,7 @@ fn packed_replica_equals_the_tensor_replica() {
         );
         assert!(d < 1e-9, "{d}");
     }
-    let small = model.reduced([2, 4, 8]).unwrap();
+    let small = model.reduced([2, 4, 8], 3).unwrap();
     for img in &imgs {
         let t = image_tensor(img, 8);
         let (want, _) = forward(&small, &t, act);
@@ -85,4 +85,45 @@ fn packed_replica_equals_the_tensor_replica() {
         );
         assert!(d < 1e-9, "{d}");
     }
+}
+
+/// The encrypted network equals the packed replica: a reduced network (channels 2, 4, 8, one
+/// block per stage, so the stem, an identity-shortcut block, two stride-2 blocks with
+/// option-A shortcuts, pooling and FC) on an 8 x 8 crop of one image at `test-program`
+/// (N = 2^10, 256 slots), bootstrapped by the level rule.
+#[test]
+fn encrypted_reduced_network_equals_the_replica() {
+    use tessera_backend::CpuBackend;
+    use tessera_ckks::circuits::sign::CompositeSign;
+    use tessera_ckks::Evaluator;
+    use tessera_programs::resnet::replica::image_tensor;
+    use tessera_programs::resnet::{
+        encrypted_forward, he, layers, packed_forward, packed_input, setup,
+    };
+    let dir = data_dir(None);
+    let model = Model::load(&dir).unwrap().reduced([2, 4, 8], 1).unwrap();
+    let (imgs, _) = images(&dir, 1).unwrap();
+    let sign = CompositeSign::lee_relu().unwrap();
+    let (side, n) = (8, 256);
+    let t = image_tensor(&imgs[0], side);
+    let (want, _) = packed_forward(&model, &t, n, sign).unwrap();
+    let mut s = setup("test-program", &model, side, n, sign).unwrap();
+    let top = s.boot.output_level();
+    let ct = s.encrypt(&packed_input(&t, n).unwrap(), n, top).unwrap();
+    let ev = Evaluator::new(&s.ctx, CpuBackend::new(s.ctx.ring().clone())).unwrap();
+    let fc_m = layers::fc_matrix(&model, n).unwrap();
+    let mut enc = he::Encrypted::new(&s, ev, sign);
+    let ct = enc.ev.load(&ct).unwrap();
+    let out = encrypted_forward(&mut enc, &model, &fc_m, &ct, side, &mut |_, _| {}).unwrap();
+    let boots = enc.boots;
+    let host = enc.ev.store(&out).unwrap();
+    let got = s.decrypt(&host).unwrap();
+    let d = max_diff(&got[..10], &want);
+    eprintln!(
+        "encrypted {:?}\nreplica {:?}\nmax diff {d:e}, {boots} bootstrappings",
+        &got[..10],
+        want
+    );
+    assert!(d < 1e-4, "{d}");
+    assert_eq!(argmax(&got[..10]), argmax(&want));
 }

@@ -11,7 +11,10 @@
 //! * [`layers`]: MPConv, the option-A shortcut, average pooling and FC on multiplexed
 //!   vectors, written once over [`slots::SlotOps`]; [`packed_forward`] runs them in the clear
 //!   (the packed replica, equal to the tensor replica).
+//! * [`he`]: the same layers on ciphertexts, AppReLU by the sign's pieces, bootstrapping by
+//!   the level rule; [`encrypted_forward`].
 
+pub mod he;
 pub mod layers;
 pub mod model;
 pub mod packing;
@@ -19,11 +22,14 @@ pub mod replica;
 pub mod slots;
 
 use crate::error::Result;
+use crate::setup::Setup;
 use model::{argmax, Model};
 use replica::{forward, image_tensor, Activation, Tensor, BOUND};
 use slots::Clear;
 use std::collections::BTreeSet;
+use tessera_backend::Backend;
 use tessera_ckks::circuits::sign::CompositeSign;
+use tessera_ckks::Ciphertext;
 
 /// What a replica run over images found.
 #[derive(Clone, Debug, PartialEq)]
@@ -71,11 +77,7 @@ pub fn packed_forward(
     sign: &CompositeSign,
 ) -> Result<(Vec<f64>, BTreeSet<i64>)> {
     let sh = layers::input_shape(image.h, n)?;
-    let scaled = Tensor {
-        data: image.data.iter().map(|v| v / BOUND).collect(),
-        ..image.clone()
-    };
-    let x = sh.pack(&scaled)?;
+    let x = packed_input(image, n)?;
     let fc_m = layers::fc_matrix(model, n)?;
     let mut clear = Clear::new(n, sign);
     let y = layers::network(&mut clear, model, &fc_m, &x, &sh, BOUND, &mut |_, _| {})?;
@@ -87,4 +89,48 @@ pub fn packed_forward(
             .filter(|&r| r != 0),
     );
     Ok((y[..model::CLASSES].to_vec(), rot))
+}
+
+/// The rotation amounts the network uses on `side x side` images in `n` slots (they depend
+/// on the layout and on which weight vectors are zero, not on the image).
+pub fn rotations(model: &Model, side: usize, n: usize, sign: &CompositeSign) -> Result<Vec<i64>> {
+    let zero = Tensor::zeros(3, side, side);
+    Ok(packed_forward(model, &zero, n, sign)?
+        .1
+        .into_iter()
+        .collect())
+}
+
+/// The packed input of `image` in units of [`BOUND`], the first layout of the network.
+pub fn packed_input(image: &Tensor, n: usize) -> Result<Vec<f64>> {
+    let sh = layers::input_shape(image.h, n)?;
+    sh.pack(&Tensor {
+        data: image.data.iter().map(|v| v / BOUND).collect(),
+        ..image.clone()
+    })
+}
+
+/// The network on the encrypted packed image `x` (`side x side`): the ciphertext of the
+/// logits at slots `0 .. 10`.
+pub fn encrypted_forward<B: Backend>(
+    enc: &mut he::Encrypted<'_, B>,
+    model: &Model,
+    fc_m: &tessera_ckks::circuits::linear::LinearTransform,
+    x: &Ciphertext<B::Poly>,
+    side: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Ciphertext<B::Poly>> {
+    let sh = layers::input_shape(side, x.slots)?;
+    layers::network(enc, model, fc_m, x, &sh, BOUND, progress)
+}
+
+/// Keys for the network on `side x side` images at parameter set `params`, `n` slots.
+pub fn setup(
+    params: &str,
+    model: &Model,
+    side: usize,
+    n: usize,
+    sign: &CompositeSign,
+) -> Result<Setup> {
+    Setup::new(params, n, &rotations(model, side, n, sign)?)
 }

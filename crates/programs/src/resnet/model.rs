@@ -176,10 +176,19 @@ impl Model {
         std::iter::once(&self.stem).chain(self.blocks.iter().flat_map(|b| [&b.conv1, &b.conv2]))
     }
 
-    /// A network of the same structure with fewer channels, for tests at small sizes: the
-    /// first `channels[s]` channels of stage `s`'s weights (a reduction of sizes, not of the
-    /// algorithm). Option-A shortcuts need `channels[s + 1] = 2 channels[s]`.
-    pub fn reduced(&self, channels: [usize; 3]) -> Result<Self> {
+    /// A network of the same structure with fewer channels and blocks, for tests at small
+    /// sizes: the first `channels[s]` channels of stage `s`'s weights and its first `blocks`
+    /// blocks (a reduction of sizes, not of the algorithm: every layer type stays, the first
+    /// block of stages 2 and 3 keeps its stride and downsampling shortcut). Option-A shortcuts
+    /// need `channels[s + 1] = 2 channels[s]`.
+    pub fn reduced(&self, channels: [usize; 3], blocks: usize) -> Result<Self> {
+        if !(1..=3).contains(&blocks) {
+            return Err(ProgramError::Invalid {
+                name: "blocks per stage",
+                value: blocks.to_string(),
+                allowed: "1 to 3".into(),
+            });
+        }
         let full = [16, 32, 64];
         let ok = channels
             .iter()
@@ -211,6 +220,7 @@ impl Model {
             .blocks
             .iter()
             .enumerate()
+            .filter(|(i, _)| i % 3 < blocks)
             .map(|(i, b)| {
                 let cout = channels[i / 3];
                 let r = Block {
