@@ -3,7 +3,7 @@
 
 use crate::error::{ProgramError, Result};
 use crate::report::{Recorded, RunReport};
-use crate::{bfv_apps, helr, linreg, logreg, lola, sort};
+use crate::{bfv_apps, helr, linreg, logreg, lola, resnet, sort};
 use std::path::PathBuf;
 
 /// The programs `tessera run` and `tessera simulate --workload` know.
@@ -15,6 +15,7 @@ pub const PROGRAMS: &[&str] = &[
     "sort",
     "cryptonets",
     "lr-inference",
+    "resnet20",
 ];
 
 /// What to run, for any program; `None` takes the program's default.
@@ -122,6 +123,25 @@ fn sort_config(o: &RunOptions) -> Result<sort::SortConfig> {
     })
 }
 
+/// resnet20: one image at `ark` by default (`size`: the images).
+fn resnet_config(o: &RunOptions) -> Result<resnet::program::ResnetConfig> {
+    if o.iterations.is_some() {
+        return Err(ProgramError::Invalid {
+            name: "iterations",
+            value: format!("{:?}", o.iterations),
+            allowed: "none for resnet20 (its size is the number of images)".into(),
+        });
+    }
+    Ok(resnet::program::ResnetConfig {
+        params: o
+            .params
+            .clone()
+            .unwrap_or_else(|| default_params("resnet20").into()),
+        images: o.size.unwrap_or(1),
+        data_dir: o.data_dir.clone(),
+    })
+}
+
 /// Runs `program` encrypted on the CPU and checks it against its replica.
 pub fn run(
     program: &str,
@@ -134,6 +154,7 @@ pub fn run(
         "logreg" => logreg::run_cpu(&logreg_config(o), progress),
         "linreg" => linreg::run_cpu(&linreg_config(o), progress),
         "sort" => sort::run_cpu(&sort_config(o)?, progress),
+        "resnet20" => resnet::program::run_cpu(&resnet_config(o)?, progress),
         "cryptonets" | "lr-inference" => bfv_apps::run(program, o, progress),
         _ => Err(unknown(program)),
     }
@@ -148,6 +169,7 @@ pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
         "logreg" => logreg::record(&logreg_config(o), steady),
         "linreg" => linreg::record(&linreg_config(o), steady),
         "sort" => sort::record(&sort_config(o)?, steady),
+        "resnet20" => resnet::program::record(&resnet_config(o)?),
         "cryptonets" | "lr-inference" => Err(ProgramError::Unsupported(format!(
             "{program} is a BFV program: its CoFHEE command stream comes from tessera_bfv::record with the op mix tessera_programs::bfv_apps::{}::TABLE_X, not from the CKKS trace backend",
             program.replace('-', "_")

@@ -13,6 +13,8 @@ fn small(program: &str) -> Option<RunOptions> {
         "logreg" | "linreg" => (Some("test-program"), Some(512), Some(2)),
         "sort" => (Some("test-program"), Some(8), None),
         "lola" => (None, Some(8), None),
+        // The reduced network (test-program has fewer than 2^14 slots), one image.
+        "resnet20" => (Some("test-program"), Some(1), None),
         // BFV programs: checked by tests/bfv_apps.rs; their CoFHEE command stream comes from
         // tessera_bfv::record, not from registry::record (which refuses them clearly).
         "cryptonets" | "lr-inference" => return None,

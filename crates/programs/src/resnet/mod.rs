@@ -13,11 +13,13 @@
 //!   (the packed replica, equal to the tensor replica).
 //! * [`he`]: the same layers on ciphertexts, AppReLU by the sign's pieces, bootstrapping by
 //!   the level rule; [`encrypted_forward`].
+//! * [`program`]: `tessera run resnet20` (checked against the replica) and its recording.
 
 pub mod he;
 pub mod layers;
 pub mod model;
 pub mod packing;
+pub mod program;
 pub mod replica;
 pub mod slots;
 
