@@ -127,3 +127,136 @@ fn encrypted_reduced_network_equals_the_replica() {
     assert!(d < 1e-4, "{d}");
     assert_eq!(argmax(&got[..10]), argmax(&want));
 }
+
+/// HRot and PMult counts of each linear layer of the full network in 2^14 slots, against the
+/// closed forms of our MPConv (module documentation of `layers`): a convolution from `p_i`
+/// copies to `c_o` channels in `q = c_o / p_i` groups takes `8 + q (2 log2 k + s_t + p_i) - 1
+/// + log2 p_o` rotations (`s_t` = `log2 t`, or `t - 1` when `t` is not a power of two) and
+/// `9 q + c_o` products. Printed beside workloads.md 3.4's FHE-MP-CNN counts (2^15 slots).
+#[test]
+fn linear_layer_counts() {
+    use tessera_ckks::circuits::sign::CompositeSign;
+    use tessera_programs::resnet::layers::{avg_pool, conv, fc_matrix, shortcut};
+    use tessera_programs::resnet::packing::Shape;
+    use tessera_programs::resnet::slots::Clear;
+    let dir = data_dir(None);
+    let model = Model::load(&dir).unwrap();
+    let sign = CompositeSign::lee_relu().unwrap();
+    let n = 1 << 14;
+    let log2 = |v: usize| v.trailing_zeros() as usize;
+    let count = |n: usize, f: &dyn Fn(&mut Clear)| {
+        let mut c = Clear::new(n, sign);
+        f(&mut c);
+        (c.hrots, c.pmults)
+    };
+    // At 2^15 slots (FHE-MP-CNN's layout) our products are exactly workloads.md 3.4's.
+    for n in [1 << 14, 1 << 15] {
+        let convs = [
+            (
+                "conv0 (3 -> 16)",
+                Shape::new(1, 32, 32, 3, n).unwrap(),
+                &model.stem,
+                (28, 34),
+            ),
+            (
+                "stage-1 conv",
+                Shape::new(1, 32, 32, 16, n).unwrap(),
+                &model.blocks[0].conv1,
+                (56, 88),
+            ),
+            (
+                "stage-2 first conv",
+                Shape::new(1, 32, 32, 16, n).unwrap(),
+                &model.blocks[3].conv1,
+                (106, 176),
+            ),
+            (
+                "stage-2 other conv",
+                Shape::new(2, 16, 16, 32, n).unwrap(),
+                &model.blocks[3].conv2,
+                (82, 104),
+            ),
+            (
+                "stage-3 first conv",
+                Shape::new(2, 16, 16, 32, n).unwrap(),
+                &model.blocks[6].conv1,
+                (158, 208),
+            ),
+            (
+                "stage-3 other conv",
+                Shape::new(4, 8, 8, 64, n).unwrap(),
+                &model.blocks[6].conv2,
+                (126, 136),
+            ),
+        ];
+        for (name, sh, k, spec) in convs {
+            let x = vec![0.0; n];
+            let got = count(n, &|c| {
+                conv(c, &x, &sh, k, 1.0).unwrap();
+            });
+            let (pi, q) = (sh.p(), k.cout.div_ceil(sh.p()));
+            let t = sh.t();
+            let st = if t.is_power_of_two() { log2(t) } else { t - 1 };
+            let po = sh.strided(k.stride, k.cout).unwrap().p();
+            // Output channel 0 sits in copy 0 at slot 0 in both layouts: its move is no rotation.
+            let want = (
+                8 + q * (2 * log2(sh.k) + st + pi.min(k.cout)) - 1 + log2(po),
+                9 * q + k.cout,
+            );
+            eprintln!(
+                "{name} at {n} slots: HRot {} PMult {} (FHE-MP-CNN at 2^15 slots: {} / {})",
+                got.0, got.1, spec.0, spec.1
+            );
+            assert_eq!(got, want, "{name}");
+            if n == 1 << 15 {
+                assert_eq!(got.1, spec.1, "{name}: products as FHE-MP-CNN's");
+            }
+        }
+    }
+    for (name, sh, cout, spec) in [
+        (
+            "stage-2 shortcut",
+            Shape::new(1, 32, 32, 16, n).unwrap(),
+            32,
+            (19, 16),
+        ),
+        (
+            "stage-3 shortcut",
+            Shape::new(2, 16, 16, 32, n).unwrap(),
+            64,
+            (23, 16),
+        ),
+    ] {
+        let x = vec![0.0; n];
+        let got = count(n, &|c| {
+            shortcut(c, &x, &sh, cout).unwrap();
+        });
+        eprintln!(
+            "{name}: HRot {} PMult {} (FHE-MP-CNN: {} / {})",
+            got.0, got.1, spec.0, spec.1
+        );
+        // One rotation and one mask per distinct channel offset, then log2 p_o replications.
+        assert!(
+            got.1 <= sh.c && got.0 <= got.1 + log2(sh.strided(2, cout).unwrap().p()),
+            "{name}"
+        );
+    }
+    let sh = Shape::new(4, 8, 8, 64, n).unwrap();
+    let x = vec![0.0; n];
+    let got = count(n, &|c| {
+        avg_pool(c, &x, &sh, 40.0).unwrap();
+    });
+    eprintln!(
+        "average pool: HRot {} PMult {} (FHE-MP-CNN: 21 / 16)",
+        got.0, got.1
+    );
+    // log2 w + log2 h rotate-and-adds, then one gather per (a, u3): k t = 16.
+    assert_eq!(got, (3 + 3 + 16 - 1, 16));
+    let fc = fc_matrix(&model, n).unwrap();
+    eprintln!(
+        "FC: {} diagonals, {} rotations (BSGS) (FHE-MP-CNN: 73 PMult, 99 HRot)",
+        fc.matrix().diags.len(),
+        fc.plan().hrot_count(false)
+    );
+    assert_eq!(fc.matrix().diags.len(), 73);
+}

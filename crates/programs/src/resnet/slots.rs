@@ -61,6 +61,10 @@ pub struct Clear<'a> {
     sign: &'a CompositeSign,
     /// Every nonzero rotation amount used, reduced to `[0, n)`.
     pub rotations: BTreeSet<i64>,
+    /// Rotations performed (nonzero amounts; the FC's BSGS ones are not seen here).
+    pub hrots: usize,
+    /// Products by plaintext vectors performed (the FC's diagonals are not seen here).
+    pub pmults: usize,
 }
 
 impl<'a> Clear<'a> {
@@ -70,6 +74,8 @@ impl<'a> Clear<'a> {
             n,
             sign,
             rotations: BTreeSet::new(),
+            hrots: 0,
+            pmults: 0,
         }
     }
 }
@@ -85,6 +91,7 @@ impl SlotOps for Clear<'_> {
         let r = reduce(r, self.n) as usize;
         if r != 0 {
             self.rotations.insert(r as i64);
+            self.hrots += 1;
         }
         Ok((0..self.n).map(|s| x[(s + r) % self.n]).collect())
     }
@@ -98,6 +105,7 @@ impl SlotOps for Clear<'_> {
     }
 
     fn mul_plain(&mut self, x: &Vec<f64>, v: &[f64]) -> Result<Vec<f64>> {
+        self.pmults += 1;
         Ok(x.iter().zip(v).map(|(a, b)| a * b).collect())
     }
 
