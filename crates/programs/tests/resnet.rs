@@ -21,7 +21,7 @@ fn replica_on_a_few_images() {
 
 /// All 932 images (README: the float network gets 854; acceptance: AppReLU at least 91 %).
 #[test]
-#[ignore = "about a minute: the whole 932-image set, twice"]
+#[ignore = "about two CPU-minutes: the whole 932-image set, twice"]
 fn replica_accuracy_on_932_images() {
     let dir = data_dir(None);
     let model = Model::load(&dir).unwrap();
