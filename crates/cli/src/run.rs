@@ -17,7 +17,8 @@ pub struct RunArgs {
     /// (CryptoNets-LoLa MNIST inference, workloads.md 4), logreg (REED's logistic regression
     /// on a stand-in set, workloads.md 6.2), linreg (REED's linear regression, workloads.md
     /// 6.1), sort (bitonic sort of 2^14 encrypted values, workloads.md 5), or the BFV programs
-    /// cryptonets and lr-inference (CoFHEE's applications, workloads.md 7, docs/bfv.md).
+    /// cryptonets and lr-inference (CoFHEE's applications, workloads.md 7, docs/bfv.md), or
+    /// resnet20 (encrypted ResNet-20 on CIFAR-10, workloads.md 3).
     pub program: String,
     /// Parameter set. helr: ark (default; 8 levels between bootstrappings), cifher (9), reed
     /// (15), h3 (15), lattigo (9), reed-dnum3 (6), test-program (N = 2^10, insecure, for
@@ -31,8 +32,9 @@ pub struct RunArgs {
     /// Program size (helr: the mini-batch, 256 or 1024 in the papers, default 256; logreg: the
     /// mini-batch, default 512; lola: the images, in ciphertexts of 8, default 8; sort: the
     /// values, a power of two, default 16384; cryptonets: the images, one per slot, default 8;
-    /// lr-inference: the test rows, default 57).
-    #[arg(long)]
+    /// lr-inference: the test rows, default 57; resnet20: the images, default 1, also spelt
+    /// --images).
+    #[arg(long, visible_alias = "images")]
     pub size: Option<usize>,
     /// Iterations (NAG iterations; helr default 32, logreg default 8).
     #[arg(long)]

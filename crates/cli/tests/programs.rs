@@ -113,7 +113,7 @@ fn run_and_simulate_sort_and_linreg() {
 
 #[test]
 fn bad_program_input_is_a_clear_error() {
-    let (code, _, err) = tessera(&["run", "resnet20"]);
+    let (code, _, err) = tessera(&["run", "resnet56"]);
     assert_eq!(code, 2);
     assert!(
         err.contains("allowed: helr, lola, logreg, linreg, sort"),

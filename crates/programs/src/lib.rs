@@ -32,6 +32,7 @@ pub mod logreg;
 pub mod lola;
 pub mod registry;
 pub mod report;
+pub mod resnet;
 pub mod setup;
 pub mod sort;
 pub mod tabular;

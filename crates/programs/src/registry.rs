@@ -3,7 +3,7 @@
 
 use crate::error::{ProgramError, Result};
 use crate::report::{Recorded, RunReport};
-use crate::{bfv_apps, dnn, helr, inference, linreg, logreg, lola, sort};
+use crate::{bfv_apps, dnn, helr, inference, linreg, logreg, lola, resnet, sort};
 use std::path::PathBuf;
 
 /// The programs `tessera run` and `tessera simulate --workload` know.
@@ -18,6 +18,7 @@ pub const PROGRAMS: &[&str] = &[
     "cryptonets",
     "lr-inference",
     "dnn-train",
+    "resnet20",
 ];
 
 /// What to run, for any program; `None` takes the program's default.
@@ -152,6 +153,25 @@ fn inference_config(program: &str, o: &RunOptions) -> Result<(inference::Which, 
     Ok((which, c))
 }
 
+/// resnet20: one image at `ark` by default (`size`: the images).
+fn resnet_config(o: &RunOptions) -> Result<resnet::program::ResnetConfig> {
+    if o.iterations.is_some() {
+        return Err(ProgramError::Invalid {
+            name: "iterations",
+            value: format!("{:?}", o.iterations),
+            allowed: "none for resnet20 (its size is the number of images)".into(),
+        });
+    }
+    Ok(resnet::program::ResnetConfig {
+        params: o
+            .params
+            .clone()
+            .unwrap_or_else(|| default_params("resnet20").into()),
+        images: o.size.unwrap_or(1),
+        data_dir: o.data_dir.clone(),
+    })
+}
+
 /// Runs `program` encrypted on the CPU and checks it against its replica.
 pub fn run(
     program: &str,
@@ -168,6 +188,7 @@ pub fn run(
             let (which, cfg) = inference_config(program, o)?;
             inference::run_cpu(which, &cfg, o.size, progress)
         }
+        "resnet20" => resnet::program::run_cpu(&resnet_config(o)?, progress),
         "cryptonets" | "lr-inference" => bfv_apps::run(program, o, progress),
         "dnn-train" => dnn::run_cpu(&dnn_config(o), progress),
         _ => Err(unknown(program)),
@@ -188,6 +209,7 @@ pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
             let (which, cfg) = inference_config(program, o)?;
             inference::record(which, &cfg, o.size)
         }
+        "resnet20" => resnet::program::record(&resnet_config(o)?),
         "cryptonets" | "lr-inference" => Err(ProgramError::Unsupported(format!(
             "{program} is a BFV program: its CoFHEE command stream comes from tessera_bfv::record with the op mix tessera_programs::bfv_apps::{}::TABLE_X, not from the CKKS trace backend",
             program.replace('-', "_")

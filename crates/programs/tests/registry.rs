@@ -16,6 +16,8 @@ fn small(program: &str) -> Option<RunOptions> {
         "linreg-inference" | "logreg-inference" => (Some("test-program"), None, None),
         "lola" => (None, Some(8), None),
         "dnn-train" => (Some("test-program"), Some(2), Some(1)),
+        // The reduced network (test-program has fewer than 2^14 slots), one image.
+        "resnet20" => (Some("test-program"), Some(1), None),
         // BFV programs: checked by tests/bfv_apps.rs; their CoFHEE command stream comes from
         // tessera_bfv::record, not from registry::record (which refuses them clearly).
         "cryptonets" | "lr-inference" => return None,

@@ -1,0 +1,147 @@
+//! The encrypted implementation of [`SlotOps`]: the layers of [`super::layers`] on CKKS
+//! ciphertexts of any backend (CPU, or the trace backend for the simulator).
+//!
+//! * Products by plaintext vectors are encoded at the divisor of the rescale that ends their
+//!   sum, so every layer keeps the input's scale.
+//! * AppReLU `x (1 + p(x)) / 2` on values in units of `B`: the pieces of the composite sign
+//!   one by one (the last one folded into `(1 + p) / 2` and encoded at the scale of the final
+//!   product's rescale), then one HMult by `x`.
+//! * Bootstrapping (real-message, `crate::setup::bootstrap_real`) by the programs' level rule
+//!   ([`crate::levels::LevelBudget`]): the stages are a convolution (2 levels), a shortcut,
+//!   pooling or FC (1 each), and each piece of the sign (its depth; the last plus the HMult).
+//!   A stage whose input has fewer levels left is preceded by a bootstrapping, so the count
+//!   follows the parameter set.
+
+use super::slots::{reduce, SlotOps};
+use crate::error::Result;
+use crate::setup::{bootstrap_real, drop_to, Setup};
+use tessera_backend::Backend;
+use tessera_ckks::circuits::linear::LinearTransform;
+use tessera_ckks::circuits::polynomial::{evaluate_with, EvalOptions, OutputScale, Polynomial};
+use tessera_ckks::circuits::sign::CompositeSign;
+use tessera_ckks::{Ciphertext, Evaluator};
+
+/// The network's ciphertexts on backend `B`.
+pub struct Encrypted<'a, B: Backend> {
+    setup: &'a Setup,
+    /// The evaluator.
+    pub ev: Evaluator<B>,
+    /// The sign's pieces, the last as `(1 + p) / 2`.
+    pieces: Vec<Polynomial>,
+    /// Bootstrappings so far.
+    pub boots: usize,
+}
+
+impl<'a, B: Backend> Encrypted<'a, B> {
+    /// Ciphertexts of `setup` evaluated by `ev`, AppReLU by `sign`.
+    pub fn new(setup: &'a Setup, ev: Evaluator<B>, sign: &CompositeSign) -> Self {
+        let mut pieces = sign.pieces().to_vec();
+        if let Some(last) = pieces.last_mut() {
+            *last = last.scaled(0.5).plus_constant(0.5);
+        }
+        Self {
+            setup,
+            ev,
+            pieces,
+            boots: 0,
+        }
+    }
+
+    /// Levels the stage of piece `i` needs (its depth; the last one also the HMult by `x`).
+    pub fn piece_levels(&self, i: usize) -> usize {
+        self.pieces[i].depth() + usize::from(i + 1 == self.pieces.len())
+    }
+}
+
+impl<B: Backend> SlotOps for Encrypted<'_, B> {
+    type Ct = Ciphertext<B::Poly>;
+
+    fn slots(&self) -> usize {
+        self.setup.boot.slots()
+    }
+
+    fn rotate(&mut self, x: &Self::Ct, r: i64) -> Result<Self::Ct> {
+        let r = reduce(r, x.slots);
+        if r == 0 {
+            return Ok(x.clone());
+        }
+        Ok(self.ev.rotate(x, r, &self.setup.keys.eval)?)
+    }
+
+    fn rotate_many(&mut self, x: &Self::Ct, rs: &[i64]) -> Result<Vec<Self::Ct>> {
+        let rs: Vec<i64> = rs.iter().map(|&r| reduce(r, x.slots)).collect();
+        if rs.is_empty() {
+            return Ok(Vec::new());
+        }
+        if rs.contains(&0) {
+            return rs.iter().map(|&r| self.rotate(x, r)).collect();
+        }
+        Ok(self.ev.rotate_hoisted(x, &rs, &self.setup.keys.eval)?)
+    }
+
+    fn add(&mut self, a: &Self::Ct, b: &Self::Ct) -> Result<Self::Ct> {
+        let at = a.level.min(b.level);
+        let (a, b) = (drop_to(&mut self.ev, a, at)?, drop_to(&mut self.ev, b, at)?);
+        Ok(self.ev.add(&a, &b)?)
+    }
+
+    fn mul_plain(&mut self, x: &Self::Ct, v: &[f64]) -> Result<Self::Ct> {
+        let ctx = &self.setup.ctx;
+        let pt = ctx.encode_real(v, x.slots, x.level, ctx.params().rescale_divisor(x.level))?;
+        Ok(self.ev.mul_plain(x, &pt)?)
+    }
+
+    fn rescale(&mut self, x: &Self::Ct) -> Result<Self::Ct> {
+        Ok(self.ev.rescale(x)?)
+    }
+
+    fn add_plain(&mut self, x: &Self::Ct, v: &[f64]) -> Result<Self::Ct> {
+        let pt = self.setup.ctx.encode_real(v, x.slots, x.level, x.scale)?;
+        Ok(self.ev.add_plain(x, &pt)?)
+    }
+
+    fn linear(&mut self, x: &Self::Ct, m: &LinearTransform) -> Result<Self::Ct> {
+        Ok(m.apply(&mut self.ev, x, &self.setup.keys.eval)?)
+    }
+
+    fn app_relu(&mut self, x: &Self::Ct) -> Result<Self::Ct> {
+        let budget = self.setup.budget();
+        let params = self.setup.ctx.params().clone();
+        let x = self.ensure_levels(x, self.piece_levels(0))?;
+        let mut h = x.clone();
+        let last = self.pieces.len() - 1;
+        for i in 0..self.pieces.len() {
+            h = self.ensure_levels(&h, self.piece_levels(i))?;
+            let p = &self.pieces[i];
+            let output_scale = if i == last {
+                let at = budget.after(h.level, p.depth()).min(x.level);
+                OutputScale::Exact(params.rescale_divisor(at))
+            } else {
+                OutputScale::Input
+            };
+            let opts = EvalOptions {
+                depth: None,
+                output_scale,
+            };
+            h = evaluate_with(&mut self.ev, &h, p, &self.setup.keys.eval, opts)?;
+        }
+        let at = h.level.min(x.level);
+        let (h, xd) = (
+            drop_to(&mut self.ev, &h, at)?,
+            drop_to(&mut self.ev, &x, at)?,
+        );
+        let y = self.ev.mul_relin_rescale(&h, &xd, &self.setup.keys.eval)?;
+        Ok(Ciphertext {
+            scale: x.scale,
+            ..y
+        })
+    }
+
+    fn ensure_levels(&mut self, x: &Self::Ct, need: usize) -> Result<Self::Ct> {
+        if !self.setup.budget().must_boot(x.level, need) {
+            return Ok(x.clone());
+        }
+        self.boots += 1;
+        bootstrap_real(self.setup, &mut self.ev, x)
+    }
+}

@@ -1,0 +1,134 @@
+//! The slot operations the packed network is written over ([`SlotOps`]), and their clear
+//! implementation ([`Clear`]): plain `f64` vectors, rotations as cyclic shifts.
+//!
+//! [`super::layers`] is written once over [`SlotOps`]: with [`Clear`] it is the packed
+//! replica (compared with the tensor replica), with [`super::he::Encrypted`] the encrypted
+//! network (compared with the packed replica). [`Clear`] also records every rotation amount,
+//! which is how the encrypted run learns which rotation keys it needs.
+
+use crate::error::Result;
+use num_complex::Complex64;
+use std::collections::BTreeSet;
+use tessera_ckks::circuits::linear::LinearTransform;
+use tessera_ckks::circuits::sign::CompositeSign;
+
+/// Operations on vectors of `slots()` values. Rotation amounts are reduced modulo the slots
+/// (so `-r` and `slots - r` are the same rotation, with the same key).
+pub trait SlotOps {
+    /// A vector (a ciphertext, or plain values).
+    type Ct: Clone;
+
+    /// Slots per vector.
+    fn slots(&self) -> usize;
+
+    /// `out[s] = x[(s + r) mod n]`.
+    fn rotate(&mut self, x: &Self::Ct, r: i64) -> Result<Self::Ct>;
+
+    /// Several rotations of one vector (hoisted in the encrypted network).
+    fn rotate_many(&mut self, x: &Self::Ct, rs: &[i64]) -> Result<Vec<Self::Ct>>;
+
+    /// `a + b` (the encrypted network drops the higher to the lower level).
+    fn add(&mut self, a: &Self::Ct, b: &Self::Ct) -> Result<Self::Ct>;
+
+    /// `x * v` slot-wise, not rescaled: products at one level are summed, then [`Self::rescale`]d.
+    fn mul_plain(&mut self, x: &Self::Ct, v: &[f64]) -> Result<Self::Ct>;
+
+    /// Ends a sum of [`Self::mul_plain`] products (one level).
+    fn rescale(&mut self, x: &Self::Ct) -> Result<Self::Ct>;
+
+    /// `x + v` slot-wise (no level).
+    fn add_plain(&mut self, x: &Self::Ct, v: &[f64]) -> Result<Self::Ct>;
+
+    /// `M x` by diagonals (one level).
+    fn linear(&mut self, x: &Self::Ct, m: &LinearTransform) -> Result<Self::Ct>;
+
+    /// AppReLU in units of its bound: `x (1 + p(x)) / 2`, slots in `[-1, 1]`.
+    fn app_relu(&mut self, x: &Self::Ct) -> Result<Self::Ct>;
+
+    /// `x` with at least `need` levels left (the encrypted network bootstraps by the level
+    /// rule of [`crate::levels`]; the clear one returns `x`).
+    fn ensure_levels(&mut self, x: &Self::Ct, need: usize) -> Result<Self::Ct>;
+}
+
+/// `r` reduced to `[0, n)`.
+pub fn reduce(r: i64, n: usize) -> i64 {
+    r.rem_euclid(n as i64)
+}
+
+/// The clear implementation: `f64` vectors; records rotation amounts.
+pub struct Clear<'a> {
+    n: usize,
+    sign: &'a CompositeSign,
+    /// Every nonzero rotation amount used, reduced to `[0, n)`.
+    pub rotations: BTreeSet<i64>,
+    /// Rotations performed (nonzero amounts; the FC's BSGS ones are not seen here).
+    pub hrots: usize,
+    /// Products by plaintext vectors performed (the FC's diagonals are not seen here).
+    pub pmults: usize,
+}
+
+impl<'a> Clear<'a> {
+    /// Vectors of `n` slots; AppReLU with `sign`.
+    pub fn new(n: usize, sign: &'a CompositeSign) -> Self {
+        Self {
+            n,
+            sign,
+            rotations: BTreeSet::new(),
+            hrots: 0,
+            pmults: 0,
+        }
+    }
+}
+
+impl SlotOps for Clear<'_> {
+    type Ct = Vec<f64>;
+
+    fn slots(&self) -> usize {
+        self.n
+    }
+
+    fn rotate(&mut self, x: &Vec<f64>, r: i64) -> Result<Vec<f64>> {
+        let r = reduce(r, self.n) as usize;
+        if r != 0 {
+            self.rotations.insert(r as i64);
+            self.hrots += 1;
+        }
+        Ok((0..self.n).map(|s| x[(s + r) % self.n]).collect())
+    }
+
+    fn rotate_many(&mut self, x: &Vec<f64>, rs: &[i64]) -> Result<Vec<Vec<f64>>> {
+        rs.iter().map(|&r| self.rotate(x, r)).collect()
+    }
+
+    fn add(&mut self, a: &Vec<f64>, b: &Vec<f64>) -> Result<Vec<f64>> {
+        Ok(a.iter().zip(b).map(|(x, y)| x + y).collect())
+    }
+
+    fn mul_plain(&mut self, x: &Vec<f64>, v: &[f64]) -> Result<Vec<f64>> {
+        self.pmults += 1;
+        Ok(x.iter().zip(v).map(|(a, b)| a * b).collect())
+    }
+
+    fn rescale(&mut self, x: &Vec<f64>) -> Result<Vec<f64>> {
+        Ok(x.clone())
+    }
+
+    fn add_plain(&mut self, x: &Vec<f64>, v: &[f64]) -> Result<Vec<f64>> {
+        Ok(x.iter().zip(v).map(|(a, b)| a + b).collect())
+    }
+
+    fn linear(&mut self, x: &Vec<f64>, m: &LinearTransform) -> Result<Vec<f64>> {
+        let z: Vec<Complex64> = x.iter().map(|&v| Complex64::new(v, 0.0)).collect();
+        Ok(m.apply_clear(&z).iter().map(|c| c.re).collect())
+    }
+
+    fn app_relu(&mut self, x: &Vec<f64>) -> Result<Vec<f64>> {
+        Ok(x.iter()
+            .map(|&v| self.sign.app_relu_plain(v, 1.0))
+            .collect())
+    }
+
+    fn ensure_levels(&mut self, x: &Vec<f64>, _need: usize) -> Result<Vec<f64>> {
+        Ok(x.clone())
+    }
+}
