@@ -19,7 +19,9 @@ use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPo
 pub use trace::{Instr, MetaBackend, Op, Recording, TraceBackend};
 
 /// What a buffer holds: lets a simulator decide what stays on chip and what streams in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A trace names it in lower case (`ciphertext`, `evalkey`, `plaintext`, `constant`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// A ciphertext or a temporary of an HE operation.
     Ciphertext,
@@ -29,6 +31,30 @@ pub enum Kind {
     Plaintext,
     /// A constant (e.g. a scalar broadcast or a precomputed table).
     Constant,
+}
+
+impl Kind {
+    /// Every kind.
+    pub const ALL: [Kind; 4] = [
+        Kind::Ciphertext,
+        Kind::EvalKey,
+        Kind::Plaintext,
+        Kind::Constant,
+    ];
+
+    /// The name a trace gives it.
+    ///
+    /// ```
+    /// assert_eq!(tessera_backend::Kind::EvalKey.name(), "evalkey");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Ciphertext => "ciphertext",
+            Kind::EvalKey => "evalkey",
+            Kind::Plaintext => "plaintext",
+            Kind::Constant => "constant",
+        }
+    }
 }
 
 /// The primary functions. Every method checks its operands (ring, limb set, representation)

@@ -15,13 +15,23 @@
 //! `load` records: the host object loaded (see [`Instr::host`]); version-1 streams, which lack
 //! it, still read.
 //!
+//! In memory an instruction is compact (issue 25 item 1): its limb set is one shared copy per
+//! distinct set ([`Limbs`], interned by the [`Recorder`]), its sources sit inline up to three
+//! ([`Srcs`]), and `kind` and `mode` are enums ([`Kind`], [`BconvMode`]); the file form above
+//! is unchanged, so files of either version still read and files written now are the same
+//! bytes as before.
+//!
 //! A trace file is untrusted input: [`read_trace`] reads at most [`MAX_LINE_BYTES`] a line and
 //! [`MAX_TRACE_BYTES`] in all, and checks the header's ring and every record
 //! ([`validate_trace`]) before a simulator sees them; [`read_trace_file`] reads regular files
 //! only.
 
+mod compact;
+
+pub use compact::{LimbInterner, Limbs, Srcs};
+
 use crate::{Backend, Kind};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use std::io::Write;
 use std::sync::Arc;
 use tessera_math::automorphism::galois_check;
@@ -95,23 +105,31 @@ pub struct Instr {
     /// Destination buffer id.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub dst: Option<u64>,
-    /// Source buffer ids.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub srcs: Vec<u64>,
-    /// Destination limb set (ring indices).
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub limbs: Vec<usize>,
+    /// Source buffer ids (inline up to three).
+    #[serde(skip_serializing_if = "no_srcs", default)]
+    pub srcs: Srcs,
+    /// Destination limb set (ring indices), shared by the instructions that have it.
+    #[serde(skip_serializing_if = "no_limbs", default)]
+    pub limbs: Limbs,
     /// Ring degree.
     pub n: usize,
     /// What the destination holds.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub kind: Option<String>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kind_field"
+    )]
+    pub kind: Option<Kind>,
     /// Galois element of an automorphism.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub galois: Option<u64>,
     /// BConv mode.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub mode: Option<String>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "mode_field"
+    )]
+    pub mode: Option<BconvMode>,
     /// HE operation name (`begin`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub name: Option<String>,
@@ -126,6 +144,60 @@ pub struct Instr {
     pub host: Option<u64>,
 }
 
+fn no_srcs(s: &Srcs) -> bool {
+    s.is_empty()
+}
+
+fn no_limbs(l: &Limbs) -> bool {
+    l.is_empty()
+}
+
+/// A BConv's mode, as the trace names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BconvMode {
+    /// Approximate (fast) base conversion (`approximate`).
+    Approximate,
+    /// Exact, centred base conversion (`exact`).
+    Exact,
+}
+
+impl From<ConversionMode> for BconvMode {
+    fn from(m: ConversionMode) -> Self {
+        match m {
+            ConversionMode::Approximate => BconvMode::Approximate,
+            ConversionMode::ExactCentered => BconvMode::Exact,
+        }
+    }
+}
+
+/// `kind` of a trace record, with an error that names the field and its allowed values.
+fn kind_field<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Kind>, D::Error> {
+    let Some(k) = Option::<String>::deserialize(d)? else {
+        return Ok(None);
+    };
+    Kind::ALL
+        .into_iter()
+        .find(|x| x.name() == k)
+        .map(Some)
+        .ok_or_else(|| {
+            let names: Vec<_> = Kind::ALL.iter().map(|x| x.name()).collect();
+            serde::de::Error::custom(format!("kind {k:?}; allowed {}", names.join(", ")))
+        })
+}
+
+/// `mode` of a BConv record, with an error that names the field and its allowed values.
+fn mode_field<'de, D: Deserializer<'de>>(d: D) -> Result<Option<BconvMode>, D::Error> {
+    match Option::<String>::deserialize(d)?.as_deref() {
+        None => Ok(None),
+        Some("approximate") => Ok(Some(BconvMode::Approximate)),
+        Some("exact") => Ok(Some(BconvMode::Exact)),
+        Some(m) => Err(serde::de::Error::custom(format!(
+            "bconv: mode {m:?}; allowed approximate, exact"
+        ))),
+    }
+}
+
 impl Instr {
     /// An operation marker at position `seq` of a stream over ring degree `n`: `Some(name)`
     /// opens an HE operation, `None` closes the open one. Recorders that write instructions
@@ -135,8 +207,8 @@ impl Instr {
             seq,
             op: if name.is_some() { Op::Begin } else { Op::End },
             dst: None,
-            srcs: vec![],
-            limbs: vec![],
+            srcs: Srcs::default(),
+            limbs: Limbs::default(),
             n,
             kind: None,
             galois: None,
@@ -156,16 +228,16 @@ impl Instr {
         dst: u64,
         srcs: &[u64],
         tower: usize,
-        kind: &str,
+        kind: Kind,
     ) -> Self {
         Self {
             seq,
             op,
             dst: Some(dst),
-            srcs: srcs.to_vec(),
-            limbs: vec![tower],
+            srcs: srcs.into(),
+            limbs: Limbs::from(&[tower][..]),
             n,
-            kind: Some(kind.into()),
+            kind: Some(kind),
             galois: None,
             mode: None,
             name: None,
@@ -173,16 +245,6 @@ impl Instr {
             host: None,
         }
     }
-}
-
-fn kind_name(k: Kind) -> String {
-    match k {
-        Kind::Ciphertext => "ciphertext",
-        Kind::EvalKey => "evalkey",
-        Kind::Plaintext => "plaintext",
-        Kind::Constant => "constant",
-    }
-    .to_string()
 }
 
 /// Collects instructions in memory and optionally streams them as JSON Lines.
@@ -197,6 +259,8 @@ pub struct Recorder {
     hosts: std::collections::HashMap<u64, u64>,
     /// The host id the next recorded instruction (a `load`) carries.
     next_host: Option<u64>,
+    /// One shared copy of every limb set recorded.
+    limb_sets: LimbInterner,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -219,6 +283,7 @@ impl Recorder {
             keep: true,
             hosts: Default::default(),
             next_host: None,
+            limb_sets: LimbInterner::default(),
         }
     }
 
@@ -240,6 +305,7 @@ impl Recorder {
             keep: false,
             hosts: Default::default(),
             next_host: None,
+            limb_sets: LimbInterner::default(),
         })
     }
 
@@ -279,25 +345,23 @@ impl Recorder {
         &mut self,
         op: Op,
         dst: u64,
-        limbs: Vec<usize>,
+        limbs: &[usize],
         kind: Kind,
         srcs: &[u64],
         galois: Option<u64>,
         mode: Option<ConversionMode>,
     ) {
+        let limbs = self.limb_sets.intern(limbs);
         self.push(Instr {
             seq: 0,
             op,
             dst: Some(dst),
-            srcs: srcs.to_vec(),
+            srcs: srcs.into(),
             limbs,
             n: 0,
-            kind: Some(kind_name(kind)),
+            kind: Some(kind),
             galois,
-            mode: mode.map(|m| match m {
-                ConversionMode::Approximate => "approximate".to_string(),
-                ConversionMode::ExactCentered => "exact".to_string(),
-            }),
+            mode: mode.map(BconvMode::from),
             name: None,
             level: None,
             host: None,
@@ -341,8 +405,8 @@ impl Recorder {
             seq: 0,
             op: if begin.is_some() { Op::Begin } else { Op::End },
             dst: None,
-            srcs: Vec::new(),
-            limbs: Vec::new(),
+            srcs: Srcs::default(),
+            limbs: Limbs::default(),
             n: 0,
             kind: None,
             galois: None,
@@ -428,14 +492,14 @@ impl<B: Backend> Recording<B> {
         let id = self.recorder.fresh();
         let limbs = self.inner.limbs(&inner);
         self.recorder
-            .record(op, id, limbs, kind, srcs, galois, mode);
+            .record(op, id, &limbs, kind, srcs, galois, mode);
         Recorded { id, kind, inner }
     }
 
     fn emit_in_place(&mut self, op: Op, p: &Recorded<B::Poly>, srcs: &[u64]) {
         let limbs = self.inner.limbs(&p.inner);
         self.recorder
-            .record(op, p.id, limbs, p.kind, srcs, None, None);
+            .record(op, p.id, &limbs, p.kind, srcs, None, None);
     }
 }
 
@@ -653,13 +717,17 @@ pub fn read_trace(mut r: impl std::io::BufRead) -> Result<(TraceHeader, Vec<Inst
     }
     let mut instrs = Vec::new();
     let mut lines = Vec::new();
+    // One shared copy of each limb set, as a recording holds them.
+    let mut limb_sets = LimbInterner::default();
     let mut k = 1;
     while let Some(line) = next_line(&mut r, k + 1)? {
         k += 1;
         if line.trim().is_empty() {
             continue;
         }
-        instrs.push(serde_json::from_str(&line).map_err(|e| format!("line {k}: {e}"))?);
+        let mut i: Instr = serde_json::from_str(&line).map_err(|e| format!("line {k}: {e}"))?;
+        i.limbs = limb_sets.intern(&i.limbs);
+        instrs.push(i);
         lines.push(k);
     }
     validate_trace(&header, &instrs).map_err(|(i, e)| match i {
@@ -685,9 +753,6 @@ pub fn read_trace_file(path: &std::path::Path) -> Result<(TraceHeader, Vec<Instr
     let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
     read_trace(std::io::BufReader::new(f))
 }
-
-/// The kinds a destination may hold.
-const KINDS: [&str; 4] = ["ciphertext", "evalkey", "plaintext", "constant"];
 
 /// Checks a trace as the recorder writes it: the header's ring (`n` a supported power of
 /// two; distinct NTT-friendly prime moduli for it), and every instruction's ring degree, limb
@@ -789,9 +854,12 @@ fn check_instr(
     if i.limbs.is_empty() {
         return Err(format!("{op}: 'limbs' is empty"));
     }
-    match i.kind.as_deref() {
-        Some(k) if KINDS.contains(&k) => {}
-        k => return Err(format!("{op}: kind {k:?}; allowed {}", KINDS.join(", "))),
+    if i.kind.is_none() {
+        let names: Vec<_> = Kind::ALL.iter().map(|k| k.name()).collect();
+        return Err(format!(
+            "{op}: 'kind' missing; allowed {}",
+            names.join(", ")
+        ));
     }
     // (fewest sources, most sources, whether the first source is the destination)
     let (lo, hi, in_place) = match i.op {
@@ -840,10 +908,9 @@ fn check_instr(
                 .ok_or_else(|| "automorphism: 'galois' missing".to_string())?;
             galois_check(g, h.n).map_err(|e| format!("automorphism: {e}"))?;
         }
-        Op::Bconv => match i.mode.as_deref() {
-            Some("approximate" | "exact") => {}
-            m => return Err(format!("bconv: mode {m:?}; allowed approximate, exact")),
-        },
+        Op::Bconv if i.mode.is_none() => {
+            return Err("bconv: 'mode' missing; allowed approximate, exact".into())
+        }
         _ => {}
     }
     Ok(())
@@ -1170,7 +1237,7 @@ impl TraceCounts {
                 Op::Mul | Op::MulAcc | Op::MulScalar => c.elementwise_mults += dst_limbs * n,
                 // srcs holds the (a_i, b_i) pairs: one multiply per pair.
                 Op::Dot => c.elementwise_mults += (i.srcs.len() as u64 / 2) * dst_limbs * n,
-                Op::Load if i.kind.as_deref() == Some("evalkey") => {
+                Op::Load if i.kind == Some(Kind::EvalKey) => {
                     c.key_bytes_loaded += 8 * dst_limbs * n;
                     if let Some(h) = i.host {
                         key_hosts.insert(h);
@@ -1181,7 +1248,7 @@ impl TraceCounts {
                         }
                     }
                 }
-                Op::Load if i.kind.as_deref() == Some("plaintext") => {
+                Op::Load if i.kind == Some(Kind::Plaintext) => {
                     c.plaintext_bytes_loaded += 8 * dst_limbs * n
                 }
                 Op::ExpandSeed => c.prng_words += dst_limbs * n,

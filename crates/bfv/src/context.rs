@@ -11,6 +11,7 @@ use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
 use std::cell::RefCell;
 use tessera_backend::trace::{Instr, Op};
+use tessera_backend::Kind;
 use tessera_math::sampling::{GaussianSampler, Xof};
 use tessera_math::wide::WideNtt;
 
@@ -195,11 +196,11 @@ impl Bfv {
 
     pub(crate) fn rec(&self, op: Op, dst: u64, srcs: &[u64], tower: usize) {
         if let Some(t) = self.tape.borrow_mut().as_mut() {
-            t.push(op, dst, srcs, tower, "ciphertext");
+            t.push(op, dst, srcs, tower, Kind::Ciphertext);
         }
     }
 
-    pub(crate) fn rec_kind(&self, op: Op, dst: u64, srcs: &[u64], tower: usize, kind: &str) {
+    pub(crate) fn rec_kind(&self, op: Op, dst: u64, srcs: &[u64], tower: usize, kind: Kind) {
         if let Some(t) = self.tape.borrow_mut().as_mut() {
             t.push(op, dst, srcs, tower, kind);
         }

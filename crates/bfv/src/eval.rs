@@ -15,6 +15,7 @@ use crate::keys::RelinKey;
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
 use tessera_backend::trace::Op;
+use tessera_backend::Kind;
 
 impl Bfv {
     fn same_size(&self, a: &Ciphertext, b: &Ciphertext, what: &'static str) -> Result<()> {
@@ -111,7 +112,7 @@ impl Bfv {
         }
         out.polys[0] = Poly::new(towers);
         for k in 0..self.towers() {
-            self.rec_kind(Op::Load, pid, &[], k, "plaintext");
+            self.rec_kind(Op::Load, pid, &[], k, Kind::Plaintext);
             self.rec(Op::Add, out.polys[0].id, &[c0.id, pid], k);
         }
         self.marker(None);
@@ -181,9 +182,9 @@ impl Bfv {
                     signed_mod(s, q)
                 })
                 .collect();
-            self.rec_kind(Op::Load, pid, &[], k, "plaintext");
+            self.rec_kind(Op::Load, pid, &[], k, Kind::Plaintext);
             self.ntt(k, &mut p)?;
-            self.rec_kind(Op::Ntt, pid, &[pid], k, "plaintext");
+            self.rec_kind(Op::Ntt, pid, &[pid], k, Kind::Plaintext);
             for (j, c) in ct.polys.iter().enumerate() {
                 let mut a = c.towers[k].clone();
                 self.ntt(k, &mut a)?;

@@ -8,6 +8,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use tessera_backend::trace::{Instr, Op};
+use tessera_backend::Kind;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -33,7 +34,7 @@ impl Tape {
     }
 
     /// Records `op` on basis index `tower`, writing `dst` from `srcs`.
-    pub fn push(&mut self, op: Op, dst: u64, srcs: &[u64], tower: usize, kind: &str) {
+    pub fn push(&mut self, op: Op, dst: u64, srcs: &[u64], tower: usize, kind: Kind) {
         let seq = self.instrs.len() as u64;
         self.instrs
             .push(Instr::on_tower(seq, self.n, op, dst, srcs, tower, kind));

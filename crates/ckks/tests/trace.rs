@@ -188,7 +188,7 @@ fn of_limb_plaintexts_match_full_plaintexts_and_load_one_limb() {
     let of_instrs = &cpu.backend().instructions()[start..];
     let plaintext_limbs: usize = of_instrs
         .iter()
-        .filter(|i| i.op == Op::Load && i.kind.as_deref() == Some("plaintext"))
+        .filter(|i| i.op == Op::Load && i.kind == Some(tessera_backend::Kind::Plaintext))
         .map(|i| i.limbs.len())
         .sum();
     assert_eq!(plaintext_limbs, 1);
@@ -225,7 +225,7 @@ fn loads_name_their_host_object_across_levels() {
                     per_op.push(Vec::new());
                 }
             }
-            Op::Load if inside && i.kind.as_deref() == Some("evalkey") => per_op
+            Op::Load if inside && i.kind == Some(tessera_backend::Kind::EvalKey) => per_op
                 .last_mut()
                 .unwrap()
                 .push((i.host.unwrap(), i.limbs.len())),

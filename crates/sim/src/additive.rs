@@ -45,7 +45,7 @@ pub fn sum_of_operations(m: &Machine, instrs: &[Instr]) -> Result<f64, SimError>
 /// [`sum_of_operations`] with its breakdown by operation.
 pub fn operations(m: &Machine, instrs: &[Instr]) -> Result<Additive, SimError> {
     // Shape of every buffer, for the loads that stand in for an operation's inputs.
-    let mut shape: HashMap<u64, (Vec<usize>, usize)> = HashMap::new();
+    let mut shape: HashMap<u64, (tessera_backend::trace::Limbs, usize)> = HashMap::new();
     for i in instrs {
         if let Some(d) = i.dst {
             shape.insert(d, (i.limbs.clone(), i.n));
@@ -102,7 +102,7 @@ pub fn operations(m: &Machine, instrs: &[Instr]) -> Result<Additive, SimError> {
 /// `group` preceded by a ciphertext load of every buffer it reads but does not write.
 fn with_inputs(
     group: &[Instr],
-    shape: &HashMap<u64, (Vec<usize>, usize)>,
+    shape: &HashMap<u64, (tessera_backend::trace::Limbs, usize)>,
 ) -> Result<Vec<Instr>, SimError> {
     let mut written: HashSet<u64> = HashSet::new();
     let mut loads = Vec::new();
@@ -120,10 +120,10 @@ fn with_inputs(
                     seq: i.seq,
                     op: Op::Load,
                     dst: Some(*s),
-                    srcs: Vec::new(),
+                    srcs: Default::default(),
                     limbs,
                     n,
-                    kind: Some("ciphertext".into()),
+                    kind: Some(tessera_backend::Kind::Ciphertext),
                     galois: None,
                     mode: None,
                     name: None,

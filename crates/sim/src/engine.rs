@@ -15,7 +15,7 @@ use crate::mapping::{lower, Layout, Lowered, Net, Phase, Resource, Shape};
 use crate::reservation::Table;
 use crate::residency::{Entry, Residency, Spills};
 use std::collections::{HashMap, HashSet};
-use tessera_backend::trace::{Instr, Op};
+use tessera_backend::trace::{Instr, Limbs, Op};
 
 /// One scheduled instruction (for timelines).
 #[derive(Clone, Debug, PartialEq)]
@@ -70,7 +70,7 @@ enum Backing {
 }
 
 struct Buf {
-    limbs: Vec<usize>,
+    limbs: Limbs,
     kind: &'static str,
     backing: Backing,
     /// When its first limb is available (chained consumers may start then).
@@ -80,12 +80,7 @@ struct Buf {
 }
 
 fn kind_of(i: &Instr) -> &'static str {
-    match i.kind.as_deref() {
-        Some("evalkey") => "evalkey",
-        Some("plaintext") => "plaintext",
-        Some("constant") => "constant",
-        _ => "ciphertext",
-    }
+    i.kind.unwrap_or(tessera_backend::Kind::Ciphertext).name()
 }
 
 /// Simulates `instrs` (one stream, ring degree from the instructions) on `m`. With
@@ -368,7 +363,7 @@ impl<'a> Run<'a> {
         let (mut ready, mut first) = (0.0f64, 0.0f64);
         let mut reload = vec![0.0f64; channels];
         // (limbs, bytes per limb) reloaded, for the I/O-die paths.
-        let mut reload_io: Vec<(Vec<usize>, f64)> = Vec::new();
+        let mut reload_io: Vec<(Limbs, f64)> = Vec::new();
         for id in &ins.srcs {
             let b = self.bufs.get(id).ok_or_else(|| {
                 SimError::Trace(format!(
@@ -412,7 +407,7 @@ impl<'a> Run<'a> {
                             );
                             reload[self.chan(l)] += limb_bytes;
                             if self.via_io {
-                                reload_io.push((vec![l], limb_bytes));
+                                reload_io.push((Limbs::from(&[l][..]), limb_bytes));
                             }
                         }
                     }
@@ -744,7 +739,7 @@ impl<'a> Run<'a> {
                 .bufs
                 .get(&victim)
                 .map(|b| (b.ready, b.limbs.clone()))
-                .unwrap_or((0.0, vec![0]));
+                .unwrap_or_else(|| (0.0, Limbs::from(&[0][..])));
             let mut per = vec![0.0f64; self.lay.channels];
             for &l in &vl {
                 per[self.chan(l)] += bytes / vl.len().max(1) as f64;
@@ -1092,7 +1087,7 @@ impl Uses {
             temp: HashMap::new(),
             host: HashMap::new(),
         };
-        let mut host_of: HashMap<u64, (u64, Vec<usize>)> = HashMap::new();
+        let mut host_of: HashMap<u64, (u64, Limbs)> = HashMap::new();
         for (pos, i) in instrs.iter().enumerate() {
             for id in &i.srcs {
                 match host_of.get(id) {

@@ -32,10 +32,10 @@ fn ins(seq: u64, op: Op, dst: u64, srcs: &[u64], limbs: usize) -> Instr {
         seq,
         op,
         dst: Some(dst),
-        srcs: srcs.to_vec(),
+        srcs: srcs.into(),
         limbs: (0..limbs).collect(),
         n: N,
-        kind: Some("ciphertext".into()),
+        kind: Some(tessera_backend::Kind::Ciphertext),
         galois: None,
         mode: None,
         name: None,
@@ -137,7 +137,7 @@ fn ready_work_fills_an_earlier_gap_of_its_unit() {
 fn warm_runs_keep_inputs_and_results_on_chip() {
     use tessera_sim::engine::{run_with, RunOptions};
     let mut key = ins(2, Op::Load, 3, &[], 1);
-    key.kind = Some("evalkey".into());
+    key.kind = Some(tessera_backend::Kind::EvalKey);
     key.host = Some(7);
     let t = vec![
         ins(0, Op::Load, 1, &[], 2),
@@ -343,10 +343,10 @@ fn a_multiply_add_pair_takes_one_madu_pass() {
 #[test]
 fn repeated_loads_of_one_object_hit_on_chip() {
     let mut a = ins(0, Op::Load, 1, &[], 4);
-    a.kind = Some("evalkey".into());
+    a.kind = Some(tessera_backend::Kind::EvalKey);
     a.host = Some(7);
     let mut b = ins(1, Op::Load, 2, &[], 3);
-    b.kind = Some("evalkey".into());
+    b.kind = Some(tessera_backend::Kind::EvalKey);
     b.host = Some(7);
     let s = run(&machine(), &[a, b], false).unwrap();
     assert_eq!(
@@ -617,7 +617,7 @@ fn synchronous_tiles_share_key_loads() {
     let h3 = Machine::load("h3").unwrap();
     assert!(h3.options.synchronous_sharing);
     let mut key = ins(0, Op::Load, 1, &[], 32);
-    key.kind = Some("evalkey".into());
+    key.kind = Some(tessera_backend::Kind::EvalKey);
     key.host = Some(7);
     let t = vec![key];
     let shared = tessera_sim::report::throughput(&h3, "key", &t).unwrap();
@@ -668,7 +668,7 @@ fn offchip_data_crosses_the_io_die_edges() {
     assert_eq!(m.memory.offchip.io_dies, 2);
     let limb = N as f64 * 4.0; // 32-bit words
     let mut load = ins(0, Op::Load, 1, &[], 4);
-    load.kind = Some("ciphertext".into());
+    load.kind = Some(tessera_backend::Kind::Ciphertext);
     let t = vec![load];
     let s = run(&m, &t, false).unwrap();
     let lat = m.memory.offchip.latency_ns * m.clock.ghz;

@@ -153,6 +153,9 @@ pub struct Bootstrapper {
     stc: Vec<DiagonalMatrix>,
     cheb: Vec<f64>,
     cache: linear::DiagonalCache,
+    /// Whether encoded diagonals are kept for later bootstrappings (see
+    /// [`Bootstrapper::keep_plaintexts`]).
+    keep_plaintexts: bool,
 }
 
 /// Merges consecutive stages into `groups` matrices (earlier groups take the extra stages).
@@ -242,6 +245,7 @@ impl Bootstrapper {
             stc,
             cheb,
             cache: Default::default(),
+            keep_plaintexts: true,
         })
     }
 
@@ -255,9 +259,18 @@ impl Bootstrapper {
         (self.cache.len(), self.cache.bytes())
     }
 
+    /// Whether to keep the encoded DFT diagonals between bootstrappings (the default): a
+    /// circuit that bootstraps once (the simulator's bootstrapping workload) encodes each
+    /// diagonal once either way, and at `ark` the kept diagonals are gigabytes. Encoding is
+    /// deterministic, so a diagonal encoded again is the same plaintext.
+    pub fn keep_plaintexts(mut self, keep: bool) -> Self {
+        self.keep_plaintexts = keep;
+        self
+    }
+
     fn encoding(&self, matrix_id: usize) -> linear::Encoding<'_> {
         linear::Encoding {
-            cache: Some(&self.cache),
+            cache: self.keep_plaintexts.then_some(&self.cache),
             matrix_id,
             of_limb: self.bp.of_limb,
             min_ks: self.bp.min_ks,

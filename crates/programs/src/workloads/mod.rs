@@ -326,11 +326,15 @@ pub fn load(spec: &WorkloadSpec) -> Result<Workload, ProgramError> {
 }
 
 /// Above this many bytes of rotation and conjugation keys, recording makes each key when the
-/// circuit first uses it instead of all up front (`Bootstrapper::keygen_on_demand`). With
-/// `dnum = L + 1` at N = 2^16 (`reed`) a key is 0.5 GB and the hoisted circuit's keys 20 GB.
+/// circuit first uses it instead of all up front (`Bootstrapper::keygen_on_demand`), holding
+/// one rotation key at a time. The trace backend reads a key only for its limb set and the
+/// fingerprint that names it (`Recorder::host_id`), so holding every key serves nothing:
+/// holding `ark`'s hoisted circuit's keys raised the peak of recording its bootstrapping from
+/// 3.85 to 6.2 GB (issue 25 item 1, docs/simulator.md "Streaming engine and compact traces").
 /// The simulated program is the same either way (same operations, same key sizes); an
-/// on-demand key is the same key each time it is made, so all its loads carry one id.
-const EAGER_KEY_BYTES: usize = 4 << 30;
+/// on-demand key is the same key each time it is made, so all its loads carry one id, and ids
+/// are numbered in order of first appearance, so they equal the eager recording's.
+const EAGER_KEY_BYTES: usize = 256 << 20;
 
 /// Bytes the circuit's rotation and conjugation keys take when all are made up front.
 fn eager_rotation_key_bytes(ctx: &CkksContext, boot: &Bootstrapper) -> usize {
@@ -339,6 +343,18 @@ fn eager_rotation_key_bytes(ctx: &CkksContext, boot: &Bootstrapper) -> usize {
 }
 
 fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, ProgramError> {
+    bootstrap_with(spec, EAGER_KEY_BYTES, false)
+}
+
+/// [`bootstrap`] making rotation keys on first use above `eager_key_bytes` of them, and
+/// keeping the encoded DFT diagonals or not. Recording holds neither (on-demand keys above
+/// [`EAGER_KEY_BYTES`], no diagonals); holding both is what recording did before issue 25, and
+/// the tests check that either way records the same instructions.
+fn bootstrap_with(
+    spec: &WorkloadSpec,
+    eager_key_bytes: usize,
+    keep_plaintexts: bool,
+) -> Result<Workload, ProgramError> {
     // The set's own circuit options stay on unless its file turns them off (issue 25 item 7:
     // `cifher` keeps its minimum key-switching without `--min-ks`).
     let (params, mut bp) = tessera_ckks::params_file::resolve_bootstrap(&spec.params)?;
@@ -346,10 +362,12 @@ fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, ProgramError> {
     bp.min_ks |= spec.min_ks;
     bp.hoisting &= spec.hoisting;
     let ctx = CkksContext::new(params)?;
-    let boot = Bootstrapper::new(&ctx, bp)?;
+    // One bootstrapping encodes each DFT diagonal once: keeping them would only hold them
+    // (3.0 GB at `ark`).
+    let boot = Bootstrapper::new(&ctx, bp)?.keep_plaintexts(keep_plaintexts);
     let mut kg = KeyGenerator::from_seed(&ctx, &seed())?;
     let sk = kg.secret_key()?;
-    let keys = if eager_rotation_key_bytes(&ctx, &boot) > EAGER_KEY_BYTES {
+    let keys = if eager_rotation_key_bytes(&ctx, &boot) > eager_key_bytes {
         boot.keygen_on_demand(&mut kg, &sk)?
     } else {
         boot.keygen(&mut kg, &sk)?
@@ -384,4 +402,37 @@ fn bootstrap(spec: &WorkloadSpec) -> Result<Workload, ProgramError> {
         // Rescales left (with double-prime rescaling a level is two chain primes).
         level: boot.levels_left(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Making keys on demand and dropping encoded diagonals changes nothing recorded: the
+    /// same instructions, host ids included, as keeping every key and diagonal.
+    #[test]
+    fn lean_recording_is_the_same_program() {
+        let spec = WorkloadSpec::new("bootstrap", "test-boot");
+        let full = bootstrap_with(&spec, usize::MAX, true).unwrap();
+        // test-boot's keys are small: a limit of 0 takes the on-demand path of large sets.
+        let lean = bootstrap_with(&spec, 0, false).unwrap();
+        assert_eq!(full.instrs, lean.instrs);
+        assert!(full.instrs.iter().any(|i| i.host.is_some()));
+    }
+
+    /// A recorded bootstrapping written as a trace file and read back is the same stream
+    /// (compact instructions keep the file form).
+    #[test]
+    fn bootstrapping_trace_round_trips() {
+        use tessera_backend::trace::{read_trace, write_trace, TraceHeader};
+        let w = record(&WorkloadSpec::new("bootstrap", "test-boot")).unwrap();
+        let (params, _) = tessera_ckks::params_file::resolve_bootstrap("test-boot").unwrap();
+        let ctx = CkksContext::new(params).unwrap();
+        let moduli = ctx.ring().moduli().iter().map(|m| m.value()).collect();
+        let header = TraceHeader::new(ctx.ring().n(), moduli);
+        let mut buf = Vec::new();
+        write_trace(&mut buf, &header, &w.instrs).unwrap();
+        let (_, back) = read_trace(std::io::BufReader::new(&buf[..])).unwrap();
+        assert_eq!(back, w.instrs);
+    }
 }

@@ -37,7 +37,7 @@ impl Rec {
             dst,
             srcs,
             tower,
-            "ciphertext",
+            tessera_backend::Kind::Ciphertext,
         ));
     }
     fn fresh(&mut self) -> u64 {
