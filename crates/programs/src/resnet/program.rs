@@ -241,6 +241,8 @@ pub fn record(cfg: &ResnetConfig) -> Result<Recorded> {
         instrs,
         iterations: p.images.len(),
         unit: "image",
+        // One run is one inference (one image): time per run = time per image.
+        per_run: Some(1),
         window: format!("{} image(s); {}", p.images.len(), p.note),
         boots,
         levels_per_boot: p.setup.budget().after_boot,
