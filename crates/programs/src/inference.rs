@@ -19,13 +19,13 @@ use crate::counter::{Counting, OpCounts};
 use crate::error::{ProgramError, Result};
 use crate::helr::he::{rotate_sum, row_steps, Model};
 use crate::helr::{replica, HelrConfig};
+use crate::report::max_diff;
 use crate::report::{Check, Phases, Recorded, RunReport, Stopwatch};
 use crate::setup::{bootstrap_real, drop_to, Setup};
 use crate::{linreg, logreg};
 use tessera_backend::{Backend, CpuBackend, TraceBackend};
 use tessera_ckks::circuits::polynomial::{evaluate, Polynomial};
 use tessera_ckks::{Ciphertext, Evaluator};
-use tessera_math::RnsPoly;
 
 /// Predictions must match the replica's within this.
 pub const TOLERANCE: f64 = 1e-3;
@@ -193,18 +193,6 @@ fn prepare(which: Which, cfg: &HelrConfig) -> Result<Setup> {
     Ok(setup)
 }
 
-fn encrypt_weights(setup: &mut Setup, w: &[f64]) -> Result<Ciphertext<RnsPoly>> {
-    let top = setup.boot.output_level();
-    setup.encrypt(w, w.len(), top)
-}
-
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
-}
-
 /// Infers encrypted on the CPU and checks the predictions against the replica's; `rows`
 /// limits the test rows (default: all).
 pub fn run_cpu(
@@ -219,7 +207,7 @@ pub fn run_cpu(
     let mut setup = prepare(which, cfg)?;
     let keygen_s = clock.lap();
     progress("encrypt", 0, 1);
-    let w = encrypt_weights(&mut setup, &p.w)?;
+    let w = setup.encrypt_top(&p.w)?;
     let encrypt_s = clock.lap();
     let mut ev = Evaluator::new(
         &setup.ctx,
@@ -300,7 +288,7 @@ pub fn run_cpu(
 pub fn record(which: Which, cfg: &HelrConfig, rows: Option<usize>) -> Result<Recorded> {
     let p = problem(which, cfg, rows)?;
     let mut setup = prepare(which, cfg)?;
-    let w = encrypt_weights(&mut setup, &p.w)?;
+    let w = setup.encrypt_top(&p.w)?;
     let mut ev = Evaluator::new(&setup.ctx, TraceBackend::trace(setup.ctx.ring().clone()))?;
     let w = ev.load(&w)?;
     let (outs, boots) = infer(&mut setup, &mut ev, &p.rows, &w, which.sigmoid())?;

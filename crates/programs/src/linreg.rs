@@ -23,6 +23,7 @@ use crate::helr::dataset::Dataset;
 use crate::helr::he::Model;
 use crate::helr::{record_task, replica, train_encrypted, HelrConfig, Task, Trained};
 use crate::logreg::repo_data_dir;
+use crate::report::max_diff;
 use crate::report::{Check, Phases, Recorded, RunReport};
 use crate::tabular::Split;
 use std::path::Path;
@@ -127,13 +128,6 @@ fn task(cfg: &HelrConfig) -> Result<(Task, LinregData)> {
         min_accuracy: None,
     };
     Ok((task, data))
-}
-
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
 }
 
 /// Trains and infers encrypted on the CPU and checks both against the replica.

@@ -141,3 +141,16 @@ pub struct Recorded {
     /// Slots of a full ciphertext (N / 2).
     pub slots: usize,
 }
+
+/// The largest `|a[i] - b[i]|` over the common length: the error every program's check
+/// reports against its replica (0 for empty inputs).
+///
+/// ```
+/// assert_eq!(tessera_programs::report::max_diff(&[1.0, 2.0], &[1.5, 1.0]), 1.0);
+/// ```
+pub fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}

@@ -153,6 +153,13 @@ impl Setup {
         Ok(self.kg.encrypt_sk(&pt, &self.sk)?)
     }
 
+    /// Encrypts real `values` in `values.len()` slots at the level bootstrapping returns to:
+    /// how a program's inputs start, so the first bootstrapping comes as late as it can.
+    pub fn encrypt_top(&mut self, values: &[f64]) -> Result<Ciphertext<RnsPoly>> {
+        let top = self.boot.output_level();
+        self.encrypt(values, values.len(), top)
+    }
+
     /// Decrypts and decodes the real parts.
     pub fn decrypt(&self, ct: &Ciphertext<RnsPoly>) -> Result<Vec<f64>> {
         let pt = tessera_ckks::decrypt(ct, &self.sk)?;

@@ -14,12 +14,12 @@ pub mod replica;
 
 use crate::counter::{Counting, OpCounts};
 use crate::error::{ProgramError, Result};
+use crate::report::max_diff;
 use crate::report::{Check, Phases, Recorded, RunReport, Stopwatch};
 use crate::setup::Setup;
 use tessera_backend::{CpuBackend, TraceBackend};
 use tessera_ckks::circuits::sign::CompositeSign;
-use tessera_ckks::{Ciphertext, Evaluator};
-use tessera_math::RnsPoly;
+use tessera_ckks::Evaluator;
 
 /// The output must be within this of the sorted input (Cheddar's check).
 pub const TOLERANCE: f64 = 1e-2;
@@ -99,18 +99,6 @@ fn prepare(cfg: &SortConfig) -> Result<(Setup, CompositeSign)> {
     Ok((setup, sign))
 }
 
-fn encrypt(setup: &mut Setup, x: &[f64]) -> Result<Ciphertext<RnsPoly>> {
-    let top = setup.boot.output_level();
-    setup.encrypt(x, x.len(), top)
-}
-
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
-}
-
 /// Sorts encrypted on the CPU backend and checks against the sorted input and the replica.
 pub fn run_cpu(
     cfg: &SortConfig,
@@ -122,7 +110,7 @@ pub fn run_cpu(
     let keygen_s = clock.lap();
     progress("encrypt", 0, 1);
     let x = input(cfg.size, SEED);
-    let ct = encrypt(&mut setup, &x)?;
+    let ct = setup.encrypt_top(&x)?;
     let encrypt_s = clock.lap();
     let mut ev = Evaluator::new(
         &setup.ctx,
