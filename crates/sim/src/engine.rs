@@ -20,9 +20,13 @@ use tessera_backend::trace::{Instr, Limbs, Op};
 /// One scheduled instruction (for timelines).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Slot {
+    /// The instruction's sequence number in the trace.
     pub seq: u64,
+    /// Its primary function (`Op::name`).
     pub op: &'static str,
+    /// Cycle its first phase starts.
     pub start: f64,
+    /// Cycle its last phase ends.
     pub end: f64,
     /// Resources busy and for how many cycles from `start` of their phase.
     pub busy: Vec<(Resource, f64, f64)>,
@@ -31,30 +35,45 @@ pub struct Slot {
 /// The span of one HE operation (between its begin and end markers).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Span {
+    /// The HE operation's name from its begin marker ("HMult", "Boot", ...).
     pub name: String,
+    /// Its input level, as its begin marker records it (0 when the marker has none).
     pub level: usize,
+    /// Nesting depth: 0 for an outermost operation, 1 for one inside it, ...
     pub depth: usize,
+    /// Cycle of its first instruction's start.
     pub start: f64,
+    /// Cycle of its last instruction's end.
     pub end: f64,
 }
 
 /// Everything a run produced, in cycles and bytes.
 #[derive(Clone, Debug, Default)]
 pub struct Schedule {
+    /// Makespan: the cycle the last instruction ends.
     pub cycles: f64,
     /// Busy cycles per resource (dense index, see [`Resource::index`]).
     pub busy: Vec<f64>,
+    /// Bytes moved over the off-chip channel (loads, spills and reloads).
     pub offchip_bytes: f64,
+    /// `offchip_bytes` by kind of data (keys, plaintexts, ciphertexts, spills, ...).
     pub offchip_by_kind: HashMap<&'static str, f64>,
+    /// Bytes over the on-chip network.
     pub noc_bytes: f64,
     /// The part of `noc_bytes` that off-chip transfers move between the I/O dies and the
     /// clusters (the rest is cluster-to-cluster data).
     pub io_noc_bytes: f64,
+    /// Bytes through the register files (every functional-unit operand and result).
     pub rf_bytes: f64,
+    /// The most scratchpad bytes resident at once.
     pub peak_onchip_bytes: f64,
+    /// Bytes that did not fit in the scratchpad even after evicting everything else.
     pub overflow_bytes: f64,
+    /// Instructions scheduled.
     pub instructions: u64,
+    /// Every scheduled instruction, when a timeline was asked for (empty otherwise).
     pub slots: Vec<Slot>,
+    /// Every HE operation's span, outermost and nested.
     pub spans: Vec<Span>,
     /// Makespan growth attributed to the outermost HE operation running when it happened,
     /// in cycles: where the time goes.

@@ -28,8 +28,6 @@ pub mod arch;
 pub mod area;
 pub mod cofhee;
 pub mod cost;
-// The `stream` helper owns this module (session 29); the lead removes this allow.
-#[allow(missing_docs)]
 pub mod engine;
 pub mod error;
 pub mod limits;
@@ -38,15 +36,9 @@ pub mod mapping;
 pub mod origin;
 pub mod plot;
 pub mod report;
-// The `stream` helper owns this module (session 29); the lead removes this allow.
-#[allow(missing_docs)]
 pub mod reservation;
-// The `stream` helper owns this module (session 29); the lead removes this allow.
-#[allow(missing_docs)]
 pub mod residency;
 pub mod sweep;
-// The `stream` helper owns this module (session 29); the lead removes this allow.
-#[allow(missing_docs)]
 pub mod timeline;
 pub mod topology;
 
