@@ -383,9 +383,14 @@ def reproduce(paper: Optional[str] = None) -> List[Row]:
     per target. ``paper`` is one of ``ark``, ``cofhee``, ``reed``, ``cifher``, ``h3`` (None:
     all; ``ark`` records N = 2^16 bootstrapping traces and takes about half a minute).
 
+    The misses are printed, not hidden: CoFHEE's Table X application rows miss, its
+    primitive cycle counts hit.
+
     >>> rows = reproduce("cofhee")
-    >>> all(r.hit for r in rows if r.tolerance)
+    >>> all(r.hit for r in rows if r.tolerance and r.unit == "cycles")
     True
+    >>> sorted({r.hit for r in rows if r.tolerance})
+    [False, True]
     """
     return [Row(r) for r in json.loads(_native.reproduce_json(paper))]
 
