@@ -19,6 +19,7 @@ pub struct Blocks<'a> {
     register_7: f64,
     auto_7: f64,
     xbar_7: f64,
+    pitch_7: f64,
 }
 
 impl<'a> Blocks<'a> {
@@ -51,6 +52,7 @@ impl<'a> Blocks<'a> {
             xbar_7: c.crossbar.area_mm2
                 / (c.crossbar.ports as f64 * c.crossbar.ports as f64 * c.crossbar.port_bits as f64)
                 / tech.logic_factor(c.crossbar.node_nm)?,
+            pitch_7: c.wire.pitch_nm * 1e-6 / tech.logic_factor(c.wire.node_nm)?.sqrt(),
         })
     }
 
@@ -89,6 +91,12 @@ impl<'a> Blocks<'a> {
     /// Switch area per port^2 per bit.
     pub fn switch_mm2_per_port2_bit(&self) -> f64 {
         self.xbar_7 * self.logic
+    }
+
+    /// Semi-global wire pitch in mm: the measured pitch carried with the linear dimension
+    /// (the square root of the logic area factor).
+    pub fn wire_pitch_mm(&self) -> f64 {
+        self.pitch_7 * self.logic.sqrt()
     }
 
     /// SRAM area per MB (2^20 bytes) with `ports` ports per cell.
@@ -152,5 +160,8 @@ mod tests {
         // The F1 base figure comes back at F1's own node.
         let b12 = Blocks::new(&t, 12.0).unwrap();
         assert!((b12.modmul_mm2(32) - 0.25 / 128.0).abs() < 1e-12);
+        // The wire pitch comes back at its own node and widens with the node.
+        assert!((b7.wire_pitch_mm() - 80e-6).abs() < 1e-15);
+        assert!(b28.wire_pitch_mm() > 2.0 * b7.wire_pitch_mm());
     }
 }

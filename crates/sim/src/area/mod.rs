@@ -133,7 +133,8 @@ fn activity_of(m: &Machine, name: &str) -> Activity {
         "Scratchpad" => Activity::Scratchpad,
         "Register files" => Activity::RegisterFile,
         "HBM PHYs" | "I/O dies" if !per_bit_off => Activity::Offchip,
-        "NoC" | "Routers" | "Die-to-die PHYs" if !per_bit_noc => Activity::Noc,
+        "NoC" | "NoC wires" | "Routers" | "Die-to-die PHYs" if !per_bit_noc => Activity::Noc,
+        "Lane interconnect" => Activity::Auto,
         _ => Activity::None,
     }
 }
@@ -226,9 +227,11 @@ pub fn predict_with(m: &Machine, tech: &Technology) -> Result<AreaPowerPredictio
                 ghz,
             )),
         );
-        out.skip(
-            "lane interconnect and NTT buffers of the MAU array",
-            "no cited figure for H3's shuffle network",
+        // The lanes exchange words through a lane interconnect for the NTT's strides and
+        // for permutations (h3.md 4.3, Fig. 7a: shuffles between lanes, then pair exchanges).
+        out.add(
+            "Lane interconnect",
+            per_chip(noc::butterfly_network(&b, u.madu.elements_per_cycle, w)),
         );
     } else {
         let points = spec.ntt_points.ok_or_else(|| SimError::Field {
@@ -345,7 +348,10 @@ fn memories(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) -> Resu
     Ok(())
 }
 
-/// Routers or crossbars, die-to-die PHYs and I/O dies.
+/// Predicted components at the die's edge rather than inside a cluster.
+const AT_THE_EDGE: [&str; 1] = ["HBM PHYs"];
+
+/// Routers or crossbars (with a crossbar's wires), die-to-die PHYs and I/O dies.
 fn interconnect(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) {
     let k = m.chip.clusters;
     if k < 2 {
@@ -357,10 +363,22 @@ fn interconnect(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) {
     let multi_die = m.die_count() > 1;
     if noc.topology == Topology::Crossbar {
         // One shared network: a crossbar of `k` ports sharing the bandwidth.
-        out.add(
-            "NoC",
-            noc::switches(b, 1, k, bits_per_cycle(m.total_gbs(noc)) / k as f64),
-        );
+        let bits = bits_per_cycle(m.total_gbs(noc));
+        out.add("NoC", noc::switches(b, 1, k, bits / k as f64));
+        if !multi_die {
+            // Its wires join the same lane of every cluster (ark.md VI-A), so each bit of
+            // the network is a track running from one cluster to the next: one cluster's
+            // side, the square root of its predicted area (the PHYs at the die's edge
+            // excluded).
+            let cluster_mm2 = out
+                .components
+                .iter()
+                .filter(|c| !AT_THE_EDGE.contains(&c.name.as_str()))
+                .map(|c| c.area_mm2)
+                .sum::<f64>()
+                / k as f64;
+            out.add("NoC wires", noc::wires(b, bits, cluster_mm2.sqrt()));
+        }
     } else {
         // A router per cluster: one port per link it drives, plus the local port.
         let mut degree = vec![0usize; k];
@@ -387,7 +405,12 @@ fn interconnect(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) {
         );
     }
     if !multi_die {
-        out.skip("NoC wires", "semi-global wire area is not modelled");
+        if noc.topology != Topology::Crossbar {
+            out.skip(
+                "NoC wires",
+                "a mesh's links join adjacent routers over the tiles: no wire area counted",
+            );
+        }
         return;
     }
     let Some(gts) = spec.d2d_gts else {
@@ -406,7 +429,12 @@ fn interconnect(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) {
     if io_links > 0 {
         let off = &m.memory.offchip;
         let hbm = phy::hbm_phys(b, off.stacks, m.total_gbs(off));
-        let d2d = phy::d2d_phys(b, 2 * io_links, noc.bandwidth_gbs, gts);
+        // The I/O dies route nothing but their stacks' traffic, so their links to the cores
+        // carry, each way, at most the off-chip bandwidth: a PHY wider than what feeds it is
+        // never used. Each link's PHY is sized for its share of that (`io_links` counts
+        // both directions), or for the link's bandwidth where that is less.
+        let per_link = io_link_gbs(noc.bandwidth_gbs, m.total_gbs(off), io_links);
+        let d2d = phy::d2d_phys(b, 2 * io_links, per_link, gts);
         // The I/O dies hold the HBM PHYs and their ends of the links to the cores; the
         // cores' ends are counted there too (the cores' own PHYs are above).
         out.add(
@@ -418,6 +446,22 @@ fn interconnect(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) {
             },
         );
     }
+}
+
+/// The bandwidth each of `io_links` directed links between I/O dies and cores is built for:
+/// the link's own `link_gbs`, or its share of the off-chip bandwidth `offchip_gbs` (which
+/// every direction carries at most) where that is less.
+///
+/// ```
+/// use tessera_sim::area::io_link_gbs;
+/// // 16 directed links (8 each way) of 1 TB/s behind 1 TB/s of HBM: 125 GB/s each.
+/// assert_eq!(io_link_gbs(1000.0, 1000.0, 16), 125.0);
+/// // Links slower than their share stay at their own bandwidth.
+/// assert_eq!(io_link_gbs(100.0, 1000.0, 4), 100.0);
+/// ```
+pub fn io_link_gbs(link_gbs: f64, offchip_gbs: f64, io_links: usize) -> f64 {
+    let each_way = (io_links as f64 / 2.0).max(1.0);
+    link_gbs.min(offchip_gbs / each_way)
 }
 
 /// The predicted area and peak power of single-PE machine `m` (CoFHEE): the PE's modular

@@ -81,6 +81,18 @@ pub struct Crossbar {
     pub cite: String,
 }
 
+/// Semi-global wires: one routing track per bit, at a pitch measured at one node.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wire {
+    /// Track pitch in nm.
+    pub pitch_nm: f64,
+    /// The node it was measured at, in nm.
+    pub node_nm: f64,
+    /// Where the values come from (paper, section or table).
+    pub cite: String,
+}
+
 /// SRAM macro constants.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -153,6 +165,8 @@ pub struct Components {
     pub automorphism: Automorphism,
     /// A crossbar.
     pub crossbar: Crossbar,
+    /// Semi-global wires.
+    pub wire: Wire,
     /// SRAM macros.
     pub sram: Sram,
     /// Off-chip PHYs.
@@ -251,6 +265,8 @@ impl Technology {
             ("automorphism.node_nm", c.automorphism.node_nm),
             ("crossbar.area_mm2", c.crossbar.area_mm2),
             ("crossbar.node_nm", c.crossbar.node_nm),
+            ("wire.pitch_nm", c.wire.pitch_nm),
+            ("wire.node_nm", c.wire.node_nm),
             ("sram.dual_port_factor", c.sram.dual_port_factor),
             ("phy.hbm_mm2_per_stack", c.phy.hbm_mm2_per_stack),
             ("phy.hbm_pj_per_bit", c.phy.hbm_pj_per_bit),
