@@ -77,6 +77,44 @@ fn doubling_lanes_doubles_lane_area() {
 }
 
 #[test]
+fn interconnect_follows_the_description() {
+    // A crossbar's wires: one track per bit of the network, one cluster side long, so twice
+    // the bandwidth is twice the wire area, and they widen with the node.
+    let base = predict(&ark_with(&[])).unwrap();
+    let p = predict(&ark_with(&["memory.noc.bandwidth_gbs=16000.0"])).unwrap();
+    let r = area_of(&p, "NoC wires") / area_of(&base, "NoC wires");
+    assert!((r - 2.0).abs() < 1e-9, "x{r}");
+    let p = predict(&ark_with(&["area.node_nm=28.0"])).unwrap();
+    assert!(area_of(&p, "NoC wires") > area_of(&base, "NoC wires"));
+    // More scratchpad: bigger clusters, longer wires.
+    let p = predict(&ark_with(&["memory.scratchpad.capacity_mb=1024.0"])).unwrap();
+    assert!(area_of(&p, "NoC wires") > area_of(&base, "NoC wires"));
+    // H3's MAU array has a lane interconnect that grows with its lanes and word; a mesh has
+    // no wire area (its links join adjacent routers over the tiles).
+    let h3 = Machine::load("h3").unwrap();
+    let a = predict(&h3).unwrap();
+    assert!(a.not_modelled.iter().any(|n| n.name == "NoC wires"));
+    let wide = predict(
+        &h3.with_setting("units.madu.elements_per_cycle", "1024")
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(area_of(&wide, "Lane interconnect") > 2.0 * area_of(&a, "Lane interconnect"));
+    let narrow = predict(&h3.with_setting("clock.word_bits", "32").unwrap()).unwrap();
+    assert!(area_of(&narrow, "Lane interconnect") < area_of(&a, "Lane interconnect"));
+    // CiFHER's I/O dies: their links to the cores are sized for the HBM bandwidth they
+    // carry, so more I/O links do not grow them, and more HBM bandwidth does.
+    let cifher = |name: &str| predict(&Machine::load(name).unwrap()).unwrap();
+    let (c4, c8) = (cifher("cifher"), cifher("cifher-8"));
+    assert!((area_of(&c4, "I/O dies") - area_of(&c8, "I/O dies")).abs() < 1e-9);
+    let m = Machine::load("cifher").unwrap();
+    let more = m
+        .with_setting("memory.offchip.bandwidth_gbs", "2000.0")
+        .unwrap();
+    assert!(area_of(&predict(&more).unwrap(), "I/O dies") > area_of(&c4, "I/O dies"));
+}
+
+#[test]
 fn node_scaling_is_monotone_and_phys_do_not_scale() {
     let mut prev: Option<AreaPowerPrediction> = None;
     for node in ["7.0", "10.0", "16.0", "22.0", "28.0", "40.0", "55.0"] {

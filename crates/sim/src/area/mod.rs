@@ -364,19 +364,19 @@ fn interconnect(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) {
     if noc.topology == Topology::Crossbar {
         // One shared network: a crossbar of `k` ports sharing the bandwidth.
         let bits = bits_per_cycle(m.total_gbs(noc));
+        // A cluster's units and memories (the PHYs at the die's edge excluded).
+        let cluster_mm2 = out
+            .components
+            .iter()
+            .filter(|c| !AT_THE_EDGE.contains(&c.name.as_str()))
+            .map(|c| c.area_mm2)
+            .sum::<f64>()
+            / k as f64;
         out.add("NoC", noc::switches(b, 1, k, bits / k as f64));
         if !multi_die {
             // Its wires join the same lane of every cluster (ark.md VI-A), so each bit of
             // the network is a track running from one cluster to the next: one cluster's
-            // side, the square root of its predicted area (the PHYs at the die's edge
-            // excluded).
-            let cluster_mm2 = out
-                .components
-                .iter()
-                .filter(|c| !AT_THE_EDGE.contains(&c.name.as_str()))
-                .map(|c| c.area_mm2)
-                .sum::<f64>()
-                / k as f64;
+            // side, the square root of its area.
             out.add("NoC wires", noc::wires(b, bits, cluster_mm2.sqrt()));
         }
     } else {
