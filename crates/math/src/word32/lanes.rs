@@ -28,6 +28,12 @@ pub(crate) trait Lanes32 {
     /// Lazy Shoup product, congruent to `y * w` and in `[0, 2q)`, for any 32-bit `y`, `w < q`
     /// and `ws = floor(w * 2^32 / q)`.
     unsafe fn mul_shoup(y: Self::V, w: Self::V, ws: Self::V, q: Self::V) -> Self::V;
+    /// [`Lanes32::mul_shoup`] where `w` and `ws` are the same in every lane (a broadcast):
+    /// the vector kernels then skip moving the odd lanes' `ws` down for their multiply.
+    #[inline(always)]
+    unsafe fn mul_shoup_bcast(y: Self::V, w: Self::V, ws: Self::V, q: Self::V) -> Self::V {
+        Self::mul_shoup(y, w, ws, q)
+    }
     /// Barrett product `a * b mod q` in `[0, q)` for `a, b < q < 2^30`, `mu = floor(2^(2k) / q)`
     /// where `k` is the bit length of `q` (see [`super::Modulus32::reduce_product`]).
     unsafe fn mul_barrett(a: Self::V, b: Self::V, q: Self::V, mu: Self::V, k: u32) -> Self::V;

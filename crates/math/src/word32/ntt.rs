@@ -219,19 +219,41 @@ struct Consts<V> {
     q2: V,
 }
 
+/// Shoup product by a twiddle, broadcast (`BCAST`) or per lane.
+#[inline(always)]
+unsafe fn twiddle<S: Lanes32, const BCAST: bool>(y: S::V, w: S::V, ws: S::V, q: S::V) -> S::V {
+    if BCAST {
+        S::mul_shoup_bcast(y, w, ws, q)
+    } else {
+        S::mul_shoup(y, w, ws, q)
+    }
+}
+
 /// Cooley-Tukey butterfly: `x, y < 4q` in, `x + yw, x - yw + 2q < 4q` out.
 #[inline(always)]
-unsafe fn ct<S: Lanes32>(x: S::V, y: S::V, w: S::V, ws: S::V, k: Consts<S::V>) -> (S::V, S::V) {
+unsafe fn ct<S: Lanes32, const BCAST: bool>(
+    x: S::V,
+    y: S::V,
+    w: S::V,
+    ws: S::V,
+    k: Consts<S::V>,
+) -> (S::V, S::V) {
     let x = small_mod::<S>(x, k.q2);
-    let t = S::mul_shoup(y, w, ws, k.q);
+    let t = twiddle::<S, BCAST>(y, w, ws, k.q);
     (S::add(x, t), S::add(S::sub(x, t), k.q2))
 }
 
 /// Gentleman-Sande butterfly: `x, y < 2q` in, `x + y, (x - y + 2q) w` (each `< 2q`) out.
 #[inline(always)]
-unsafe fn gs<S: Lanes32>(x: S::V, y: S::V, w: S::V, ws: S::V, k: Consts<S::V>) -> (S::V, S::V) {
+unsafe fn gs<S: Lanes32, const BCAST: bool>(
+    x: S::V,
+    y: S::V,
+    w: S::V,
+    ws: S::V,
+    k: Consts<S::V>,
+) -> (S::V, S::V) {
     let s = small_mod::<S>(S::add(x, y), k.q2);
-    let d = S::mul_shoup(S::add(S::sub(x, y), k.q2), w, ws, k.q);
+    let d = twiddle::<S, BCAST>(S::add(S::sub(x, y), k.q2), w, ws, k.q);
     (s, d)
 }
 
@@ -256,9 +278,9 @@ unsafe fn wide_stage<S: Lanes32, const FWD: bool>(
         while j < t {
             let (x, y) = (S::load(p.add(j)), S::load(p.add(j + t)));
             let (x, y) = if FWD {
-                ct::<S>(x, y, w, ws, k)
+                ct::<S, true>(x, y, w, ws, k)
             } else {
-                gs::<S>(x, y, w, ws, k)
+                gs::<S, true>(x, y, w, ws, k)
             };
             S::store(p.add(j), x);
             S::store(p.add(j + t), y);
@@ -288,9 +310,9 @@ unsafe fn narrow_stage<S: Lanes32, const FWD: bool>(
         let w = S::load_twiddles(&perm, tw.w.as_ptr().add(first));
         let ws = S::load_twiddles(&perm, tw.ws.as_ptr().add(first));
         let (x, y) = if FWD {
-            ct::<S>(x, y, w, ws, k)
+            ct::<S, false>(x, y, w, ws, k)
         } else {
-            gs::<S>(x, y, w, ws, k)
+            gs::<S, false>(x, y, w, ws, k)
         };
         let (v0, v1) = S::merge(&perm, x, y);
         S::store(p, v0);
@@ -385,8 +407,8 @@ pub(crate) unsafe fn inverse<S: Lanes32>(a: &mut [u32], tables: &Tables32, q: u3
     let mut j = 0;
     while j < half {
         let (x, y) = (S::load(ptr.add(j)), S::load(ptr.add(j + half)));
-        let s = S::mul_shoup(S::add(x, y), ni, nis, k.q);
-        let d = S::mul_shoup(S::add(S::sub(x, y), k.q2), lw, lws, k.q);
+        let s = S::mul_shoup_bcast(S::add(x, y), ni, nis, k.q);
+        let d = S::mul_shoup_bcast(S::add(S::sub(x, y), k.q2), lw, lws, k.q);
         S::store(ptr.add(j), small_mod::<S>(s, k.q));
         S::store(ptr.add(j + half), small_mod::<S>(d, k.q));
         j += S::L;

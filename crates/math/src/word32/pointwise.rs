@@ -48,7 +48,10 @@ unsafe fn run<S: Lanes32>(op: Op, m: &Modulus32, a: &mut [u32], b: &[u32]) -> us
             let mut i = 0;
             while i < whole {
                 let x = S::load(pa.add(i));
-                S::store(pa.add(i), small_mod::<S>(S::mul_shoup(x, c, cs, q), q));
+                S::store(
+                    pa.add(i),
+                    small_mod::<S>(S::mul_shoup_bcast(x, c, cs, q), q),
+                );
                 i += S::L;
             }
         }

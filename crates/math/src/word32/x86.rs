@@ -64,6 +64,14 @@ impl Lanes32 for Avx2 {
         _mm256_sub_epi32(_mm256_mullo_epi32(y, w), _mm256_mullo_epi32(qhat, q))
     }
     #[inline(always)]
+    unsafe fn mul_shoup_bcast(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
+        // Every 64-bit lane's low word is `ws` already: the odd lanes need only `y` moved.
+        let even = _mm256_mul_epu32(y, ws);
+        let odd = _mm256_mul_epu32(_mm256_srli_epi64::<32>(y), ws);
+        let qhat = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<32>(even), odd);
+        _mm256_sub_epi32(_mm256_mullo_epi32(y, w), _mm256_mullo_epi32(qhat, q))
+    }
+    #[inline(always)]
     unsafe fn mul_barrett(a: __m256i, b: __m256i, q: __m256i, mu: __m256i, k: u32) -> __m256i {
         let (s1, s2) = (
             _mm_cvtsi32_si128(k as i32 - 1),
@@ -163,6 +171,14 @@ impl Lanes32 for Avx512 {
     unsafe fn mul_shoup(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
         let even = _mm512_mul_epu32(y, ws);
         let odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(y), _mm512_srli_epi64::<32>(ws));
+        let qhat = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64::<32>(even), odd);
+        _mm512_sub_epi32(_mm512_mullo_epi32(y, w), _mm512_mullo_epi32(qhat, q))
+    }
+    #[inline(always)]
+    unsafe fn mul_shoup_bcast(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
+        // Every 64-bit lane's low word is `ws` already: the odd lanes need only `y` moved.
+        let even = _mm512_mul_epu32(y, ws);
+        let odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(y), ws);
         let qhat = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64::<32>(even), odd);
         _mm512_sub_epi32(_mm512_mullo_epi32(y, w), _mm512_mullo_epi32(qhat, q))
     }
