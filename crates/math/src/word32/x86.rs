@@ -3,7 +3,10 @@
 //!
 //! Both ISAs multiply unsigned 32-bit words into 64-bit products only in the even lanes
 //! (`vpmuludq`): the high words of all lanes take two such products (even lanes, and odd lanes
-//! shifted down) and one blend. Low words come from `vpmulld`.
+//! moved down) and one blend. Low words come from `vpmulld`. The Shoup products move words
+//! with pair-swapping `vpshufd` rather than 64-bit shifts (`vpmuludq` reads only the low word of
+//! each pair, so the swapped-in high word is ignored): on Intel cores 512-bit shifts share port
+//! 0 with every multiply, shuffles run on port 5.
 
 use super::lanes::{merge_indices, split_indices, twiddle_indices, Lanes32};
 use super::ntt::{self, Tables32};
@@ -59,16 +62,21 @@ impl Lanes32 for Avx2 {
     #[inline(always)]
     unsafe fn mul_shoup(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
         let even = _mm256_mul_epu32(y, ws);
-        let odd = _mm256_mul_epu32(_mm256_srli_epi64::<32>(y), _mm256_srli_epi64::<32>(ws));
-        let qhat = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<32>(even), odd);
+        let odd = _mm256_mul_epu32(
+            _mm256_shuffle_epi32::<0b1011_0001>(y),
+            _mm256_shuffle_epi32::<0b1011_0001>(ws),
+        );
+        let qhat =
+            _mm256_blend_epi32::<0b1010_1010>(_mm256_shuffle_epi32::<0b1011_0001>(even), odd);
         _mm256_sub_epi32(_mm256_mullo_epi32(y, w), _mm256_mullo_epi32(qhat, q))
     }
     #[inline(always)]
     unsafe fn mul_shoup_bcast(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
         // Every 64-bit lane's low word is `ws` already: the odd lanes need only `y` moved.
         let even = _mm256_mul_epu32(y, ws);
-        let odd = _mm256_mul_epu32(_mm256_srli_epi64::<32>(y), ws);
-        let qhat = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<32>(even), odd);
+        let odd = _mm256_mul_epu32(_mm256_shuffle_epi32::<0b1011_0001>(y), ws);
+        let qhat =
+            _mm256_blend_epi32::<0b1010_1010>(_mm256_shuffle_epi32::<0b1011_0001>(even), odd);
         _mm256_sub_epi32(_mm256_mullo_epi32(y, w), _mm256_mullo_epi32(qhat, q))
     }
     #[inline(always)]
@@ -170,16 +178,19 @@ impl Lanes32 for Avx512 {
     #[inline(always)]
     unsafe fn mul_shoup(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
         let even = _mm512_mul_epu32(y, ws);
-        let odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(y), _mm512_srli_epi64::<32>(ws));
-        let qhat = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64::<32>(even), odd);
+        let odd = _mm512_mul_epu32(
+            _mm512_shuffle_epi32::<0b1011_0001>(y),
+            _mm512_shuffle_epi32::<0b1011_0001>(ws),
+        );
+        let qhat = _mm512_mask_blend_epi32(0xAAAA, _mm512_shuffle_epi32::<0b1011_0001>(even), odd);
         _mm512_sub_epi32(_mm512_mullo_epi32(y, w), _mm512_mullo_epi32(qhat, q))
     }
     #[inline(always)]
     unsafe fn mul_shoup_bcast(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
         // Every 64-bit lane's low word is `ws` already: the odd lanes need only `y` moved.
         let even = _mm512_mul_epu32(y, ws);
-        let odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(y), ws);
-        let qhat = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64::<32>(even), odd);
+        let odd = _mm512_mul_epu32(_mm512_shuffle_epi32::<0b1011_0001>(y), ws);
+        let qhat = _mm512_mask_blend_epi32(0xAAAA, _mm512_shuffle_epi32::<0b1011_0001>(even), odd);
         _mm512_sub_epi32(_mm512_mullo_epi32(y, w), _mm512_mullo_epi32(qhat, q))
     }
     #[inline(always)]
