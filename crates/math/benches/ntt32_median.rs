@@ -5,6 +5,9 @@
 //! single calls for `REPS` rounds and printing medians and minima, with tfhe-ntt 0.7's
 //! `prime32::Plan` (30-bit, two transforms) and `prime64::Plan` (60-bit) in the same rounds.
 //!
+//! Also one BConv row at ark's digit size (6 x 60-bit inputs to one 60-bit limb, against
+//! 12 x 30-bit inputs to two 30-bit limbs), outside the `word-size` sums.
+//!
 //! Each line: `bench` (operation/word layout/library), `kernel`, `cpu` (model name, family,
 //! model), `median_us`, `min_us`, `reps`. The peers' kernel follows `peer_kernel` (build with
 //! `--features tfhe-ntt-avx512` for its AVX-512 code). tfhe-ntt's inverse leaves out the 1/N
@@ -19,7 +22,7 @@ use std::hint::black_box;
 use std::time::Instant;
 use tessera_math::primes::generate_ntt_primes;
 use tessera_math::word32::{self, generate_ntt_primes32, Modulus32, NttPlan32};
-use tessera_math::{pointwise, AlignedVec, Kernel, Modulus, NttPlan};
+use tessera_math::{ntt, pointwise, AlignedVec, Kernel, Modulus, NttPlan};
 
 const REPS: usize = 301;
 
@@ -112,6 +115,25 @@ fn main() {
     let mut peer_a64 = words64(3);
     let mut peer_a32: Vec<Vec<u32>> = q32.iter().map(|&q| words32(3, q)).collect();
 
+    // A BConv row at ark's digit size (alpha = 6 limbs of 60 bits): one 60-bit output limb
+    // from 6 inputs, against two 30-bit output limbs from the same modulus as 12 inputs.
+    let ys64: Vec<AlignedVec> = (0..6).map(|i| AlignedVec::from(words64(10 + i))).collect();
+    let c64: Vec<u64> = (0..6).map(|i| (i + 3) * 0x1234_5678_9abc % q64).collect();
+    let cs64: Vec<u64> = c64.iter().map(|&c| m64.shoup(c)).collect();
+    let ys32: Vec<Aligned32> = (0..12)
+        .map(|i| Aligned32::new(&words32(10 + i, q32[i as usize % 2])))
+        .collect();
+    let c32: Vec<Vec<u32>> = q32
+        .iter()
+        .map(|&q| {
+            (0..12u64)
+                .map(|i| ((i + 3) * 0x1234_5678 % q as u64) as u32)
+                .collect()
+        })
+        .collect();
+    let mut out64 = AlignedVec::from(vec![0u64; n]);
+    let mut out32: Vec<Aligned32> = (0..2).map(|_| Aligned32::new(&vec![0u32; n])).collect();
+
     // (name, kernel, samples); each round runs every entry once, in this order.
     let mut rows: Vec<(String, &'static str, Vec<f64>)> = Vec::new();
     for &k in &kernels {
@@ -123,6 +145,8 @@ fn main() {
             "inverse/2x30-bit/tessera",
             "mul/1x60-bit/tessera",
             "mul/2x30-bit/tessera",
+            "bconv/6x60-to-1x60-bit/tessera",
+            "bconv/12x30-to-2x30-bit/tessera",
         ] {
             rows.push((name.into(), k.name(), Vec::with_capacity(REPS)));
         }
@@ -173,6 +197,19 @@ fn main() {
                 }
             });
             record(&mut rows, t);
+            let t = time(&mut || {
+                let ys: Vec<&[u64]> = ys64.iter().map(|y| &y[..]).collect();
+                ntt::mac_shoup_row(Some(k), &ys, &c64, &cs64, q64, black_box(&mut out64)).unwrap();
+            });
+            record(&mut rows, t);
+            let t = time(&mut || {
+                let ys: Vec<&[u32]> = ys32.iter().map(|y| &y.buf[y.at..y.at + n]).collect();
+                for (j, m) in m32.iter().enumerate() {
+                    let out = black_box(out32[j].get(n));
+                    word32::bconv::mac_row_u32(Some(k), &ys, &c32[j], m, out).unwrap();
+                }
+            });
+            record(&mut rows, t);
         }
         let t = time(&mut || peer64.fwd(black_box(&mut peer_a64)));
         record(&mut rows, t);
@@ -192,7 +229,7 @@ fn main() {
         record(&mut rows, t);
     }
     let cpu = cpu_model();
-    let mut medians = Vec::new();
+    let mut minima = Vec::new();
     for (name, kernel, mut v) in rows {
         v.sort_by(f64::total_cmp);
         let median = v[v.len() / 2] * 1e6;
@@ -200,13 +237,14 @@ fn main() {
             "{{\"bench\":\"ntt32_median/N=2^16/{name}\",\"kernel\":\"{kernel}\",\"cpu\":\"{cpu}\",\"median_us\":{median:.2},\"min_us\":{:.2},\"reps\":{REPS}}}",
             v[0] * 1e6
         );
-        medians.push((name, kernel, median));
+        minima.push((name, kernel, v[0] * 1e6));
     }
     // The faster word size per kernel for a 60-bit modulus: one 60-bit limb against two
-    // 30-bit limbs, forward plus inverse plus one element-wise product (ratios of medians).
+    // 30-bit limbs, forward plus inverse plus one element-wise product. Minima, not medians:
+    // on a loaded host the medians of neighbouring rows absorb different preemptions.
     for &k in &kernels {
         let cost = |layout: &str| -> f64 {
-            medians
+            minima
                 .iter()
                 .filter(|(name, kernel, _)| {
                     *kernel == k.name()

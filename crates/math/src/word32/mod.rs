@@ -8,7 +8,7 @@
 //! 64-bit transform; docs/benchmarks.md ("32-bit words") records the measurement per kernel.
 //!
 //! Scope today: the math kernels only ([`Modulus32`], [`generate_ntt_primes32`],
-//! [`NttPlan32`], [`pointwise`]). `RnsPoly`, key switching and bootstrapping still run on 64-bit
+//! [`NttPlan32`], [`pointwise`], the BConv row [`bconv::mac_row_u32`]). `RnsPoly`, key switching and bootstrapping still run on 64-bit
 //! words; the design note in docs/benchmarks.md says how they would take the word size.
 //!
 //! Kernels follow `TESSERA_SIMD` ([`crate::simd`]) as every other primary does: scalar, AVX2
@@ -33,6 +33,7 @@
 //! # }
 //! ```
 
+pub mod bconv;
 mod lanes;
 mod modulus;
 mod ntt;

@@ -8,6 +8,7 @@
 //! each pair, so the swapped-in high word is ignored): on Intel cores 512-bit shifts share port
 //! 0 with every multiply, shuffles run on port 5.
 
+use super::bconv::{self, Wide32};
 use super::lanes::{merge_indices, split_indices, twiddle_indices, Lanes32};
 use super::ntt::{self, Tables32};
 use super::pointwise::{self, Op};
@@ -271,4 +272,66 @@ pub(super) unsafe fn apply_avx2(op: Op, m: &Modulus32, a: &mut [u32], b: &[u32])
 #[target_feature(enable = "avx512f")]
 pub(super) unsafe fn apply_avx512(op: Op, m: &Modulus32, a: &mut [u32], b: &[u32]) {
     pointwise::apply::<Avx512>(op, m, a, b)
+}
+
+impl Wide32 for Avx2 {
+    #[inline(always)]
+    unsafe fn mul_even(y: __m256i, c: __m256i) -> __m256i {
+        _mm256_mul_epu32(y, c)
+    }
+    #[inline(always)]
+    unsafe fn mul_odd(y: __m256i, c: __m256i) -> __m256i {
+        _mm256_mul_epu32(_mm256_shuffle_epi32::<0b1011_0001>(y), c)
+    }
+    #[inline(always)]
+    unsafe fn add64(a: __m256i, b: __m256i) -> __m256i {
+        _mm256_add_epi64(a, b)
+    }
+    #[inline(always)]
+    unsafe fn low_high(even: __m256i, odd: __m256i) -> (__m256i, __m256i) {
+        let lo = _mm256_blend_epi32::<0b1010_1010>(even, _mm256_shuffle_epi32::<0b1011_0001>(odd));
+        let hi = _mm256_blend_epi32::<0b1010_1010>(_mm256_shuffle_epi32::<0b1011_0001>(even), odd);
+        (lo, hi)
+    }
+}
+
+impl Wide32 for Avx512 {
+    #[inline(always)]
+    unsafe fn mul_even(y: __m512i, c: __m512i) -> __m512i {
+        _mm512_mul_epu32(y, c)
+    }
+    #[inline(always)]
+    unsafe fn mul_odd(y: __m512i, c: __m512i) -> __m512i {
+        _mm512_mul_epu32(_mm512_shuffle_epi32::<0b1011_0001>(y), c)
+    }
+    #[inline(always)]
+    unsafe fn add64(a: __m512i, b: __m512i) -> __m512i {
+        _mm512_add_epi64(a, b)
+    }
+    #[inline(always)]
+    unsafe fn low_high(even: __m512i, odd: __m512i) -> (__m512i, __m512i) {
+        let lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_shuffle_epi32::<0b1011_0001>(odd));
+        let hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_shuffle_epi32::<0b1011_0001>(even), odd);
+        (lo, hi)
+    }
+}
+
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn mac_row_avx2(
+    ys: &[&[u32]],
+    c: &[u32],
+    m: &Modulus32,
+    out: &mut [u32],
+) -> usize {
+    bconv::mac_row::<Avx2>(ys, c, m, out)
+}
+
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn mac_row_avx512(
+    ys: &[&[u32]],
+    c: &[u32],
+    m: &Modulus32,
+    out: &mut [u32],
+) -> usize {
+    bconv::mac_row::<Avx512>(ys, c, m, out)
 }
