@@ -94,16 +94,21 @@ pub(crate) unsafe fn mac_row<S: Wide32>(
 /// Scalar row over `out[from..]`: the same chunked 64-bit sums, reduced with `%`.
 fn mac_row_scalar(ys: &[&[u32]], c: &[u32], m: &Modulus32, out: &mut [u32], from: usize) {
     let p = m.value() as u64;
-    for (k, o) in out.iter_mut().enumerate().skip(from) {
-        let mut acc = 0u64;
-        for (yc, cc) in ys.chunks(TERMS).zip(c.chunks(TERMS)) {
-            let s = yc
-                .iter()
-                .zip(cc)
-                .fold(0u64, |s, (y, &ci)| s.wrapping_add(y[k] as u64 * ci as u64));
-            acc = (acc + s % p) % p;
+    let out = &mut out[from..];
+    out.fill(0);
+    // Input by input over the whole row (unit-stride loops the compiler can vectorise), the
+    // 64-bit sums of each chunk of `TERMS` inputs kept in one buffer.
+    let mut sums = vec![0u64; out.len()];
+    for (yc, cc) in ys.chunks(TERMS).zip(c.chunks(TERMS)) {
+        sums.fill(0);
+        for (y, &ci) in yc.iter().zip(cc) {
+            for (s, &v) in sums.iter_mut().zip(&y[from..]) {
+                *s = s.wrapping_add(v as u64 * ci as u64);
+            }
         }
-        *o = acc as u32;
+        for (o, &s) in out.iter_mut().zip(&sums) {
+            *o = ((*o as u64 + s % p) % p) as u32;
+        }
     }
 }
 
