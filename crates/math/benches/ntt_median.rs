@@ -24,39 +24,15 @@ use tessera_math::{AlignedVec, NttPlan};
 
 const REPS: usize = 1001;
 
-/// The code tfhe-ntt's `prime64::Plan` dispatches to for a prime below 2^62 on this CPU (its
-/// `fwd`: IFMA below 2^51, else AVX-512 when built with `avx512` and pulp's `V4` features are
-/// present, else AVX2, else scalar).
-fn peer_kernel(plan: &tfhe_ntt::prime64::Plan) -> &'static str {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::is_x86_feature_detected as has;
-        let v4 = has!("avx512f")
-            && has!("avx512bw")
-            && has!("avx512cd")
-            && has!("avx512dq")
-            && has!("avx512vl");
-        if cfg!(feature = "tfhe-ntt-avx512") && v4 {
-            return if plan.use_ifma() {
-                "avx512-ifma"
-            } else {
-                "avx512"
-            };
-        }
-        if has!("avx2") && has!("fma") {
-            return "avx2";
-        }
-    }
-    let _ = plan;
-    "scalar"
-}
+#[path = "common/peer_kernel.rs"]
+mod peer;
 
 fn main() {
     let n = 1usize << 16;
     let q = generate_ntt_primes(60, n, 1, &[]).unwrap()[0];
     let ours = NttPlan::new(n, q).unwrap();
     let peer = tfhe_ntt::prime64::Plan::try_new(n, q).unwrap();
-    let peer_kernel = peer_kernel(&peer);
+    let peer_kernel = peer::peer_kernel(peer.use_ifma());
     let words: Vec<u64> = (0..n as u64)
         .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % q)
         .collect();

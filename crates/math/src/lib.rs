@@ -61,6 +61,7 @@ pub mod simd;
 #[cfg(test)]
 mod testutil;
 pub mod wide;
+pub mod word32;
 
 pub use poly::{Representation, RingContext, RnsPoly};
 pub use rns::{BaseConverter, ConversionMode, RnsBasis};

@@ -1,0 +1,98 @@
+//! 32-bit words: arithmetic, NTT and element-wise primaries for primes below 2^30, stored as
+//! `u32` (issue 22 item 3).
+//!
+//! Why: a 32-bit lane doubles the SIMD lanes of a 64-bit one (8 on AVX2, 16 on AVX-512) and
+//! halves the memory traffic per limb, while AVX2 and AVX-512F multiply 32-bit words natively
+//! (`vpmuludq`, `vpmulld`) instead of emulating 64-bit products from four 32-bit ones. A 60-bit
+//! modulus costs two 30-bit limbs, so the word size pays when two 32-bit transforms beat one
+//! 64-bit transform; docs/benchmarks.md ("32-bit words") records the measurement per kernel.
+//!
+//! Scope today: the math kernels only ([`Modulus32`], [`generate_ntt_primes32`],
+//! [`NttPlan32`], [`pointwise`], the BConv row [`bconv::mac_row_u32`]). `RnsPoly`, key switching and bootstrapping still run on 64-bit
+//! words; the design note in docs/benchmarks.md says how they would take the word size.
+//!
+//! Kernels follow `TESSERA_SIMD` ([`crate::simd`]) as every other primary does: scalar, AVX2
+//! and AVX-512F (the IFMA setting runs the AVX-512F code, IFMA's 52-bit products add nothing for
+//! 32-bit words). Every vector kernel equals the scalar one bit for bit.
+//!
+//! ```
+//! use tessera_math::word32::{generate_ntt_primes32, NttPlan32};
+//!
+//! # fn main() -> tessera_math::Result<()> {
+//! let n = 1 << 10;
+//! let q = generate_ntt_primes32(28, n, 1, &[])?[0];
+//! let plan = NttPlan32::new(n, q as u64)?;
+//! let a: Vec<u32> = (0..n as u32).collect();
+//! let mut b = a.clone();
+//! plan.forward(&mut b)?;
+//! plan.inverse(&mut b)?;
+//! assert_eq!(a, b);
+//! // Primes of 31 or more bits are refused: they need 64-bit words.
+//! assert!(generate_ntt_primes32(31, n, 1, &[]).is_err());
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod bconv;
+mod lanes;
+mod modulus;
+mod ntt;
+pub mod pointwise;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+pub use modulus::{Modulus32, MAX_MODULUS_BITS32, MIN_MODULUS_BITS32};
+pub use ntt::{supports, NttPlan32};
+
+use crate::error::{MathError, Result};
+
+/// `count` distinct NTT-friendly primes (`q = 1 mod 2N`) of exactly `bits <= 30` bits, as
+/// [`crate::primes::generate_ntt_primes`] finds them (scanning down from `2^bits`,
+/// deterministic), returned as 32-bit words.
+pub fn generate_ntt_primes32(
+    bits: u32,
+    n: usize,
+    count: usize,
+    exclude: &[u32],
+) -> Result<Vec<u32>> {
+    if bits > MAX_MODULUS_BITS32 {
+        let min = (64 - (2 * n as u64).leading_zeros()) + 1;
+        return Err(MathError::PrimeBitsOutOfRange {
+            bits,
+            min,
+            max: MAX_MODULUS_BITS32,
+        });
+    }
+    let exclude: Vec<u64> = exclude.iter().map(|&q| q as u64).collect();
+    let primes = crate::primes::generate_ntt_primes(bits, n, count, &exclude)?;
+    Ok(primes.into_iter().map(|q| q as u32).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn primes_for_every_degree_up_to_2_17() {
+        // A 2^16 preset needs tens of ~28-bit primes; 2^17 still has plenty of 30-bit ones.
+        for (bits, n, count) in [
+            (28u32, 1usize << 16, 40),
+            (30, 1 << 17, 20),
+            (25, 1 << 10, 8),
+        ] {
+            let ps = generate_ntt_primes32(bits, n, count, &[]).unwrap();
+            assert_eq!(ps.len(), count);
+            for &p in &ps {
+                assert_eq!(32 - p.leading_zeros(), bits);
+                crate::primes::check_ntt_prime(p as u64, n).unwrap();
+            }
+            let more = generate_ntt_primes32(bits, n, 2, &ps).unwrap();
+            assert!(more.iter().all(|p| !ps.contains(p)));
+        }
+        assert!(matches!(
+            generate_ntt_primes32(31, 1 << 10, 1, &[]),
+            Err(MathError::PrimeBitsOutOfRange { max: 30, .. })
+        ));
+        assert!(generate_ntt_primes32(12, 1 << 12, 1, &[]).is_err());
+    }
+}
