@@ -38,6 +38,9 @@ pub struct Batch {
     pub y: Ciphertext<RnsPoly>,
 }
 
+/// `f(z)` and, when asked for, `f'(z)`.
+type Activated<P> = (Ciphertext<P>, Option<Ciphertext<P>>);
+
 /// `f(z)` on the support `mask` (1 there, 0 elsewhere), and with `derivative` also `f'(z)`
 /// there (training needs it; inference does not, and skips its PMult and addition).
 fn activate<B: Backend>(
@@ -45,7 +48,7 @@ fn activate<B: Backend>(
     z: &mut Ciphertext<B::Poly>,
     mask: &[f64],
     derivative: bool,
-) -> Result<(Ciphertext<B::Poly>, Option<Ciphertext<B::Poly>>)> {
+) -> Result<Activated<B::Poly>> {
     // u and the product take two levels: the rule bootstraps z first if it lacks them.
     ar.ensure(z, 2)?;
     let scaled = |k: f64| mask.iter().map(|m| m * k).collect::<Vec<_>>();
