@@ -44,7 +44,7 @@ fn one_bootstrapping_records_and_simulates_at_the_small_set() {
 /// The program's bootstrapping at `ark`, `h3` and `cifher` (2^14 slots), simulated on the
 /// machine of each; printed with 38 / 18 of them (the counts at 8 and 16 levels).
 #[test]
-#[ignore = "full size: N = 2^16 keys and recordings (minutes, ~4 GB)"]
+#[ignore = "full size: N = 2^16 keys and recordings (2 min, peak 9.6 GB: run under flock /work/locks/big)"]
 fn resnet_bootstrapping_full_size() {
     for (params, arch) in [("ark", "ark"), ("h3", "h3"), ("cifher", "cifher")] {
         let (t, n) = one_boot(params, FULL_SLOTS, arch);
