@@ -18,7 +18,9 @@ pub struct RunArgs {
     /// on a stand-in set, workloads.md 6.2), linreg (REED's linear regression, workloads.md
     /// 6.1), sort (bitonic sort of 2^14 encrypted values, workloads.md 5), or the BFV programs
     /// cryptonets and lr-inference (CoFHEE's applications, workloads.md 7, docs/bfv.md), or
-    /// resnet20 (encrypted ResNet-20 on CIFAR-10, workloads.md 3).
+    /// resnet20 (encrypted ResNet-20 on CIFAR-10, workloads.md 3), dnn-train (REED's DNN
+    /// training, workloads.md 6.3) or dnn-inference (that network's forward pass on encrypted
+    /// test batches of 4; --iterations: the batches, default 1).
     pub program: String,
     /// Parameter set. helr: ark (default; 8 levels between bootstrappings), cifher (9), reed
     /// (15), h3 (15), lattigo (9), reed-dnum3 (6), test-program (N = 2^10, insecure, for

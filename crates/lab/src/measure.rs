@@ -333,11 +333,15 @@ impl<'a> Lab<'a> {
         out.values.push(("slots", w.slots as f64));
         if let Some(win) = &w.window {
             out.values.push(("units", win.units as f64));
+            out.values.push(("boots", win.boots as f64));
             if let Some(p) = win.per_run {
                 out.values.push(("units_per_run", p as f64));
                 out.values
                     .push(("time_per_unit_ms", r.time_s * 1e3 / win.units as f64));
             }
+        }
+        if wants("boot_share_pct") {
+            out.values.push(("boot_share_pct", boot_share_pct(&r)));
         }
         if wants("cold_ms") {
             let cold = self.report(m, false)?;
@@ -525,4 +529,20 @@ fn keyswitch_metric(
             .into())
         }
     })
+}
+
+/// Bootstrapping's share of `r`'s time, in percent: the makespan growth the simulator
+/// attributes to the outermost `Boot` spans ([`tessera_programs::counter::BOOT`]) over all
+/// of it (time that overlaps an earlier operation is not counted twice).
+pub fn boot_share_pct(r: &Report) -> f64 {
+    let total: f64 = r.time_by_op_s.values().sum();
+    if total <= 0.0 {
+        return 0.0;
+    }
+    let boot = r
+        .time_by_op_s
+        .get(tessera_programs::counter::BOOT)
+        .copied()
+        .unwrap_or(0.0);
+    100.0 * boot / total
 }

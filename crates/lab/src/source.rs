@@ -19,6 +19,8 @@ pub struct Window {
     pub levels_per_boot: usize,
     /// Units in one whole run of the program (sort: its steps), where a run has a fixed size.
     pub per_run: Option<usize>,
+    /// Bootstrappings in the recording.
+    pub boots: usize,
 }
 
 impl Window {
@@ -30,6 +32,7 @@ impl Window {
             what: r.window.clone(),
             levels_per_boot: r.levels_per_boot,
             per_run: r.per_run,
+            boots: r.boots,
         }
     }
 }

@@ -190,3 +190,37 @@ measure = { arch = "cofhee", workload = "ctmult", params = "cofhee-n12", metric 
         )
     );
 }
+
+/// A program row's `boots` and `boot_share_pct` are its window's bootstrappings and the
+/// share of the simulated time spent inside them.
+#[test]
+fn a_program_rows_boots_and_boot_share_are_its_windows() {
+    let text = r#"
+paper = "test"
+
+[[row]]
+item = "dnn-train step"
+unit = "ms"
+kind = "prediction"
+cite = "{boots} bootstrappings, {boot_share_pct:.3} % of the time"
+measure = { arch = "ark", workload = "dnn-train", params = "test-program", size = 2, metric = "time_per_unit_ms" }
+"#;
+    let rows = run_files(&[parse(text, "t.toml").unwrap()], &|_| {}).unwrap();
+    let opts = tessera_programs::RunOptions {
+        params: Some("test-program".into()),
+        size: Some(2),
+        ..Default::default()
+    };
+    let rec = tessera_programs::record("dnn-train", &opts, true).unwrap();
+    let arch = tessera_sim::arch::Arch::load("ark").unwrap();
+    let r = arch.simulate(&rec.label, &rec.instrs).unwrap();
+    let share = tessera_lab::measure::boot_share_pct(&r);
+    // The steady window is one step and its weights' bootstrapping (4 in all at 10 levels).
+    assert_eq!(rec.boots, 4);
+    assert!(share > 0.0 && share < 100.0, "{share}");
+    assert_eq!(
+        rows[0].source,
+        format!("{} bootstrappings, {share:.3} % of the time", rec.boots)
+    );
+    assert_eq!(rows[0].model_value, Some(r.time_s * 1e3));
+}

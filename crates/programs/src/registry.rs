@@ -18,6 +18,7 @@ pub const PROGRAMS: &[&str] = &[
     "cryptonets",
     "lr-inference",
     "dnn-train",
+    "dnn-inference",
     "resnet20",
 ];
 
@@ -40,7 +41,7 @@ pub fn default_params(program: &str) -> &'static str {
         "lola" => "lola-n14",
         "cryptonets" => "cryptonets-n13",
         "lr-inference" => "lr-n13",
-        "dnn-train" => "reed",
+        "dnn-train" | "dnn-inference" => "reed",
         _ => "ark",
     }
 }
@@ -127,15 +128,20 @@ fn sort_config(o: &RunOptions) -> Result<sort::SortConfig> {
     })
 }
 
-/// dnn-train: the full network (14 x 14 inputs) at `reed`, 2 iterations by default.
-fn dnn_config(o: &RunOptions) -> dnn::DnnConfig {
+/// dnn-train: the full network (14 x 14 inputs) at `reed`, 2 iterations by default;
+/// dnn-inference: the same network, one test batch by default (`iterations`: batches).
+fn dnn_config(program: &str, o: &RunOptions) -> dnn::DnnConfig {
+    let iterations = match program {
+        "dnn-inference" => 1,
+        _ => dnn::DEFAULT_ITERATIONS,
+    };
     dnn::DnnConfig {
         params: o
             .params
             .clone()
-            .unwrap_or_else(|| default_params("dnn-train").into()),
+            .unwrap_or_else(|| default_params(program).into()),
         side: o.size.unwrap_or(dnn::DEFAULT_SIDE),
-        iterations: o.iterations.unwrap_or(dnn::DEFAULT_ITERATIONS),
+        iterations: o.iterations.unwrap_or(iterations),
         data_dir: o.data_dir.clone(),
     }
 }
@@ -190,7 +196,8 @@ pub fn run(
         }
         "resnet20" => resnet::program::run_cpu(&resnet_config(o)?, progress),
         "cryptonets" | "lr-inference" => bfv_apps::run(program, o, progress),
-        "dnn-train" => dnn::run_cpu(&dnn_config(o), progress),
+        "dnn-train" => dnn::run_cpu(&dnn_config(program, o), progress),
+        "dnn-inference" => dnn::inference::run_cpu(&dnn_config(program, o), progress),
         _ => Err(unknown(program)),
     }
 }
@@ -204,7 +211,8 @@ pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
         "logreg" => logreg::record(&logreg_config(o), steady),
         "linreg" => linreg::record(&linreg_config(o), steady),
         "sort" => sort::record(&sort_config(o)?, steady),
-        "dnn-train" => dnn::record(&dnn_config(o), steady),
+        "dnn-train" => dnn::record(&dnn_config(program, o), steady),
+        "dnn-inference" => dnn::inference::record(&dnn_config(program, o), steady),
         "linreg-inference" | "logreg-inference" => {
             let (which, cfg) = inference_config(program, o)?;
             inference::record(which, &cfg, o.size)

@@ -1,4 +1,4 @@
-//! dnn-train: encrypted SGD steps at the CI size checked against the plaintext replica, the
+//! dnn-train and dnn-inference: encrypted SGD steps and forward passes at the CI size checked against the plaintext replica, the
 //! counts of a computed run equal to the recorded trace's, and bad input refused by name.
 
 use tessera_programs::dnn::{self, model, DnnConfig};
@@ -38,6 +38,32 @@ fn encrypted_steps_match_the_replica() {
     assert_eq!(steady.iterations, 1);
     assert_eq!(3 * steady.boots, r.boots + 3);
     assert_eq!(3 * steady.counts.get("HMult"), r.counts.get("HMult"));
+}
+
+/// dnn-inference on the reduced network: two encrypted test batches whose outputs match the
+/// replica's forward pass within 1e-3 (same top-1 on every image), the forward pass's
+/// operations only, and a recording with the same counts.
+#[test]
+fn encrypted_inference_matches_the_replica() {
+    let cfg = small(2);
+    let r = dnn::inference::run_cpu(&cfg, &mut |_, _, _| {}).unwrap();
+    assert!(r.passed(), "{:?}", r.checks);
+    assert!(r.checks[0].value <= dnn::inference::OUTPUT_TOLERANCE);
+    // Per batch: 3 layer products and 2 activation squares; 1 mask product per activation
+    // (no derivative: that is the backward pass's).
+    assert_eq!(r.counts.get("HMult"), 5 * 2);
+    assert_eq!(r.counts.get("PMult"), 2 * 2);
+    let rec = dnn::inference::record(&cfg, false).unwrap();
+    assert_eq!(rec.counts, r.counts);
+    assert_eq!(rec.boots, r.boots);
+    let steady = dnn::inference::record(&cfg, true).unwrap();
+    assert_eq!((steady.iterations, steady.unit), (1, "batch"));
+    assert_eq!(2 * steady.counts.get("HMult"), r.counts.get("HMult"));
+    // Past the last test batch: refused by name before any key is made.
+    let e = dnn::inference::run_cpu(&small(501), &mut |_, _, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("test batch"), "{e}");
 }
 
 #[test]

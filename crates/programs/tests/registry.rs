@@ -16,6 +16,7 @@ fn small(program: &str) -> Option<RunOptions> {
         "linreg-inference" | "logreg-inference" => (Some("test-program"), None, None),
         "lola" => (None, Some(8), None),
         "dnn-train" => (Some("test-program"), Some(2), Some(1)),
+        "dnn-inference" => (Some("test-program"), Some(2), Some(2)),
         // The reduced network (test-program has fewer than 2^14 slots), one image.
         "resnet20" => (Some("test-program"), Some(1), None),
         // BFV programs: checked by tests/bfv_apps.rs; their CoFHEE command stream comes from

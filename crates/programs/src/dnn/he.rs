@@ -22,8 +22,7 @@
 use super::model::{Dims, BATCH, CLASSES, INV_SQRT8, RATE};
 use super::packing::Layout;
 use super::scales::Arith;
-use crate::error::Result;
-use crate::setup::Pair;
+use crate::error::{ProgramError, Result};
 use tessera_backend::Backend;
 use tessera_ckks::Ciphertext;
 use tessera_math::RnsPoly;
@@ -39,22 +38,77 @@ pub struct Batch {
     pub y: Ciphertext<RnsPoly>,
 }
 
-/// `f(z)` and `f'(z)` on the support `mask` (1 there, 0 elsewhere).
+/// `f(z)` and, when asked for, `f'(z)`.
+type Activated<P> = (Ciphertext<P>, Option<Ciphertext<P>>);
+
+/// `f(z)` on the support `mask` (1 there, 0 elsewhere), and with `derivative` also `f'(z)`
+/// there (training needs it; inference does not, and skips its PMult and addition).
 fn activate<B: Backend>(
     ar: &mut Arith<'_, B>,
     z: &mut Ciphertext<B::Poly>,
     mask: &[f64],
-) -> Result<Pair<B>> {
+    derivative: bool,
+) -> Result<Activated<B::Poly>> {
     // u and the product take two levels: the rule bootstraps z first if it lacks them.
     ar.ensure(z, 2)?;
     let scaled = |k: f64| mask.iter().map(|m| m * k).collect::<Vec<_>>();
     let mut u = ar.mul_plain(z, &scaled(INV_SQRT8))?;
-    let d = ar.mul_plain(z, &scaled(0.25))?;
-    let d = ar.add_plain(&d, &scaled(0.5))?;
+    let d = if derivative {
+        let d = ar.mul_plain(z, &scaled(0.25))?;
+        Some(ar.add_plain(&d, &scaled(0.5))?)
+    } else {
+        None
+    };
     let mut v = ar.add_const(&u, std::f64::consts::SQRT_2)?;
     let a = ar.mul(&mut u, &mut v)?;
     let a = ar.add_plain(&a, &scaled(0.25))?;
     Ok((a, d))
+}
+
+/// What the forward pass leaves: the outputs and the values the backward pass reuses.
+pub struct Forward<P> {
+    /// The inputs (bootstrapped if the rule needed it).
+    pub x: Ciphertext<P>,
+    /// `copy_cols(a1)`: the first activation copied over the columns of `W2`.
+    pub a1c: Ciphertext<P>,
+    /// `copy_rows(a2)`: the second activation copied over the rows of `W3`.
+    pub a2c: Ciphertext<P>,
+    /// `f'(z1)` and `f'(z2)` on their supports, when asked for (training).
+    pub derivatives: Option<(Ciphertext<P>, Ciphertext<P>)>,
+    /// The outputs `z3` in column 0 of every block (block `b`: image `b`).
+    pub z3: Ciphertext<P>,
+}
+
+/// Steps 1-4 of the module doc: the forward pass of the batch `x` through `w` (each weight
+/// bootstrapped in place if the rule needs it), with `f'` when `derivatives` (training).
+pub fn forward<B: Backend>(
+    ar: &mut Arith<'_, B>,
+    dims: &Dims,
+    layout: &Layout,
+    w: [&mut Ciphertext<B::Poly>; 3],
+    mut x: Ciphertext<B::Poly>,
+    derivatives: bool,
+) -> Result<Forward<B::Poly>> {
+    let [w1, w2, w3] = w;
+    let m1 = layout.mask(dims.h1, 1, 1.0);
+    let m2 = layout.mask(1, dims.h2, 1.0);
+    let p = ar.mul(&mut x, w1)?;
+    let mut z1 = ar.rotate_sum(&p, &layout.col_sum())?;
+    let (a1, d1) = activate(ar, &mut z1, &m1, derivatives)?;
+    let mut a1c = ar.rotate_sum(&a1, &layout.col_copy(dims.h2))?;
+    let p = ar.mul(&mut a1c, w2)?;
+    let mut z2 = ar.rotate_sum(&p, &layout.row_sum())?;
+    let (a2, d2) = activate(ar, &mut z2, &m2, derivatives)?;
+    let mut a2c = ar.rotate_sum(&a2, &layout.row_copy(CLASSES))?;
+    let p = ar.mul(&mut a2c, w3)?;
+    let z3 = ar.rotate_sum(&p, &layout.col_sum())?;
+    Ok(Forward {
+        x,
+        a1c,
+        a2c,
+        derivatives: d1.zip(d2),
+        z3,
+    })
 }
 
 /// One SGD step from `w` on `batch`; returns the new weights.
@@ -66,22 +120,13 @@ pub fn step<B: Backend>(
     batch: &Batch,
 ) -> Result<State<B::Poly>> {
     let [mut w1, mut w2, mut w3] = w.clone();
-    let mut x = ar.ev.load(&batch.x)?;
+    let x = ar.ev.load(&batch.x)?;
     let y = ar.ev.load(&batch.y)?;
-    let m1 = layout.mask(dims.h1, 1, 1.0);
-    let m2 = layout.mask(1, dims.h2, 1.0);
-
-    // Forward.
-    let p = ar.mul(&mut x, &mut w1)?;
-    let mut z1 = ar.rotate_sum(&p, &layout.col_sum())?;
-    let (a1, mut d1) = activate(ar, &mut z1, &m1)?;
-    let mut a1c = ar.rotate_sum(&a1, &layout.col_copy(dims.h2))?;
-    let p = ar.mul(&mut a1c, &mut w2)?;
-    let mut z2 = ar.rotate_sum(&p, &layout.row_sum())?;
-    let (a2, mut d2) = activate(ar, &mut z2, &m2)?;
-    let mut a2c = ar.rotate_sum(&a2, &layout.row_copy(CLASSES))?;
-    let p = ar.mul(&mut a2c, &mut w3)?;
-    let z3 = ar.rotate_sum(&p, &layout.col_sum())?;
+    let f = forward(ar, dims, layout, [&mut w1, &mut w2, &mut w3], x, true)?;
+    let (mut x, mut a1c, mut a2c, z3) = (f.x, f.a1c, f.a2c, f.z3);
+    let (mut d1, mut d2) = f.derivatives.ok_or_else(|| {
+        ProgramError::Unsupported("dnn-train: the forward pass returned no derivatives".into())
+    })?;
 
     // Backward.
     let mut e = ar.sub(&z3, &y)?;

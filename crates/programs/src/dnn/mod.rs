@@ -8,9 +8,11 @@
 //! [`model`] is the network and its plaintext replica, [`packing`] the slot layout,
 //! [`scales`] the fixed-scale arithmetic and the level rule, [`he`] one encrypted step;
 //! [`run_cpu`] trains encrypted and checks the weights against the replica, [`record`] records
-//! the same code on the trace backend.
+//! the same code on the trace backend; [`inference`] is the forward pass alone on test
+//! batches through trained weights (REED Table 5's inference row).
 
 pub mod he;
+pub mod inference;
 pub mod model;
 pub mod packing;
 pub mod scales;
@@ -69,7 +71,7 @@ fn shape(cfg: &DnnConfig) -> Result<(Dims, Layout)> {
     Ok((dims, layout))
 }
 
-/// Keys, the initial weights and the batches, encrypted at the top level.
+/// Keys, the starting weights and the batches, encrypted at the top level.
 struct Prepared {
     setup: Setup,
     digits: Digits,
@@ -78,20 +80,46 @@ struct Prepared {
     batches: Vec<Batch>,
 }
 
-fn prepare(cfg: &DnnConfig, dims: &Dims, layout: &Layout, batches: usize) -> Result<Prepared> {
+/// Which images a run encrypts and from which weights: training batches from REED's
+/// initial weights (dnn-train), or test batches through trained weights (dnn-inference).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Purpose {
+    Train,
+    Infer,
+}
+
+fn prepare(
+    cfg: &DnnConfig,
+    dims: &Dims,
+    layout: &Layout,
+    batches: usize,
+    purpose: Purpose,
+) -> Result<Prepared> {
     let digits = Digits::load(&crate::data::data_dir(cfg.data_dir.as_deref()), dims)?;
+    if purpose == Purpose::Infer {
+        // The last test batch must exist; checked before the keys are made.
+        digits.test_batch(batches.saturating_sub(1))?;
+    }
     let mut setup = Setup::new(&cfg.params, layout.slots(), &layout.rotations(dims))?;
     // The activation's two levels are the largest stage.
-    setup.budget().check_stage("dnn-train", &cfg.params, 2)?;
+    setup
+        .budget()
+        .check_stage(purpose.program(), &cfg.params, 2)?;
     let ladder = scales::ladder(&setup);
     let top = setup.boot.output_level();
-    let w0 = model::initial_weights(dims);
+    let w0 = match purpose {
+        Purpose::Train => model::initial_weights(dims),
+        Purpose::Infer => inference::trained_weights(&digits, dims),
+    };
     let packed = layout.pack_weights(&w0);
     let mut enc = |v: &[f64]| scales::Arith::<CpuBackend>::encrypt(&mut setup, &ladder, v, top);
     let state = [enc(&packed[0])?, enc(&packed[1])?, enc(&packed[2])?];
     let batches = (0..batches)
         .map(|t| {
-            let (xs, ys) = digits.batch(t);
+            let (xs, ys) = match purpose {
+                Purpose::Train => digits.batch(t),
+                Purpose::Infer => digits.test_batch(t)?,
+            };
             Ok(Batch {
                 x: enc(&layout.pack_inputs(dims, &xs))?,
                 y: enc(&layout.pack_labels(&ys))?,
@@ -105,6 +133,15 @@ fn prepare(cfg: &DnnConfig, dims: &Dims, layout: &Layout, batches: usize) -> Res
         state,
         batches,
     })
+}
+
+impl Purpose {
+    fn program(self) -> &'static str {
+        match self {
+            Purpose::Train => "dnn-train",
+            Purpose::Infer => "dnn-inference",
+        }
+    }
 }
 
 /// Runs the steps on `ev`; returns the weights and the bootstrappings. Between two steps the
@@ -144,7 +181,7 @@ pub fn run_cpu(cfg: &DnnConfig, progress: &mut dyn FnMut(&str, usize, usize)) ->
     let (dims, layout) = shape(cfg)?;
     let mut clock = Stopwatch::start();
     progress("keygen", 0, 1);
-    let p = prepare(cfg, &dims, &layout, cfg.iterations)?;
+    let p = prepare(cfg, &dims, &layout, cfg.iterations, Purpose::Train)?;
     let keygen_s = clock.lap();
     let mut ev = Evaluator::new(
         &p.setup.ctx,
@@ -234,7 +271,7 @@ pub fn record(cfg: &DnnConfig, steady: bool) -> Result<Recorded> {
         ..cfg.clone()
     };
     let (dims, layout) = shape(cfg)?;
-    let p = prepare(cfg, &dims, &layout, cfg.iterations)?;
+    let p = prepare(cfg, &dims, &layout, cfg.iterations, Purpose::Train)?;
     let mut ev = Evaluator::new(
         &p.setup.ctx,
         TraceBackend::trace(p.setup.ctx.ring().clone()),

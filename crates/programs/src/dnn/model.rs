@@ -182,6 +182,26 @@ impl Digits {
         })
     }
 
+    /// Test batch `t`: test images `BATCH t .. BATCH (t + 1)` (no wrap-around: inference
+    /// classifies each test image once).
+    pub fn test_batch(&self, t: usize) -> Result<(Vec<&[f64]>, Vec<u8>)> {
+        let batches = self.test_x.len() / BATCH;
+        if t >= batches {
+            return Err(ProgramError::Invalid {
+                name: "test batch",
+                value: t.to_string(),
+                allowed: format!(
+                    "0 to {} ({} test images, {BATCH} per batch)",
+                    batches.saturating_sub(1),
+                    self.test_x.len()
+                ),
+            });
+        }
+        Ok((BATCH * t..BATCH * (t + 1))
+            .map(|i| (self.test_x[i].as_slice(), self.test_y[i]))
+            .unzip())
+    }
+
     /// Batch `t`: training images `BATCH t .. BATCH (t + 1)` modulo the training set (the
     /// schedule cycles through it).
     pub fn batch(&self, t: usize) -> (Vec<&[f64]>, Vec<u8>) {
