@@ -736,8 +736,8 @@ pub fn read_trace(r: impl std::io::BufRead) -> Result<(TraceHeader, Vec<Instr>),
 
 /// A trace read one instruction at a time, each checked as [`validate_trace`] checks it
 /// (errors name the line), so that a simulator can consume a trace of any length without
-/// holding it: what it keeps is the set of buffer ids written so far (for the check that
-/// sources were written) and one copy of each limb set.
+/// holding it: what it keeps is the buffer ids written so far as ranges ([`IdSet`], for the
+/// check that sources were written) and one copy of each limb set.
 pub struct TraceReader<R> {
     r: R,
     header: TraceHeader,
@@ -747,10 +747,45 @@ pub struct TraceReader<R> {
     last: usize,
     total: u64,
     buf: Vec<u8>,
-    written: std::collections::HashSet<u64>,
+    written: IdSet,
     depth: usize,
     limb_sets: LimbInterner,
     done: bool,
+}
+
+/// Buffer ids as disjoint inclusive ranges: a recorder numbers ids consecutively, so the ids
+/// a trace of any length has written take a few ranges, not a set entry each.
+#[derive(Debug, Default)]
+pub struct IdSet(std::collections::BTreeMap<u64, u64>);
+
+impl IdSet {
+    /// Whether `id` is in the set.
+    pub fn contains(&self, id: &u64) -> bool {
+        self.0
+            .range(..=*id)
+            .next_back()
+            .is_some_and(|(_, &last)| *id <= last)
+    }
+
+    /// Adds `id`, joining the ranges it touches.
+    pub fn insert(&mut self, id: u64) {
+        if self.contains(&id) {
+            return;
+        }
+        let mut start = id;
+        if let Some((&s, &l)) = self.0.range(..id).next_back() {
+            if l.checked_add(1) == Some(id) {
+                start = s;
+            }
+        }
+        let mut last = id;
+        if let Some(next) = id.checked_add(1) {
+            if let Some(l) = self.0.remove(&next) {
+                last = l;
+            }
+        }
+        self.0.insert(start, last);
+    }
 }
 
 impl<R: std::io::BufRead> TraceReader<R> {
@@ -900,7 +935,7 @@ pub fn read_trace_file(path: &std::path::Path) -> Result<(TraceHeader, Vec<Instr
 /// header).
 pub fn validate_trace(h: &TraceHeader, instrs: &[Instr]) -> Result<(), (Option<usize>, String)> {
     validate_header(h).map_err(|e| (None, e))?;
-    let mut written = std::collections::HashSet::new();
+    let mut written = IdSet::default();
     let mut depth = 0usize;
     for (pos, i) in instrs.iter().enumerate() {
         check_instr(h, i, &written, &mut depth).map_err(|e| (Some(pos), e))?;
@@ -939,7 +974,7 @@ fn validate_header(h: &TraceHeader) -> Result<(), String> {
 fn check_instr(
     h: &TraceHeader,
     i: &Instr,
-    written: &std::collections::HashSet<u64>,
+    written: &IdSet,
     depth: &mut usize,
 ) -> Result<(), String> {
     let op = i.op.name();

@@ -86,9 +86,9 @@ fn recorded(
         let opts = &opts;
         let sim = sc.spawn(move || engine::run_stream(m, rx.into_iter().map(Ok), opts));
         let got = feeding(Box::new(tx), false, || workload(r, arch, progress));
-        let s = sim.join().unwrap_or_else(|_| {
-            Err(SimError::Trace("the simulating thread panicked".into()))
-        });
+        let s = sim
+            .join()
+            .unwrap_or_else(|_| Err(SimError::Trace("the simulating thread panicked".into())));
         (got, s)
     });
     let (w, window) = got?;

@@ -4,9 +4,12 @@
 use tessera_lab::{record, run, simulate, Request};
 use tessera_sim::arch::Arch;
 
-/// The report as JSON, without the wall time it took.
+/// The report as JSON, without the parameter set's label (which `run` adds and `simulate`
+/// leaves to its caller).
 fn figures(out: &tessera_lab::Outcome) -> serde_json::Value {
-    out.to_json().unwrap()
+    let mut v = out.to_json().unwrap();
+    v.as_object_mut().unwrap().remove("params");
+    v
 }
 
 /// The held way: record into a `Vec`, then simulate it.

@@ -16,7 +16,7 @@ use crate::reservation::Table;
 use crate::residency::{Entry, Residency, Spills};
 use lookahead::{is_compute, Flags, Lookahead};
 use std::collections::{HashMap, HashSet, VecDeque};
-use tessera_backend::trace::{Instr, Limbs, Op};
+use tessera_backend::trace::{IdSet, Instr, Limbs, Op};
 
 mod lookahead;
 
@@ -263,6 +263,8 @@ struct Run<'a, I> {
     /// Buffers retired with no use left in the window, newest last (at most [`PARKED`]).
     parked: HashMap<u64, Buf>,
     parked_order: VecDeque<u64>,
+    /// Every buffer retired before the end of the stream was in sight (as ranges of ids).
+    retired: IdSet,
     open: Vec<(String, usize, f64, f64)>,
     rr: usize,
     spills: Spills,
@@ -296,6 +298,7 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             bufs: HashMap::new(),
             parked: HashMap::new(),
             parked_order: VecDeque::new(),
+            retired: IdSet::default(),
             open: Vec::new(),
             rr: 0,
             spills: Spills::default(),
@@ -397,7 +400,7 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
         let channels = self.lay.channels;
         for id in &ins.srcs {
             if !self.bufs.contains_key(id) {
-                self.revive(*id, limb_bytes);
+                self.revive(*id, ins, limb_bytes);
             }
         }
         let mut keep: HashSet<Entry> = HashSet::new();
@@ -603,7 +606,10 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
                     && self.look.next_temp(d, pos) == nc
                     && self.look.last_use(d, nc);
                 let fused = is_multiply(ins.op)
-                    && self.look.single_use(d).is_some_and(|c| self.mad_pair(c, pos, ins));
+                    && self
+                        .look
+                        .single_use(d)
+                        .is_some_and(|c| self.mad_pair(c, pos, ins));
                 !(next_only || fused)
             }
             None => true,
@@ -633,7 +639,8 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             Op::Store if self.on_chip_output(pos) => {}
             Op::Store => {
                 self.uncached(ins, &mut t);
-                *self.s.offchip_by_kind.entry("store").or_default() += t.per_chan.iter().sum::<f64>();
+                *self.s.offchip_by_kind.entry("store").or_default() +=
+                    t.per_chan.iter().sum::<f64>();
             }
             _ => {}
         }
@@ -995,16 +1002,27 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
         }
         self.parked.insert(id, b);
         self.parked_order.push_back(id);
+        self.retired.insert(id);
     }
 
     /// Brings back a buffer retired as dead and read again (its reuse distance exceeded the
     /// window), as the whole-stream engine would most likely have had it, given its far next
     /// use: a temporary as spilled (its store and, at this read, its reload), a streamed
     /// value as off-chip data to reload, a cached object's view as it was (its limbs hit or
-    /// miss in the scratchpad).
-    fn revive(&mut self, id: u64, limb_bytes: f64) {
-        let Some(mut b) = self.parked.remove(&id) else {
-            return;
+    /// miss in the scratchpad). A buffer retired so long ago that it is no longer parked
+    /// comes back as a spilled temporary of the reading instruction's limbs, ready since the
+    /// start (its own limbs and kind are forgotten).
+    fn revive(&mut self, id: u64, ins: &Instr, limb_bytes: f64) {
+        let mut b = match self.parked.remove(&id) {
+            Some(b) => b,
+            None if self.retired.contains(&id) => Buf {
+                limbs: ins.limbs.clone(),
+                kind: "ciphertext",
+                backing: Backing::Temp,
+                first: 0.0,
+                ready: 0.0,
+            },
+            None => return,
         };
         let bytes = b.limbs.len() as f64 * limb_bytes;
         match b.backing {

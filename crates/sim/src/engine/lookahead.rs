@@ -215,8 +215,7 @@ impl<I: Iterator<Item = Result<Instr, SimError>>> Lookahead<I> {
                 None => self.temp.push(*id, pos),
             }
         }
-        let cached =
-            i.op == Op::Load || (i.op == Op::ExpandSeed && !self.flags.seeded_keys);
+        let cached = i.op == Op::Load || (i.op == Op::ExpandSeed && !self.flags.seeded_keys);
         match (i.dst, i.host) {
             (Some(d), Some(h)) if cached && !ciphertext(&i) => {
                 for &l in &i.limbs {
