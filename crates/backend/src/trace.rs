@@ -247,6 +247,42 @@ impl Instr {
     }
 }
 
+/// Where a recorder hands each instruction as it records it (issue 25 item 1): a simulator
+/// consuming the stream while the program runs, so that no whole-program `Vec` is held.
+pub trait InstrSink: Send {
+    /// Takes the next instruction of the stream.
+    fn take(&mut self, i: Instr);
+}
+
+/// A bounded channel to a simulating thread: recording blocks while the simulator is a
+/// channel's length behind.
+impl InstrSink for std::sync::mpsc::SyncSender<Instr> {
+    fn take(&mut self, i: Instr) {
+        // A receiver that has gone ended with its own error, which its owner reports; the
+        // recording runs to its end regardless.
+        let _ = self.send(i);
+    }
+}
+
+thread_local! {
+    /// The feed [`feeding`] installs for the next in-memory recorder made on this thread,
+    /// and whether that recorder also keeps its instructions.
+    static FEED: std::cell::RefCell<Option<(Box<dyn InstrSink>, bool)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with `feed` installed on this thread: the first in-memory recorder `f` makes on
+/// this thread (the trace backend of a program's recording, which the programs make
+/// themselves) hands every instruction to `feed` and keeps none (with `keep`, it keeps them
+/// too, for `--save-trace`). The feed is dropped when that recorder is, or when `f` returns
+/// if it made none, so a channel behind it closes.
+pub fn feeding<T>(feed: Box<dyn InstrSink>, keep: bool, f: impl FnOnce() -> T) -> T {
+    FEED.with(|c| *c.borrow_mut() = Some((feed, keep)));
+    let out = f();
+    FEED.with(|c| c.borrow_mut().take());
+    out
+}
+
 /// Collects instructions in memory and optionally streams them as JSON Lines.
 pub struct Recorder {
     n: usize,
@@ -261,6 +297,8 @@ pub struct Recorder {
     next_host: Option<u64>,
     /// One shared copy of every limb set recorded.
     limb_sets: LimbInterner,
+    /// Where each instruction goes as it is recorded ([`feeding`]).
+    feed: Option<Box<dyn InstrSink>>,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -272,18 +310,24 @@ impl std::fmt::Debug for Recorder {
 }
 
 impl Recorder {
-    /// Keeps the stream in memory.
+    /// Keeps the stream in memory, or hands it to the feed [`feeding`] installed on this
+    /// thread (the first recorder made takes it).
     pub fn in_memory(ring: &RingContext) -> Self {
+        let (feed, keep) = match FEED.with(|c| c.borrow_mut().take()) {
+            Some((f, keep)) => (Some(f), keep),
+            None => (None, true),
+        };
         Self {
             n: ring.n(),
             next_id: 0,
             seq: 0,
             instrs: Vec::new(),
             sink: None,
-            keep: true,
+            keep,
             hosts: Default::default(),
             next_host: None,
             limb_sets: LimbInterner::default(),
+            feed,
         }
     }
 
@@ -306,6 +350,7 @@ impl Recorder {
             hosts: Default::default(),
             next_host: None,
             limb_sets: LimbInterner::default(),
+            feed: None,
         })
     }
 
@@ -333,8 +378,14 @@ impl Recorder {
                 serde_json::to_string(&i).expect("instructions serialise")
             );
         }
-        if self.keep {
-            self.instrs.push(i);
+        match (self.feed.as_mut(), self.keep) {
+            (Some(f), true) => {
+                f.take(i.clone());
+                self.instrs.push(i);
+            }
+            (Some(f), false) => f.take(i),
+            (None, true) => self.instrs.push(i),
+            (None, false) => {}
         }
     }
 
@@ -677,69 +728,182 @@ pub const MAX_TRACE_MODULI: usize = 4096;
 /// Reads a JSON Lines trace (header, then one instruction per line) and checks it with
 /// [`validate_trace`]. At most [`MAX_LINE_BYTES`] per line and [`MAX_TRACE_BYTES`] in all
 /// are read. Errors name the line.
-pub fn read_trace(mut r: impl std::io::BufRead) -> Result<(TraceHeader, Vec<Instr>), String> {
-    use std::io::{BufRead, Read};
-    let mut buf = Vec::new();
-    let mut total = 0u64;
-    // The next line (without its end), or None at the end of the input.
-    let mut next_line = |r: &mut dyn BufRead, k: usize| -> Result<Option<String>, String> {
-        buf.clear();
-        let got = r
+pub fn read_trace(r: impl std::io::BufRead) -> Result<(TraceHeader, Vec<Instr>), String> {
+    let mut reader = TraceReader::new(r)?;
+    let instrs = reader.by_ref().collect::<Result<Vec<_>, _>>()?;
+    Ok((reader.header, instrs))
+}
+
+/// A trace read one instruction at a time, each checked as [`validate_trace`] checks it
+/// (errors name the line), so that a simulator can consume a trace of any length without
+/// holding it: what it keeps is the buffer ids written so far as ranges ([`IdSet`], for the
+/// check that sources were written) and one copy of each limb set.
+pub struct TraceReader<R> {
+    r: R,
+    header: TraceHeader,
+    /// The line last read.
+    line: usize,
+    /// The line of the last instruction.
+    last: usize,
+    total: u64,
+    buf: Vec<u8>,
+    written: IdSet,
+    depth: usize,
+    limb_sets: LimbInterner,
+    done: bool,
+}
+
+/// Buffer ids as disjoint inclusive ranges: a recorder numbers ids consecutively, so the ids
+/// a trace of any length has written take a few ranges, not a set entry each.
+#[derive(Debug, Default)]
+pub struct IdSet(std::collections::BTreeMap<u64, u64>);
+
+impl IdSet {
+    /// Whether `id` is in the set.
+    pub fn contains(&self, id: &u64) -> bool {
+        self.0
+            .range(..=*id)
+            .next_back()
+            .is_some_and(|(_, &last)| *id <= last)
+    }
+
+    /// Adds `id`, joining the ranges it touches.
+    pub fn insert(&mut self, id: u64) {
+        if self.contains(&id) {
+            return;
+        }
+        let mut start = id;
+        if let Some((&s, &l)) = self.0.range(..id).next_back() {
+            if l.checked_add(1) == Some(id) {
+                start = s;
+            }
+        }
+        let mut last = id;
+        if let Some(next) = id.checked_add(1) {
+            if let Some(l) = self.0.remove(&next) {
+                last = l;
+            }
+        }
+        self.0.insert(start, last);
+    }
+}
+
+impl<R: std::io::BufRead> TraceReader<R> {
+    /// Reads and checks the header line.
+    pub fn new(r: R) -> Result<Self, String> {
+        let mut t = Self {
+            r,
+            header: TraceHeader::new(0, Vec::new()),
+            line: 0,
+            last: 1,
+            total: 0,
+            buf: Vec::new(),
+            written: Default::default(),
+            depth: 0,
+            limb_sets: LimbInterner::default(),
+            done: false,
+        };
+        let first = t
+            .next_line()?
+            .ok_or("empty trace: expected a tessera-trace header line")?;
+        let header: TraceHeader =
+            serde_json::from_str(&first).map_err(|e| format!("line 1 (header): {e}"))?;
+        if header.format != "tessera-trace" || !(1..=TRACE_VERSION).contains(&header.version) {
+            return Err(format!(
+                "line 1: format '{}' version {}; expected tessera-trace version 1 to {TRACE_VERSION}",
+                header.format, header.version
+            ));
+        }
+        validate_header(&header).map_err(|e| format!("line 1 (header): {e}"))?;
+        t.header = header;
+        Ok(t)
+    }
+
+    /// The trace's header.
+    pub fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    /// The next line (without its end), or None at the end of the input.
+    fn next_line(&mut self) -> Result<Option<String>, String> {
+        use std::io::{BufRead, Read};
+        self.line += 1;
+        let k = self.line;
+        self.buf.clear();
+        let got = (&mut self.r as &mut dyn BufRead)
             .take(MAX_LINE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut buf)
+            .read_until(b'\n', &mut self.buf)
             .map_err(|e| format!("line {k}: {e}"))?;
         if got == 0 {
             return Ok(None);
         }
-        total += got as u64;
-        if total > MAX_TRACE_BYTES {
+        self.total += got as u64;
+        if self.total > MAX_TRACE_BYTES {
             return Err(format!(
                 "line {k}: the trace is longer than {MAX_TRACE_BYTES} bytes"
             ));
         }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
+        if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
         } else if got > MAX_LINE_BYTES {
             return Err(format!("line {k}: longer than {MAX_LINE_BYTES} bytes"));
         }
-        String::from_utf8(std::mem::take(&mut buf))
+        String::from_utf8(std::mem::take(&mut self.buf))
             .map(Some)
             .map_err(|_| format!("line {k}: not UTF-8"))
-    };
-    let first = next_line(&mut r, 1)?.ok_or("empty trace: expected a tessera-trace header line")?;
-    let header: TraceHeader =
-        serde_json::from_str(&first).map_err(|e| format!("line 1 (header): {e}"))?;
-    if header.format != "tessera-trace" || !(1..=TRACE_VERSION).contains(&header.version) {
-        return Err(format!(
-            "line 1: format '{}' version {}; expected tessera-trace version 1 to {TRACE_VERSION}",
-            header.format, header.version
-        ));
     }
-    let mut instrs = Vec::new();
-    let mut lines = Vec::new();
-    // One shared copy of each limb set, as a recording holds them.
-    let mut limb_sets = LimbInterner::default();
-    let mut k = 1;
-    while let Some(line) = next_line(&mut r, k + 1)? {
-        k += 1;
-        if line.trim().is_empty() {
-            continue;
+
+    /// The next instruction, parsed and checked; `None` at the end (after the check that
+    /// every HE operation ended).
+    fn next_instr(&mut self) -> Result<Option<Instr>, String> {
+        loop {
+            let Some(line) = self.next_line()? else {
+                if self.depth > 0 {
+                    return Err(format!(
+                        "line {}: {} HE operation(s) begun and never ended",
+                        self.last, self.depth
+                    ));
+                }
+                return Ok(None);
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let k = self.line;
+            let mut i: Instr = serde_json::from_str(&line).map_err(|e| format!("line {k}: {e}"))?;
+            i.limbs = self.limb_sets.intern(&i.limbs);
+            check_instr(&self.header, &i, &self.written, &mut self.depth)
+                .map_err(|e| format!("line {k}: {e}"))?;
+            if let Some(d) = i.dst {
+                self.written.insert(d);
+            }
+            self.last = k;
+            return Ok(Some(i));
         }
-        let mut i: Instr = serde_json::from_str(&line).map_err(|e| format!("line {k}: {e}"))?;
-        i.limbs = limb_sets.intern(&i.limbs);
-        instrs.push(i);
-        lines.push(k);
     }
-    validate_trace(&header, &instrs).map_err(|(i, e)| match i {
-        Some(i) => format!("line {}: {e}", lines[i]),
-        None => format!("line 1 (header): {e}"),
-    })?;
-    Ok((header, instrs))
 }
 
-/// [`read_trace`] of the file at `path`, which must be a regular file (a FIFO would block, a
-/// device such as `/dev/zero` never end) of at most [`MAX_TRACE_BYTES`].
-pub fn read_trace_file(path: &std::path::Path) -> Result<(TraceHeader, Vec<Instr>), String> {
+impl<R: std::io::BufRead> Iterator for TraceReader<R> {
+    type Item = Result<Instr, String>;
+
+    /// The next instruction; after an error, `None`.
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let got = self.next_instr().transpose();
+        if !matches!(got, Some(Ok(_))) {
+            self.done = true;
+        }
+        got
+    }
+}
+
+/// Opens the trace file at `path` for [`TraceReader`]: it must be a regular file (a FIFO
+/// would block, a device such as `/dev/zero` never end) of at most [`MAX_TRACE_BYTES`].
+pub fn open_trace_file(
+    path: &std::path::Path,
+) -> Result<TraceReader<std::io::BufReader<std::fs::File>>, String> {
     let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err("a trace must be a regular file (not a directory, FIFO or device)".to_string());
@@ -751,7 +915,15 @@ pub fn read_trace_file(path: &std::path::Path) -> Result<(TraceHeader, Vec<Instr
         ));
     }
     let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    read_trace(std::io::BufReader::new(f))
+    TraceReader::new(std::io::BufReader::new(f))
+}
+
+/// [`read_trace`] of the file at `path`, which must be a regular file (a FIFO would block, a
+/// device such as `/dev/zero` never end) of at most [`MAX_TRACE_BYTES`].
+pub fn read_trace_file(path: &std::path::Path) -> Result<(TraceHeader, Vec<Instr>), String> {
+    let mut reader = open_trace_file(path)?;
+    let instrs = reader.by_ref().collect::<Result<Vec<_>, _>>()?;
+    Ok((reader.header, instrs))
 }
 
 /// Checks a trace as the recorder writes it: the header's ring (`n` a supported power of
@@ -762,21 +934,8 @@ pub fn read_trace_file(path: &std::path::Path) -> Result<(TraceHeader, Vec<Instr
 /// `begin` / `end`). The error carries the index of the offending instruction (`None`: the
 /// header).
 pub fn validate_trace(h: &TraceHeader, instrs: &[Instr]) -> Result<(), (Option<usize>, String)> {
-    tessera_math::ntt::check_degree(h.n).map_err(|e| (None, format!("n: {e}")))?;
-    if h.moduli.is_empty() || h.moduli.len() > MAX_TRACE_MODULI {
-        return Err((
-            None,
-            format!("{} moduli; allowed 1 to {MAX_TRACE_MODULI}", h.moduli.len()),
-        ));
-    }
-    for (k, &q) in h.moduli.iter().enumerate() {
-        tessera_math::primes::check_ntt_prime(q, h.n)
-            .map_err(|e| (None, format!("modulus {k}: {e}")))?;
-        if h.moduli[..k].contains(&q) {
-            return Err((None, format!("modulus {k} ({q}) repeats an earlier one")));
-        }
-    }
-    let mut written = std::collections::HashSet::new();
+    validate_header(h).map_err(|e| (None, e))?;
+    let mut written = IdSet::default();
     let mut depth = 0usize;
     for (pos, i) in instrs.iter().enumerate() {
         check_instr(h, i, &written, &mut depth).map_err(|e| (Some(pos), e))?;
@@ -793,10 +952,29 @@ pub fn validate_trace(h: &TraceHeader, instrs: &[Instr]) -> Result<(), (Option<u
     Ok(())
 }
 
+/// The header's ring: `n` a supported power of two; distinct NTT-friendly prime moduli for
+/// it.
+fn validate_header(h: &TraceHeader) -> Result<(), String> {
+    tessera_math::ntt::check_degree(h.n).map_err(|e| format!("n: {e}"))?;
+    if h.moduli.is_empty() || h.moduli.len() > MAX_TRACE_MODULI {
+        return Err(format!(
+            "{} moduli; allowed 1 to {MAX_TRACE_MODULI}",
+            h.moduli.len()
+        ));
+    }
+    for (k, &q) in h.moduli.iter().enumerate() {
+        tessera_math::primes::check_ntt_prime(q, h.n).map_err(|e| format!("modulus {k}: {e}"))?;
+        if h.moduli[..k].contains(&q) {
+            return Err(format!("modulus {k} ({q}) repeats an earlier one"));
+        }
+    }
+    Ok(())
+}
+
 fn check_instr(
     h: &TraceHeader,
     i: &Instr,
-    written: &std::collections::HashSet<u64>,
+    written: &IdSet,
     depth: &mut usize,
 ) -> Result<(), String> {
     let op = i.op.name();

@@ -236,3 +236,21 @@ fn written_traces_read_back_unchanged() {
     let (h2, i2) = read_trace(out.as_slice()).unwrap();
     assert_eq!((h2, i2), (header, instrs));
 }
+
+proptest::proptest! {
+    /// The ranges of written ids answer as the set of the ids inserted (ids near each other
+    /// and near `u64::MAX`, so ranges join and end at the top).
+    #[test]
+    fn id_ranges_equal_a_set(ids in proptest::collection::vec(0u64..64, 0..80), top in proptest::bool::ANY) {
+        let mut set = std::collections::HashSet::new();
+        let mut ranges = tessera_backend::trace::IdSet::default();
+        let id = |x: u64| if top { u64::MAX - x } else { x };
+        for &x in &ids {
+            set.insert(id(x));
+            ranges.insert(id(x));
+        }
+        for x in 0..66 {
+            proptest::prop_assert_eq!(ranges.contains(&id(x)), set.contains(&id(x)), "{}", x);
+        }
+    }
+}

@@ -16,6 +16,7 @@ pub mod params_fit;
 pub mod reproduce;
 pub mod request;
 pub mod source;
+pub mod stream;
 pub mod targets;
 
 pub use error::{LabError, Result};

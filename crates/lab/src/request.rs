@@ -223,13 +223,27 @@ pub fn run(r: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     if let Some(s) = &set {
         s.check_word(&arch)?;
     }
-    let (w, window) = workload(r, &arch, progress)?;
-    if let Some(path) = &r.save_trace {
-        save_trace(path, r, set.as_ref(), &w)?;
-    }
-    let mut out = simulate(arch, r, &w, window)?;
+    let mut out = if streams(r, &arch) {
+        crate::stream::run(arch, r, progress)?
+    } else {
+        let (w, window) = workload(r, &arch, progress)?;
+        if let Some(path) = &r.save_trace {
+            save_trace(path, r, set.as_ref(), &w)?;
+        }
+        simulate(arch, r, &w, window)?
+    };
     out.params = set.map(|s| s.label());
     Ok(out)
+}
+
+/// Whether `r` is simulated as a stream ([`crate::stream`]): a latency run on a vector
+/// machine that neither saves the trace nor asks for the additive model (which sums the
+/// HE operations of a held trace).
+fn streams(r: &Request, arch: &Arch) -> bool {
+    matches!(arch, Arch::Vector(_))
+        && r.mode == Mode::Latency
+        && r.save_trace.is_none()
+        && !r.additive
 }
 
 /// The CKKS parameter set `r` names (its default where it names none), if it has one.
@@ -274,7 +288,7 @@ fn save_trace(path: &str, r: &Request, set: Option<&ParameterSet>, w: &Workload)
 }
 
 /// Word, policy, slots and L_eff of a simulation (or the input level of an HE operation).
-fn context(
+pub(crate) fn context(
     arch: &Arch,
     w: &Workload,
     window: Option<&Window>,
@@ -300,6 +314,29 @@ fn context(
     v
 }
 
+/// The engine's options for a latency run of `r`.
+pub(crate) fn latency_options(r: &Request) -> engine::RunOptions {
+    engine::RunOptions {
+        keep_slots: r.keep_schedule,
+        warm: r.warm,
+        ..Default::default()
+    }
+}
+
+/// The report of a latency schedule `s` of `label`, and the schedule when `r` keeps it.
+pub(crate) fn latency_report(
+    m: &tessera_sim::machine::Machine,
+    r: &Request,
+    label: &str,
+    s: Schedule,
+) -> (Report, Option<Schedule>) {
+    let rep = Report {
+        warm: r.warm,
+        ..report::report(m, label, &s)
+    };
+    (rep, r.keep_schedule.then_some(s))
+}
+
 /// Simulates an already recorded workload `w` on `arch` with the options of `r` (its mode,
 /// `warm`, `additive`, `keep_schedule`; its workload fields are not read): the half of
 /// [`run`] that a sweep repeats per design point over one recording.
@@ -311,19 +348,9 @@ pub fn simulate(arch: Arch, r: &Request, w: &Workload, window: Option<Window>) -
     let report = match (&arch, r.mode) {
         (Arch::Vector(m), Mode::Throughput) => report::throughput(m, &w.label, &w.instrs)?,
         (Arch::Vector(m), Mode::Latency) => {
-            let opts = engine::RunOptions {
-                keep_slots: r.keep_schedule,
-                warm: r.warm,
-                ..Default::default()
-            };
-            let s = engine::run_with(m, &w.instrs, &opts)?;
-            let rep = Report {
-                warm: r.warm,
-                ..report::report(m, &w.label, &s)
-            };
-            if r.keep_schedule {
-                schedule = Some(s);
-            }
+            let s = engine::run_with(m, &w.instrs, &latency_options(r))?;
+            let (rep, kept) = latency_report(m, r, &w.label, s);
+            schedule = kept;
             rep
         }
         (Arch::Pe(_), _) => arch.simulate(&w.label, &w.instrs)?,

@@ -14,8 +14,18 @@ use crate::machine::Machine;
 use crate::mapping::{lower, Layout, Lowered, Net, Phase, Resource, Shape};
 use crate::reservation::Table;
 use crate::residency::{Entry, Residency, Spills};
-use std::collections::{HashMap, HashSet};
-use tessera_backend::trace::{Instr, Limbs, Op};
+use lookahead::{is_compute, Flags, Lookahead};
+use std::collections::{HashMap, HashSet, VecDeque};
+use tessera_backend::trace::{IdSet, Instr, Limbs, Op};
+
+mod lookahead;
+
+pub use lookahead::{check_window, DEFAULT_WINDOW, MAX_WINDOW};
+
+/// Buffers retired as dead (no use left in the lookahead window) that the engine remembers,
+/// so that one read again beyond the window comes back as spilled data rather than an
+/// error. Each takes about a hundred bytes; past this many the oldest is forgotten.
+const PARKED: usize = 1 << 16;
 
 /// One scheduled instruction (for timelines).
 #[derive(Clone, Debug, PartialEq)]
@@ -128,6 +138,11 @@ pub struct RunOptions {
     /// Keys and plaintexts shared by synchronous tasks on every cluster (throughput mode on
     /// a machine with `options.synchronous_sharing`).
     pub shared: Option<SharedLoads>,
+    /// The lookahead window in instructions ([`DEFAULT_WINDOW`] when `None`): the engine
+    /// holds this many instructions ahead of the one it schedules, and its figures equal the
+    /// whole-stream schedule's when every buffer's live range is shorter (see
+    /// `engine/lookahead.rs`).
+    pub window: Option<usize>,
 }
 
 /// Common data of synchronous tasks (h3.md 4.2: "H3 employs a multi-core synchronous
@@ -146,32 +161,34 @@ pub struct SharedLoads {
     pub link_bytes_per_byte: f64,
 }
 
-/// [`run`] with options. One [`Run`] steps through the stream; each instruction is taken
-/// through the engine's jobs in order: its sources (residency: hits, reloads), its issue
-/// (lowering onto the units, register-file chaining), its off-chip traffic (loads, stores,
-/// spills), its timing (placement in the reservation tables) and the bookkeeping of its
-/// result.
+/// [`run`] with options over a slice: the streaming engine ([`run_stream`]) fed from it.
 pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Schedule, SimError> {
-    let mut r = Run::new(m, instrs, opts);
-    for (pos, ins) in instrs.iter().enumerate() {
-        if r.span(ins)? {
-            continue;
-        }
-        r.s.instructions += 1;
-        r.res.set_now(pos);
-        let mut src = r.sources(pos, ins)?;
-        let kind = kind_of(ins);
-        let (mut lowered, through_rf) = r.issue(pos, ins);
-        let backing = r.offchip(pos, ins, &mut src.keep, &mut lowered);
-        let reloads = !src.pre.tasks.is_empty();
-        if reloads {
-            lowered.phases.insert(0, std::mem::take(&mut src.pre));
-        }
-        let in_place = r.occupy(pos, ins, backing, through_rf, &mut src.keep);
-        r.drain_spills();
-        let placed = r.place(ins, &lowered, &src, reloads, in_place);
-        r.account(ins, &lowered, &placed);
-        r.retire(pos, ins, kind, backing, &placed);
+    run_stream(m, instrs.iter().cloned().map(Ok), opts)
+}
+
+/// Simulates a stream of instructions on `m`, holding at most the lookahead window
+/// ([`RunOptions::window`]) of them: memory is bounded independently of the stream's length
+/// (beyond the schedule's spans and, with `keep_slots`, its slots). A source error (a trace
+/// line that does not parse) ends the run with that error.
+///
+/// One [`Run`] steps through the stream; each instruction is taken through the engine's
+/// jobs in order: its sources (residency: hits, reloads), its issue (lowering onto the
+/// units, register-file chaining), its off-chip traffic (loads, stores, spills), its timing
+/// (placement in the reservation tables) and the bookkeeping of its result.
+pub fn run_stream<I>(m: &Machine, instrs: I, opts: &RunOptions) -> Result<Schedule, SimError>
+where
+    I: IntoIterator<Item = Result<Instr, SimError>>,
+{
+    let flags = Flags {
+        seeded_keys: m.options.seeded_keys,
+        limb_streaming: m.options.limb_streaming,
+    };
+    let window = opts.window.unwrap_or(DEFAULT_WINDOW);
+    let look = Lookahead::new(instrs.into_iter(), window, flags)?;
+    let mut r = Run::new(m, look, opts);
+    while let Some((pos, ins)) = r.look.next_instr()? {
+        r.step(pos, &ins)?;
+        r.look.leave(pos, &ins);
     }
     r.finish()
 }
@@ -187,6 +204,13 @@ struct Sources {
     /// The reload phase (empty when nothing is reloaded).
     pre: Phase,
     reload_bytes: f64,
+}
+
+/// Reloads of an instruction's sources: bytes per off-chip channel, and (limbs, bytes per
+/// limb) for the I/O-die paths.
+struct Reloads {
+    per_chan: Vec<f64>,
+    io: Vec<(Limbs, f64)>,
 }
 
 /// An instruction's off-chip transfers ([`Run::transfers`]).
@@ -210,10 +234,11 @@ struct Placed {
     busy: Vec<(Resource, f64, f64)>,
 }
 
-/// The state of one run: the machine's constants, the schedule so far, and what is on chip.
-struct Run<'a> {
+/// The state of one run: the machine's constants, the lookahead window, the schedule so
+/// far, and what is on chip.
+struct Run<'a, I> {
     m: &'a Machine,
-    instrs: &'a [Instr],
+    look: Lookahead<I>,
     opts: &'a RunOptions,
     word: f64,
     off_bpc: f64,
@@ -223,11 +248,8 @@ struct Run<'a> {
     net: Net,
     /// Whether off-chip transfers cross the NoC from I/O dies (only then are reloads listed).
     via_io: bool,
-    uses: Uses,
-    streamed: HashSet<u64>,
-    compute_pos: Vec<usize>,
-    /// Last use of every buffer, to free temporaries.
-    last_use: HashMap<u64, usize>,
+    /// Whether the instruction being scheduled writes a limb-streamed buffer.
+    streamed: bool,
     res: Residency,
     table: Table,
     /// When the latest reader of each buffer started (write-after-read order for in-place ops).
@@ -238,45 +260,30 @@ struct Run<'a> {
     prev_compute: usize,
     prev_reads: HashSet<u64>,
     bufs: HashMap<u64, Buf>,
+    /// Buffers retired with no use left in the window, newest last (at most [`PARKED`]).
+    parked: HashMap<u64, Buf>,
+    parked_order: VecDeque<u64>,
+    /// Every buffer retired before the end of the stream was in sight (as ranges of ids).
+    retired: IdSet,
     open: Vec<(String, usize, f64, f64)>,
     rr: usize,
     spills: Spills,
 }
 
-impl<'a> Run<'a> {
-    fn new(m: &'a Machine, instrs: &'a [Instr], opts: &'a RunOptions) -> Self {
+impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
+    fn new(m: &'a Machine, look: Lookahead<I>, opts: &'a RunOptions) -> Self {
         let lay = Layout::of(m);
         let net = Net::of(m);
-        let mut last_use: HashMap<u64, usize> = HashMap::new();
-        for (pos, i) in instrs.iter().enumerate() {
-            for &id in i.srcs.iter().chain(i.dst.iter()) {
-                last_use.insert(id, pos);
-            }
-        }
-        let streamed = if m.options.limb_streaming {
-            streamable(instrs)
-        } else {
-            HashSet::new()
-        };
-        let compute_pos = instrs
-            .iter()
-            .enumerate()
-            .filter(|(_, i)| is_compute(m, i.op))
-            .map(|(p, _)| p)
-            .collect();
         Self {
             m,
-            instrs,
+            look,
             opts,
             word: m.word_bytes(),
             off_bpc: m.memory.offchip.bandwidth_gbs / m.clock.ghz,
             off_lat: m.memory.offchip.latency_ns * m.clock.ghz,
             noc_bpc: m.memory.noc.bandwidth_gbs / m.clock.ghz,
             via_io: net.links.io_dies > 0,
-            uses: Uses::new(m, instrs),
-            streamed,
-            compute_pos,
-            last_use,
+            streamed: false,
             res: Residency::new(m.scratchpad_mb() * 1048576.0),
             table: Table::new(lay.len()),
             read_start: HashMap::new(),
@@ -289,12 +296,39 @@ impl<'a> Run<'a> {
             prev_compute: usize::MAX,
             prev_reads: HashSet::new(),
             bufs: HashMap::new(),
+            parked: HashMap::new(),
+            parked_order: VecDeque::new(),
+            retired: IdSet::default(),
             open: Vec::new(),
             rr: 0,
             spills: Spills::default(),
             lay,
             net,
         }
+    }
+
+    /// One instruction through the engine's jobs.
+    fn step(&mut self, pos: usize, ins: &Instr) -> Result<(), SimError> {
+        if self.span(ins)? {
+            return Ok(());
+        }
+        self.s.instructions += 1;
+        self.res.set_now(pos);
+        self.streamed = self.look.streamable(pos, ins);
+        let mut src = self.sources(pos, ins)?;
+        let kind = kind_of(ins);
+        let (mut lowered, through_rf) = self.issue(pos, ins);
+        let backing = self.offchip(pos, ins, &mut src.keep, &mut lowered);
+        let reloads = !src.pre.tasks.is_empty();
+        if reloads {
+            lowered.phases.insert(0, std::mem::take(&mut src.pre));
+        }
+        let in_place = self.occupy(pos, ins, backing, through_rf, &mut src.keep);
+        self.drain_spills();
+        let placed = self.place(ins, &lowered, &src, reloads, in_place);
+        self.account(ins, &lowered, &placed);
+        self.retire(pos, ins, kind, backing, &placed);
+        Ok(())
     }
 
     /// An off-chip channel per cluster (each limb to its home's) or one shared.
@@ -317,21 +351,12 @@ impl<'a> Run<'a> {
     /// Under `warm`, the ciphertexts loaded before the first compute instruction are on chip
     /// already.
     fn on_chip_input(&self, pos: usize, kind: &str) -> bool {
-        let first_c = self.compute_pos.first().copied().unwrap_or(usize::MAX);
-        self.opts.warm && pos < first_c && kind == "ciphertext"
+        self.opts.warm && self.look.before_first_compute(pos) && kind == "ciphertext"
     }
 
     /// Under `warm`, the results stored after the last compute instruction stay on chip.
     fn on_chip_output(&self, pos: usize) -> bool {
-        let last_c = self.compute_pos.last().copied().unwrap_or(0);
-        self.opts.warm && pos > last_c
-    }
-
-    fn next_compute(&self, pos: usize) -> usize {
-        let c = &self.compute_pos;
-        c.get(c.partition_point(|&p| p <= pos))
-            .copied()
-            .unwrap_or(usize::MAX)
+        self.opts.warm && self.look.after_last_compute(pos)
     }
 
     /// HE-operation markers: opens or closes a span. Returns whether `ins` was one.
@@ -373,6 +398,11 @@ impl<'a> Run<'a> {
     fn sources(&mut self, pos: usize, ins: &Instr) -> Result<Sources, SimError> {
         let limb_bytes = ins.n as f64 * self.word;
         let channels = self.lay.channels;
+        for id in &ins.srcs {
+            if !self.bufs.contains_key(id) {
+                self.revive(*id, ins, limb_bytes);
+            }
+        }
         let mut keep: HashSet<Entry> = HashSet::new();
         for id in &ins.srcs {
             if self.bufs.get(id).map(|b| b.backing) == Some(Backing::Temp) {
@@ -380,9 +410,10 @@ impl<'a> Run<'a> {
             }
         }
         let (mut ready, mut first) = (0.0f64, 0.0f64);
-        let mut reload = vec![0.0f64; channels];
-        // (limbs, bytes per limb) reloaded, for the I/O-die paths.
-        let mut reload_io: Vec<(Limbs, f64)> = Vec::new();
+        let mut reloads = Reloads {
+            per_chan: vec![0.0f64; channels],
+            io: Vec::new(),
+        };
         for id in &ins.srcs {
             let b = self.bufs.get(id).ok_or_else(|| {
                 SimError::Trace(format!(
@@ -392,61 +423,9 @@ impl<'a> Run<'a> {
             })?;
             ready = ready.max(b.ready);
             first = first.max(b.first);
-            match b.backing {
-                Backing::Temp => {
-                    let next = self.uses.next_temp(*id, pos);
-                    let bytes = self
-                        .res
-                        .reload(*id, limb_bytes, next, &keep, &mut self.spills);
-                    if bytes > 0.0 {
-                        let per = bytes / b.limbs.len().max(1) as f64;
-                        for &l in &b.limbs {
-                            reload[self.chan(l)] += per;
-                        }
-                        if self.via_io {
-                            reload_io.push((b.limbs.clone(), per));
-                        }
-                    }
-                }
-                Backing::Stream => {}
-                Backing::Host(h) => {
-                    for &l in &b.limbs {
-                        let e = Entry::Host(h, l);
-                        let next = self.uses.next_host(h, l, pos);
-                        if self.res.resident(e) {
-                            self.res.touch(e, next);
-                        } else {
-                            self.res.insert(
-                                e,
-                                limb_bytes,
-                                limb_bytes,
-                                next,
-                                &keep,
-                                &mut self.spills,
-                            );
-                            reload[self.chan(l)] += limb_bytes;
-                            if self.via_io {
-                                reload_io.push((Limbs::from(&[l][..]), limb_bytes));
-                            }
-                        }
-                    }
-                }
-            }
+            self.reload_source(pos, *id, limb_bytes, &keep, &mut reloads);
         }
-        let reload_bytes: f64 = reload.iter().sum();
-        let mut pre = Phase::default();
-        if reload_bytes > 0.0 {
-            pre.tasks = self.off_tasks(&reload);
-            for (limbs, per) in &reload_io {
-                let (io, moved) = self.net.io_transfer(self.m, limbs, *per, true);
-                pre.tasks.extend(io);
-                self.s.noc_bytes += moved;
-                self.s.io_noc_bytes += moved;
-            }
-            pre.latency = self.off_lat;
-            self.s.offchip_bytes += reload_bytes;
-            *self.s.offchip_by_kind.entry("reload").or_default() += reload_bytes;
-        }
+        let (pre, reload_bytes) = self.reload_phase(reloads);
         Ok(Sources {
             keep,
             ready,
@@ -456,18 +435,86 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// The one instruction that reads temporary `id`, if only one does.
-    fn single_use(&self, id: u64) -> Option<usize> {
-        self.uses
-            .temp
-            .get(&id)
-            .filter(|v| v.len() == 1)
-            .map(|v| v[0])
+    /// The reload of source `id` of the instruction at `pos`, if it is off-chip: a spilled
+    /// temporary's spilled limbs, or the limbs of a cached object no longer resident (which
+    /// become resident again).
+    fn reload_source(
+        &mut self,
+        pos: usize,
+        id: u64,
+        limb_bytes: f64,
+        keep: &HashSet<Entry>,
+        out: &mut Reloads,
+    ) {
+        let Some((backing, limbs)) = self.bufs.get(&id).map(|b| (b.backing, b.limbs.clone()))
+        else {
+            return;
+        };
+        match backing {
+            Backing::Temp => {
+                let next = self.look.next_temp(id, pos);
+                let bytes = self
+                    .res
+                    .reload(id, limb_bytes, next, keep, &mut self.spills);
+                if bytes > 0.0 {
+                    let per = bytes / limbs.len().max(1) as f64;
+                    for &l in &limbs {
+                        out.per_chan[self.chan(l)] += per;
+                    }
+                    if self.via_io {
+                        out.io.push((limbs, per));
+                    }
+                }
+            }
+            Backing::Stream => {}
+            Backing::Host(h) => {
+                for &l in &limbs {
+                    let e = Entry::Host(h, l);
+                    let next = self.look.next_host(h, l, pos);
+                    if self.res.resident(e) {
+                        self.res.touch(e, next);
+                    } else {
+                        self.res
+                            .insert(e, limb_bytes, limb_bytes, next, keep, &mut self.spills);
+                        out.per_chan[self.chan(l)] += limb_bytes;
+                        if self.via_io {
+                            out.io.push((Limbs::from(&[l][..]), limb_bytes));
+                        }
+                    }
+                }
+            }
+        }
     }
 
-    /// Whether the instruction at `consumer` is the add or subtract of a multiply-add pair.
-    fn mad_pair(&self, consumer: usize) -> bool {
-        matches!(self.instrs[consumer].op, Op::Add | Op::Sub)
+    /// The reload phase of an instruction's sources (empty when nothing is reloaded) and
+    /// its bytes: the off-chip channels, then the way from the I/O dies.
+    fn reload_phase(&mut self, reloads: Reloads) -> (Phase, f64) {
+        let reload_bytes: f64 = reloads.per_chan.iter().sum();
+        let mut pre = Phase::default();
+        if reload_bytes > 0.0 {
+            pre.tasks = self.off_tasks(&reloads.per_chan);
+            for (limbs, per) in &reloads.io {
+                let (io, moved) = self.net.io_transfer(self.m, limbs, *per, true);
+                pre.tasks.extend(io);
+                self.s.noc_bytes += moved;
+                self.s.io_noc_bytes += moved;
+            }
+            pre.latency = self.off_lat;
+            self.s.offchip_bytes += reload_bytes;
+            *self.s.offchip_by_kind.entry("reload").or_default() += reload_bytes;
+        }
+        (pre, reload_bytes)
+    }
+
+    /// Whether the instruction at `consumer` (`ins` at `pos`, or one after it in the
+    /// window) is the add or subtract of a multiply-add pair.
+    fn mad_pair(&self, consumer: usize, pos: usize, ins: &Instr) -> bool {
+        let op = if consumer == pos {
+            ins.op
+        } else {
+            self.look.at(consumer).op
+        };
+        matches!(op, Op::Add | Op::Sub)
     }
 
     fn is_temp(&self, id: &u64) -> bool {
@@ -482,11 +529,7 @@ impl<'a> Run<'a> {
         let mad_tail = matches!(ins.op, Op::Add | Op::Sub)
             && ins.srcs.iter().any(|id| {
                 self.produced_op.get(id).is_some_and(|&o| is_multiply(o))
-                    && self
-                        .uses
-                        .temp
-                        .get(id)
-                        .is_some_and(|v| v.len() == 1 && v[0] == pos)
+                    && self.look.single_use(*id) == Some(pos)
                     && self.is_temp(id)
             });
         let src_limbs = |j: usize| -> usize {
@@ -550,19 +593,23 @@ impl<'a> Run<'a> {
                 && self.produced_at.get(id) == Some(&self.prev_compute)
                 || self.prev_reads.contains(id);
             let mad = self.produced_op.get(id).is_some_and(|&o| is_multiply(o))
-                && self.single_use(*id) == Some(pos)
-                && self.mad_pair(pos);
+                && self.look.single_use(*id) == Some(pos)
+                && self.mad_pair(pos, pos, ins);
             self.is_temp(id) && (prev || mad)
         };
         let reads = ins.srcs.len();
         let spm_reads = ins.srcs.iter().filter(|id| !chained(id)).count();
-        let nc = self.next_compute(pos);
+        let nc = self.look.next_compute(pos);
         let write = match ins.dst {
             Some(d) => {
-                let next_only =
-                    self.uses.next_temp(d, pos) == nc && self.last_use.get(&d) == Some(&nc);
-                let fused =
-                    is_multiply(ins.op) && self.single_use(d).is_some_and(|c| self.mad_pair(c));
+                let next_only = nc != usize::MAX
+                    && self.look.next_temp(d, pos) == nc
+                    && self.look.last_use(d, nc);
+                let fused = is_multiply(ins.op)
+                    && self
+                        .look
+                        .single_use(d)
+                        .is_some_and(|c| self.mad_pair(c, pos, ins));
                 !(next_only || fused)
             }
             None => true,
@@ -581,96 +628,100 @@ impl<'a> Run<'a> {
     /// limbs it moves (for the I/O-die paths), a shared load's all-gather, and how the
     /// result is backed. Loads of keys and plaintexts are cached per host limb.
     fn transfers(&mut self, pos: usize, ins: &Instr, keep: &HashSet<Entry>) -> Transfers {
-        let limb_bytes = ins.n as f64 * self.word;
-        let kind = kind_of(ins);
-        let mut per_chan = vec![0.0f64; self.lay.channels];
-        let mut io_limbs: Vec<usize> = Vec::new();
-        let mut shared_noc = None;
-        let mut backing = Backing::Temp;
-        let seeded = self.m.options.seeded_keys;
+        let mut t = Transfers {
+            per_chan: vec![0.0f64; self.lay.channels],
+            io_limbs: Vec::new(),
+            shared_noc: None,
+            backing: Backing::Temp,
+        };
         match ins.op {
-            Op::Load | Op::ExpandSeed => {
-                let cacheable = kind != "ciphertext";
-                let stream = ins.dst.is_some_and(|d| self.streamed.contains(&d));
-                match (ins.host, cacheable) {
-                    (Some(h), true) if stream && (ins.op == Op::Load || !seeded) => {
-                        // Streamed to its consumers: limbs still on chip are hits, the
-                        // rest come from off-chip and are not kept.
-                        backing = Backing::Stream;
-                        for &l in &ins.limbs {
-                            let e = Entry::Host(h, l);
-                            if self.res.resident(e) {
-                                // Its readers do not touch it again (they read the stream):
-                                // nothing later needs this copy, so it goes first.
-                                self.res.touch(e, usize::MAX);
-                            } else {
-                                per_chan[self.chan(l)] += limb_bytes;
-                                io_limbs.push(l);
-                            }
-                        }
-                    }
-                    (Some(h), true) => {
-                        backing = Backing::Host(h);
-                        if ins.op == Op::Load || !seeded {
-                            for &l in &ins.limbs {
-                                let e = Entry::Host(h, l);
-                                let next = self.uses.next_host(h, l, pos);
-                                if self.res.resident(e) {
-                                    self.res.touch(e, next);
-                                } else {
-                                    self.res.insert(
-                                        e,
-                                        limb_bytes,
-                                        limb_bytes,
-                                        next,
-                                        keep,
-                                        &mut self.spills,
-                                    );
-                                    per_chan[self.chan(l)] += limb_bytes;
-                                    io_limbs.push(l);
-                                }
-                            }
-                        } else {
-                            // Regenerated on chip: a temporary, not a cached object.
-                            backing = Backing::Temp;
-                        }
-                    }
-                    _ if self.on_chip_input(pos, kind) => {}
-                    _ => {
-                        if ins.op == Op::Load || !seeded {
-                            for &l in &ins.limbs {
-                                per_chan[self.chan(l)] += limb_bytes;
-                                io_limbs.push(l);
-                            }
-                        }
-                    }
-                }
-                if let (Some(sh), true) = (self.opts.shared, cacheable) {
-                    let bytes: f64 = per_chan.iter().sum();
-                    per_chan.iter_mut().for_each(|b| *b /= sh.tasks as f64);
-                    if bytes > 0.0 && sh.tasks > 1 {
-                        let busiest = bytes * sh.busiest_link_per_byte;
-                        shared_noc = Some((Resource::Noc(0), busiest / self.noc_bpc));
-                        self.s.noc_bytes += bytes * sh.link_bytes_per_byte / sh.tasks as f64;
-                    }
-                }
-                *self.s.offchip_by_kind.entry(kind).or_default() += per_chan.iter().sum::<f64>();
-            }
+            Op::Load | Op::ExpandSeed => self.load(pos, ins, keep, &mut t),
             Op::Store if self.on_chip_output(pos) => {}
             Op::Store => {
-                for &l in &ins.limbs {
-                    per_chan[self.chan(l)] += limb_bytes;
-                    io_limbs.push(l);
-                }
-                *self.s.offchip_by_kind.entry("store").or_default() += per_chan.iter().sum::<f64>();
+                self.uncached(ins, &mut t);
+                *self.s.offchip_by_kind.entry("store").or_default() +=
+                    t.per_chan.iter().sum::<f64>();
             }
             _ => {}
         }
-        Transfers {
-            per_chan,
-            io_limbs,
-            shared_noc,
-            backing,
+        t
+    }
+
+    /// A load or a seed expansion: a key or plaintext is cached per host limb (or streamed
+    /// to its consumers), a ciphertext always moves (unless `warm` has it on chip), and a
+    /// seeded key regenerated on chip moves nothing.
+    fn load(&mut self, pos: usize, ins: &Instr, keep: &HashSet<Entry>, t: &mut Transfers) {
+        let kind = kind_of(ins);
+        let cacheable = kind != "ciphertext";
+        let fetched = ins.op == Op::Load || !self.m.options.seeded_keys;
+        match (ins.host, cacheable) {
+            (Some(h), true) if self.streamed && fetched => {
+                t.backing = Backing::Stream;
+                self.fetch_host(pos, h, ins, keep, t);
+            }
+            (Some(h), true) if fetched => {
+                t.backing = Backing::Host(h);
+                self.fetch_host(pos, h, ins, keep, t);
+            }
+            // Regenerated on chip: a temporary, not a cached object.
+            (Some(_), true) => {}
+            _ if self.on_chip_input(pos, kind) => {}
+            _ if fetched => self.uncached(ins, t),
+            _ => {}
+        }
+        if let (Some(sh), true) = (self.opts.shared, cacheable) {
+            let bytes: f64 = t.per_chan.iter().sum();
+            t.per_chan.iter_mut().for_each(|b| *b /= sh.tasks as f64);
+            if bytes > 0.0 && sh.tasks > 1 {
+                let busiest = bytes * sh.busiest_link_per_byte;
+                t.shared_noc = Some((Resource::Noc(0), busiest / self.noc_bpc));
+                self.s.noc_bytes += bytes * sh.link_bytes_per_byte / sh.tasks as f64;
+            }
+        }
+        *self.s.offchip_by_kind.entry(kind).or_default() += t.per_chan.iter().sum::<f64>();
+    }
+
+    /// Every limb of `ins` moves over its channel.
+    fn uncached(&self, ins: &Instr, t: &mut Transfers) {
+        let limb_bytes = ins.n as f64 * self.word;
+        for &l in &ins.limbs {
+            t.per_chan[self.chan(l)] += limb_bytes;
+            t.io_limbs.push(l);
+        }
+    }
+
+    /// The limbs of host object `h` that `ins` loads: resident ones are hits, the others
+    /// move. A cached load makes them resident until their next use; a streamed one keeps
+    /// none (its readers read the stream, so a resident copy is needed by nothing later and
+    /// goes first).
+    fn fetch_host(
+        &mut self,
+        pos: usize,
+        h: u64,
+        ins: &Instr,
+        keep: &HashSet<Entry>,
+        t: &mut Transfers,
+    ) {
+        let limb_bytes = ins.n as f64 * self.word;
+        let cached = t.backing != Backing::Stream;
+        for &l in &ins.limbs {
+            let e = Entry::Host(h, l);
+            let resident = self.res.resident(e);
+            match (resident, cached) {
+                (true, true) => self.res.touch(e, self.look.next_host(h, l, pos)),
+                (true, false) => self.res.touch(e, usize::MAX),
+                (false, true) => {
+                    let next = self.look.next_host(h, l, pos);
+                    let spills = &mut self.spills;
+                    self.res
+                        .insert(e, limb_bytes, limb_bytes, next, keep, spills);
+                }
+                (false, false) => {}
+            }
+            if !resident {
+                t.per_chan[self.chan(l)] += limb_bytes;
+                t.io_limbs.push(l);
+            }
         }
     }
 
@@ -729,13 +780,13 @@ impl<'a> Run<'a> {
             if !in_place && backing == Backing::Temp && ins.op != Op::Store && !through_rf {
                 keep.insert(Entry::Temp(d));
                 // A streamed value holds a ping-pong pair of limbs at a time.
-                let limbs = if self.streamed.contains(&d) {
+                let limbs = if self.streamed {
                     ins.limbs.len().min(2)
                 } else {
                     ins.limbs.len()
                 };
                 let limb_bytes = ins.n as f64 * self.word;
-                let next = self.uses.next_temp(d, pos);
+                let next = self.look.next_temp(d, pos);
                 self.res.insert(
                     Entry::Temp(d),
                     limbs as f64 * limb_bytes,
@@ -912,7 +963,7 @@ impl<'a> Run<'a> {
         backing: Backing,
         p: &Placed,
     ) {
-        if is_compute(self.m, ins.op) {
+        if is_compute(self.m.options.seeded_keys, ins.op) {
             self.prev_compute = pos;
             self.prev_reads = ins.srcs.iter().copied().collect();
         }
@@ -925,7 +976,7 @@ impl<'a> Run<'a> {
         }
         // Free temporaries whose last use this was.
         for &id in ins.srcs.iter().chain(ins.dst.iter()) {
-            if self.last_use.get(&id) == Some(&pos) {
+            if self.look.last_use(id, pos) {
                 if let Some(b) = self.bufs.remove(&id) {
                     if b.backing == Backing::Temp {
                         self.res.free(id);
@@ -933,9 +984,59 @@ impl<'a> Run<'a> {
                     self.produced_at.remove(&id);
                     self.produced_op.remove(&id);
                     self.read_start.remove(&id);
+                    if !self.look.ended() {
+                        self.park(id, b);
+                    }
                 }
             }
         }
+    }
+
+    /// Remembers a buffer retired before the end of the stream was in sight: a use beyond
+    /// the window may still come ([`Run::revive`]).
+    fn park(&mut self, id: u64, b: Buf) {
+        if self.parked_order.len() == PARKED {
+            if let Some(old) = self.parked_order.pop_front() {
+                self.parked.remove(&old);
+            }
+        }
+        self.parked.insert(id, b);
+        self.parked_order.push_back(id);
+        self.retired.insert(id);
+    }
+
+    /// Brings back a buffer retired as dead and read again (its reuse distance exceeded the
+    /// window), as the whole-stream engine would most likely have had it, given its far next
+    /// use: a temporary as spilled (its store and, at this read, its reload), a streamed
+    /// value as off-chip data to reload, a cached object's view as it was (its limbs hit or
+    /// miss in the scratchpad). A buffer retired so long ago that it is no longer parked
+    /// comes back as a spilled temporary of the reading instruction's limbs, ready since the
+    /// start (its own limbs and kind are forgotten).
+    fn revive(&mut self, id: u64, ins: &Instr, limb_bytes: f64) {
+        let mut b = match self.parked.remove(&id) {
+            Some(b) => b,
+            None if self.retired.contains(&id) => Buf {
+                limbs: ins.limbs.clone(),
+                kind: "ciphertext",
+                backing: Backing::Temp,
+                first: 0.0,
+                ready: 0.0,
+            },
+            None => return,
+        };
+        let bytes = b.limbs.len() as f64 * limb_bytes;
+        match b.backing {
+            Backing::Temp => {
+                self.res.spilled_out(id, bytes);
+                self.spills.stores.push((id, bytes));
+            }
+            Backing::Stream => {
+                self.res.spilled_out(id, bytes);
+                b.backing = Backing::Temp;
+            }
+            Backing::Host(_) => {}
+        }
+        self.bufs.insert(id, b);
     }
 
     /// Records the destination `d`; `select_limbs` of a cached object stays that object.
@@ -1010,144 +1111,8 @@ impl<'a> Run<'a> {
     }
 }
 
-/// Whether `op` runs on a functional unit (and so takes part in RF chaining).
-/// The buffers that can stream limb by limb (`limb_streaming`): written by a new-buffer
-/// instruction, read only by limb-wise instructions (directly or through limb selections and
-/// concatenations), with no BConv or limb extension (which read every limb of a coefficient)
-/// from the write to the last read; for a key or plaintext, only its last load (an object
-/// loaded again later stays cached). Whole-polynomial values that cross such a barrier, such
-/// as key-switch accumulators and BSGS baby steps, keep their full footprint.
-fn streamable(instrs: &[Instr]) -> HashSet<u64> {
-    let barrier = |op: Op| matches!(op, Op::Bconv | Op::ExtendLimb);
-    let mut prefix = vec![0usize; instrs.len() + 1];
-    for (i, ins) in instrs.iter().enumerate() {
-        prefix[i + 1] = prefix[i] + usize::from(barrier(ins.op));
-    }
-    let mut readers: HashMap<u64, Vec<usize>> = HashMap::new();
-    for (pos, ins) in instrs.iter().enumerate() {
-        for &id in &ins.srcs {
-            readers.entry(id).or_default().push(pos);
-        }
-    }
-    let view = |op: Op| matches!(op, Op::SelectLimbs | Op::Concat);
-    // The last load of every host object: an object loaded again later stays cached.
-    let mut last_load: HashMap<u64, usize> = HashMap::new();
-    for (pos, ins) in instrs.iter().enumerate() {
-        if let (Op::Load | Op::ExpandSeed, Some(h)) = (ins.op, ins.host) {
-            last_load.insert(h, pos);
-        }
-    }
-    let mut out = HashSet::new();
-    for (pos, ins) in instrs.iter().enumerate() {
-        let Some(d) = ins.dst else { continue };
-        if ins.srcs.contains(&d) {
-            continue;
-        }
-        if ins.host.is_some_and(|h| last_load.get(&h) != Some(&pos)) {
-            continue;
-        }
-        // Readers, following views to their own readers.
-        let mut stack = vec![d];
-        let mut last = pos;
-        let mut ok = true;
-        let mut any = false;
-        while let Some(id) = stack.pop() {
-            for &r in readers.get(&id).map(Vec::as_slice).unwrap_or(&[]) {
-                if r <= pos {
-                    continue;
-                }
-                any = true;
-                last = last.max(r);
-                if barrier(instrs[r].op) {
-                    ok = false;
-                }
-                if view(instrs[r].op) {
-                    if let Some(v) = instrs[r].dst {
-                        if v != id {
-                            stack.push(v);
-                        }
-                    }
-                }
-            }
-            if !ok {
-                break;
-            }
-        }
-        if ok && any && prefix[last + 1] == prefix[pos + 1] {
-            out.insert(d);
-        }
-    }
-    out
-}
-
 /// A product a multiply-add unit can fuse with the add or subtract that consumes it: of two
 /// vectors, or of a vector and a per-limb constant.
 fn is_multiply(op: Op) -> bool {
     matches!(op, Op::Mul | Op::MulScalar)
-}
-
-fn is_compute(m: &Machine, op: Op) -> bool {
-    match op {
-        Op::Load | Op::Store | Op::SelectLimbs | Op::Concat | Op::Begin | Op::End => false,
-        Op::ExpandSeed => m.options.seeded_keys,
-        _ => true,
-    }
-}
-
-/// Where every buffer and every cached host limb is used, for Belady replacement.
-struct Uses {
-    temp: HashMap<u64, Vec<usize>>,
-    host: HashMap<(u64, usize), Vec<usize>>,
-}
-
-impl Uses {
-    fn new(m: &Machine, instrs: &[Instr]) -> Self {
-        let mut u = Uses {
-            temp: HashMap::new(),
-            host: HashMap::new(),
-        };
-        let mut host_of: HashMap<u64, (u64, Limbs)> = HashMap::new();
-        for (pos, i) in instrs.iter().enumerate() {
-            for id in &i.srcs {
-                match host_of.get(id) {
-                    Some((h, limbs)) => {
-                        for &l in limbs {
-                            u.host.entry((*h, l)).or_default().push(pos);
-                        }
-                    }
-                    None => u.temp.entry(*id).or_default().push(pos),
-                }
-            }
-            let cached =
-                matches!(i.op, Op::Load) || (i.op == Op::ExpandSeed && !m.options.seeded_keys);
-            match (i.dst, i.host) {
-                (Some(d), Some(h)) if cached && kind_of(i) != "ciphertext" => {
-                    for &l in &i.limbs {
-                        u.host.entry((h, l)).or_default().push(pos);
-                    }
-                    host_of.insert(d, (h, i.limbs.clone()));
-                }
-                (Some(d), _) if i.op == Op::SelectLimbs => {
-                    if let Some((h, _)) = i.srcs.first().and_then(|s| host_of.get(s)).cloned() {
-                        host_of.insert(d, (h, i.limbs.clone()));
-                    }
-                }
-                _ => {}
-            }
-        }
-        u
-    }
-
-    fn after(list: Option<&Vec<usize>>, pos: usize) -> usize {
-        list.and_then(|v| v.get(v.partition_point(|&p| p <= pos)).copied())
-            .unwrap_or(usize::MAX)
-    }
-
-    fn next_temp(&self, id: u64, pos: usize) -> usize {
-        Self::after(self.temp.get(&id), pos)
-    }
-
-    fn next_host(&self, h: u64, l: usize, pos: usize) -> usize {
-        Self::after(self.host.get(&(h, l)), pos)
-    }
 }

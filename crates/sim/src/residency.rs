@@ -178,6 +178,13 @@ impl Residency {
         }
     }
 
+    /// Records that `bytes` of temporary `id`, not resident, are off-chip: its next
+    /// [`Residency::reload`] brings them back (the engine's lookahead window retired it as dead
+    /// and it was read again).
+    pub fn spilled_out(&mut self, id: u64, bytes: f64) {
+        *self.spilled.entry(id).or_default() += bytes;
+    }
+
     /// Frees a dead temporary (no traffic).
     pub fn free(&mut self, id: u64) {
         let e = Entry::Temp(id);
