@@ -288,6 +288,9 @@ fn context(
         ("policy", policy),
         ("slots", json!(w.slots)),
     ];
+    if let Arch::Vector(m) = arch {
+        v.push(("schedule", json!(m.schedule.policy)));
+    }
     if let Some(win) = window {
         v.push(("l_eff", json!(win.levels_per_boot)));
     } else if w.label.starts_with("bootstrap") {
@@ -316,7 +319,11 @@ pub fn simulate(arch: Arch, r: &Request, w: &Workload, window: Option<Window>) -
                 warm: r.warm,
                 ..Default::default()
             };
-            let s = engine::run_with(m, &w.instrs, &opts)?;
+            let s = engine::run_with(
+                m,
+                &tessera_sim::schedule::apply(&m.schedule, &w.instrs),
+                &opts,
+            )?;
             let rep = Report {
                 warm: r.warm,
                 ..report::report(m, &w.label, &s)
