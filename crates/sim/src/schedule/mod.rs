@@ -165,7 +165,7 @@ fn flush(
     emit: &mut spans::Emitter,
     out: &mut Vec<Instr>,
 ) {
-    if g.len() == 0 {
+    if g.is_empty() {
         return;
     }
     g.link();
