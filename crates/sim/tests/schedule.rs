@@ -193,11 +193,32 @@ fn program_order_is_the_default_and_the_policy_is_a_setting() {
         "/../../configs/ark.toml"
     ))
     .unwrap();
-    let with =
-        format!("{text}\n[schedule]\npolicy = \"working-set\"\nwindow = 4096\ncite = \"test\"\n");
+    let po = "policy = \"program-order\"";
+    assert!(text.contains(po), "ark.toml names its schedule");
+    let with = text.replace(po, "policy = \"working-set\"\nwindow = 4096");
     let m = Machine::from_toml(&with, "test").unwrap();
+    assert_eq!(m.schedule.policy, PolicyName::WorkingSet);
     assert_eq!(m.schedule.window, 4096);
-    let bad = format!("{text}\n[schedule]\npolicy = \"greedy\"\n");
+    let bad = text.replace(po, "policy = \"greedy\"");
     let e = Machine::from_toml(&bad, "test").unwrap_err().to_string();
     assert!(e.contains("program-order"), "{e}");
+}
+
+/// Full size (ignored by default; docs/simulator.md "Scheduling pass"): the working-set
+/// schedule of H3's bootstrapping (N = 2^16) is valid and no worse in peak live limbs.
+#[test]
+#[ignore]
+fn working_set_schedule_of_h3_bootstrapping_is_valid() {
+    let t = record(&WorkloadSpec::new("bootstrap", "h3"))
+        .unwrap()
+        .instrs;
+    let out = reorder(&mut WorkingSet::default(), &t, DEFAULT_WINDOW);
+    check_equivalent(&t, &out).unwrap();
+    eprintln!(
+        "h3 bootstrapping: {} instructions, peak live limbs {} scheduled, {} program order",
+        t.len(),
+        peak_live_limbs(&out),
+        peak_live_limbs(&t)
+    );
+    assert!(peak_live_limbs(&out) <= peak_live_limbs(&t));
 }
