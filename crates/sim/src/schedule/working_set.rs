@@ -6,14 +6,14 @@
 //! live temporaries only. At every step, among the instructions whose dependences are met:
 //! 1. any that does not add live limbs (in-place work, stores, the last reader of a buffer)
 //!    runs first, the one that frees most first;
-//! 2. otherwise the earliest in program order.
+//! 2. otherwise the one that reads a temporary with at most [`NEAR`] uses left (fewest
+//!    first), so a chain that ends a live value is finished before a new one starts;
+//! 3. otherwise the earliest in program order.
 //!
-//! A third rule was tried and dropped: preferring, among instructions that add live limbs,
-//! those that read a temporary close to its last use (to finish a chain before starting the
-//! next, e.g. a BSGS giant step's rotation right after its inner product). It raised the
-//! peak live limbs of the small HELR trace by 8 % (172 against program order's 159) and did
-//! not lower the bootstrapping's (482): the giant steps' rotations then overlap the
-//! baby-step rotations, which program order had already freed.
+//! Rule 2 is a heuristic, not a guarantee: on the small HELR trace it raises the peak live
+//! limbs (172 against program order's 159), while on H3-HBM's bootstrapping the engine's
+//! time falls further with it (23.19 ms) than without it (25.28 ms), docs/simulator.md
+//! "Scheduling pass".
 //!
 //! Loads and seed expansions (no sources) do not run on their own: the first consumer to run
 //! pulls them in just before itself, so a key or plaintext arrives when it is needed rather
@@ -36,10 +36,12 @@ pub struct WorkingSet {
 
 type Key = (u8, i64, u32);
 
+/// Remaining uses at or below which a temporary counts as nearly dead (rule 2).
+const NEAR: u32 = 2;
+
 /// Remaining uses at or below which a buffer's readers are re-ranked as its uses run out
-/// (the last reader is the one that frees it; re-ranking only the last few keeps the
-/// work linear for buffers read many times).
-const NEAR: u32 = 3;
+/// (re-ranking only the last few keeps the work linear for buffers read many times).
+const RERANK: u32 = 3;
 
 /// Limbs the write of `ins` keeps live: 0 for keys and plaintexts (clean, droppable), and
 /// for views of them.
@@ -118,12 +120,27 @@ impl WorkingSet {
         net
     }
 
+    /// Rule 2's rank: the fewest remaining uses of a temporary `k` reads, capped at
+    /// [`NEAR`] + 1 (the cap when it reads none).
+    fn urgency(&self, w: &Window<'_, '_>, k: u32) -> i64 {
+        let cap = NEAR as i64 + 1;
+        let Some(ins) = w.g.node(k).instr() else {
+            return cap;
+        };
+        ins.srcs
+            .iter()
+            .filter(|b| self.size.get(b).is_some_and(|&s| s > 0))
+            .map(|b| (self.uses.get(b).copied().unwrap_or(0) as i64).min(cap))
+            .min()
+            .unwrap_or(cap)
+    }
+
     fn key(&self, w: &Window<'_, '_>, k: u32) -> Key {
         let net = self.net(w, k);
         if net <= 0 {
             (0, net, k)
         } else {
-            (1, 0, k)
+            (1, self.urgency(w, k), k)
         }
     }
 
@@ -165,7 +182,7 @@ impl WorkingSet {
                 if *left == 0 {
                     self.uses.remove(&b);
                     self.size.remove(&b);
-                } else if *left <= NEAR {
+                } else if *left <= RERANK {
                     touched.extend(w.users.get(&b).into_iter().flatten().copied());
                 }
             }
