@@ -240,7 +240,9 @@ pub fn run(r: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
 /// machine that neither saves the trace nor asks for the additive model (which sums the
 /// HE operations of a held trace).
 fn streams(r: &Request, arch: &Arch) -> bool {
-    matches!(arch, Arch::Vector(_))
+    // A scheduling pass other than program order reorders windows of a held stream
+    // (`tessera_sim::schedule::apply`), so such a machine takes the held path.
+    matches!(arch, Arch::Vector(m) if m.schedule.policy == tessera_sim::schedule::PolicyName::ProgramOrder)
         && r.mode == Mode::Latency
         && r.save_trace.is_none()
         && !r.additive
@@ -302,6 +304,9 @@ pub(crate) fn context(
         ("policy", policy),
         ("slots", json!(w.slots)),
     ];
+    if let Arch::Vector(m) = arch {
+        v.push(("schedule", json!(m.schedule.policy)));
+    }
     if let Some(win) = window {
         v.push(("l_eff", json!(win.levels_per_boot)));
     } else if w.label.starts_with("bootstrap") {
@@ -348,7 +353,11 @@ pub fn simulate(arch: Arch, r: &Request, w: &Workload, window: Option<Window>) -
     let report = match (&arch, r.mode) {
         (Arch::Vector(m), Mode::Throughput) => report::throughput(m, &w.label, &w.instrs)?,
         (Arch::Vector(m), Mode::Latency) => {
-            let s = engine::run_with(m, &w.instrs, &latency_options(r))?;
+            let s = engine::run_with(
+                m,
+                &tessera_sim::schedule::apply(&m.schedule, &w.instrs),
+                &latency_options(r),
+            )?;
             let (rep, kept) = latency_report(m, r, &w.label, s);
             schedule = kept;
             rep

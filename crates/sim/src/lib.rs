@@ -38,6 +38,7 @@ pub mod plot;
 pub mod report;
 pub mod reservation;
 pub mod residency;
+pub mod schedule;
 pub mod sweep;
 pub mod timeline;
 pub mod topology;
@@ -52,7 +53,7 @@ pub fn simulate(
     workload: &str,
     instrs: &[Instr],
 ) -> Result<Report, SimError> {
-    let s = engine::run(m, instrs, false)?;
+    let s = engine::run(m, &schedule::apply(&m.schedule, instrs), false)?;
     Ok(report::report(m, workload, &s))
 }
 
@@ -68,7 +69,7 @@ pub fn simulate_warm(
         warm: true,
         ..Default::default()
     };
-    let s = engine::run_with(m, instrs, &opts)?;
+    let s = engine::run_with(m, &schedule::apply(&m.schedule, instrs), &opts)?;
     Ok(report::Report {
         warm: true,
         ..report::report(m, workload, &s)

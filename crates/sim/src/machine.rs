@@ -387,6 +387,10 @@ pub struct Machine {
     /// [`crate::area`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub area: Option<crate::area::spec::AreaSpec>,
+    /// The scheduling pass between trace and engine (`[schedule]`; program order when
+    /// absent, see [`crate::schedule`]).
+    #[serde(default)]
+    pub schedule: crate::schedule::ScheduleSpec,
 }
 
 impl Machine {
@@ -566,6 +570,7 @@ impl Machine {
             non_negative(&field("peak_w"), c.peak_w, MAX_QUANTITY)?;
             non_negative(&field("count"), c.count, MAX_QUANTITY)?;
         }
+        self.schedule.validate()?;
         if let Some(cost) = &self.cost {
             cost.validate()?;
         }

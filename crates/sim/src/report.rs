@@ -297,7 +297,8 @@ pub fn throughput(
         ..Default::default()
     };
     let slice = m.slice();
-    let s = crate::engine::run_with(&slice, instrs, &opts)?;
+    let instrs = crate::schedule::apply(&slice.schedule, instrs);
+    let s = crate::engine::run_with(&slice, &instrs, &opts)?;
     let one = report(&slice, workload, &s);
     let (area, peak) = area_power(m);
     let energy = one.energy_j * k;

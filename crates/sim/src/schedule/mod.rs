@@ -1,0 +1,188 @@
+//! The scheduling pass between the trace and the engine (issue 25 item 2): it builds the
+//! instruction dataflow graph over a window of the stream ([`graph`]) and lets a policy
+//! reorder it for the machine. The engine times instructions in the order it receives them,
+//! and its scratchpad holds whatever that order keeps live, so the order decides the spills.
+//!
+//! A machine names its policy in its file (`[schedule] policy = "working-set"`, `window`), and
+//! `--set schedule.policy=...` overrides it for sweeps:
+//! - `program-order` ([`program_order`]): the recorded order, untouched (the default);
+//! - `working-set` ([`working_set`]): a list scheduler that runs first whatever frees
+//!   ciphertext bytes (most first), pulls key and plaintext loads to just before their first
+//!   consumer, and otherwise keeps program order.
+//!
+//! Every policy only permutes instructions within a window and keeps every dependence: a
+//! buffer read sees the same write as in the recorded order (read-after-write), and writes
+//! to a buffer keep their order with each other (write-after-write) and with the reads
+//! before them (write-after-read, for in-place operations). HE-operation markers are
+//! re-emitted around the instructions they enclosed: each instruction stays inside spans of
+//! the same names and levels, nested as recorded; an operation whose instructions are
+//! interleaved with another's appears as several spans of its name ([`verify`] checks all
+//! this on recorded traces).
+//!
+//! Limb- or digit-granular tiling (splitting an instruction over limb tiles) is not
+//! implemented: a policy reorders whole instructions.
+
+pub mod graph;
+pub mod program_order;
+pub mod spans;
+pub mod verify;
+pub mod working_set;
+
+use crate::error::SimError;
+use graph::Graph;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use tessera_backend::trace::Instr;
+
+/// A scheduling policy: an order of one window's dataflow graph.
+pub trait SchedulePolicy {
+    /// The name a machine description gives it.
+    fn name(&self) -> &'static str;
+    /// Called once per stream, before its first window.
+    fn start(&mut self, _instrs: &[Instr]) {}
+    /// A topological order of `g`'s nodes (every node once, every predecessor first).
+    fn order(&mut self, g: &Graph<'_>) -> Vec<u32>;
+}
+
+/// The policies a machine description may name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyName {
+    /// The recorded order.
+    #[default]
+    ProgramOrder,
+    /// Free live ciphertext bytes first, loads just in time ([`working_set`]).
+    WorkingSet,
+}
+
+impl PolicyName {
+    /// Every policy's name, as `schedule.policy` takes it.
+    pub const NAMES: &'static [&'static str] = &["program-order", "working-set"];
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// Parses a policy name, with an error that lists the allowed ones.
+    pub fn parse(s: &str) -> Result<Self, SimError> {
+        match s {
+            "program-order" => Ok(Self::ProgramOrder),
+            "working-set" => Ok(Self::WorkingSet),
+            _ => Err(SimError::Invalid {
+                name: "schedule.policy",
+                value: s.into(),
+                allowed: Self::NAMES.join(", "),
+            }),
+        }
+    }
+
+    fn policy(self) -> Box<dyn SchedulePolicy> {
+        match self {
+            Self::ProgramOrder => Box::new(program_order::ProgramOrder),
+            Self::WorkingSet => Box::new(working_set::WorkingSet::default()),
+        }
+    }
+}
+
+/// Default window: instructions (markers excluded) scheduled together. Large enough to hold
+/// one BSGS linear transform of a bootstrapping at N = 2^16 and its key switches.
+pub const DEFAULT_WINDOW: usize = 1 << 16;
+/// Largest window (the graph of a window is held in memory).
+pub const MAX_WINDOW: u64 = 1 << 24;
+
+fn default_window() -> usize {
+    DEFAULT_WINDOW
+}
+
+/// A machine's `[schedule]` table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleSpec {
+    /// The policy (`program-order` when absent).
+    #[serde(default)]
+    pub policy: PolicyName,
+    /// Instructions (markers excluded) per window; windows are scheduled one after another.
+    #[serde(default = "default_window")]
+    pub window: usize,
+    /// Where the choice comes from (the paper's compiler or scheduler, or "ours").
+    #[serde(default)]
+    pub cite: String,
+}
+
+impl Default for ScheduleSpec {
+    fn default() -> Self {
+        Self {
+            policy: PolicyName::ProgramOrder,
+            window: DEFAULT_WINDOW,
+            cite: String::new(),
+        }
+    }
+}
+
+impl ScheduleSpec {
+    /// Checks the window's range.
+    pub fn validate(&self) -> Result<(), SimError> {
+        crate::limits::count("schedule.window", self.window, 1, MAX_WINDOW)
+    }
+}
+
+/// `instrs` in the order `spec`'s policy gives: borrowed unchanged for `program-order`.
+pub fn apply<'a>(spec: &ScheduleSpec, instrs: &'a [Instr]) -> Cow<'a, [Instr]> {
+    match spec.policy {
+        PolicyName::ProgramOrder => Cow::Borrowed(instrs),
+        p => Cow::Owned(reorder(p.policy().as_mut(), instrs, spec.window.max(1))),
+    }
+}
+
+/// Schedules `instrs` window by window with `policy`, re-emitting the HE-operation markers
+/// around the instructions they enclosed ([`spans`]).
+pub fn reorder(policy: &mut dyn SchedulePolicy, instrs: &[Instr], window: usize) -> Vec<Instr> {
+    policy.start(instrs);
+    let mut tree = spans::SpanTree::default();
+    let mut out = Vec::with_capacity(instrs.len() + instrs.len() / 8);
+    let mut emit = spans::Emitter::default();
+    let mut g = Graph::new();
+    for ins in instrs {
+        match tree.step(ins) {
+            spans::Step::Content(span) => g.push_instr(ins, span),
+            spans::Step::Empty(span) => g.push_empty_span(span, tree.parent(span)),
+            spans::Step::Marker => {}
+        }
+        if g.len() >= window {
+            flush(policy, &mut g, &tree, &mut emit, &mut out);
+        }
+    }
+    flush(policy, &mut g, &tree, &mut emit, &mut out);
+    emit.enter(&tree, None, &mut out);
+    out
+}
+
+fn flush(
+    policy: &mut dyn SchedulePolicy,
+    g: &mut Graph<'_>,
+    tree: &spans::SpanTree,
+    emit: &mut spans::Emitter,
+    out: &mut Vec<Instr>,
+) {
+    if g.is_empty() {
+        return;
+    }
+    g.link();
+    let order = policy.order(g);
+    debug_assert_eq!(order.len(), g.len(), "a policy orders every node once");
+    for k in order {
+        match g.node(k).item {
+            graph::Item::Instr(ins) => {
+                emit.enter(tree, g.node(k).span, out);
+                out.push(ins.clone());
+            }
+            graph::Item::EmptySpan(s) => {
+                emit.enter(tree, tree.parent(s), out);
+                out.push(tree.begin(s).clone());
+                out.push(tree.end(s));
+            }
+        }
+    }
+    g.clear();
+}
