@@ -481,6 +481,7 @@ impl Bootstrapper {
             level,
             scale: 1.0,
             slots: self.slots(),
+            shape: None,
         })
     }
 
