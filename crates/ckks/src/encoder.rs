@@ -295,7 +295,10 @@ impl Encoder {
     /// coefficients.
     pub fn check_message(&self, values: &[Complex64], slots: usize, scale: f64) -> Result<()> {
         self.check("encode", values.len(), slots, scale)?;
-        if values.iter().any(|z| !z.re.is_finite() || !z.im.is_finite()) {
+        if values
+            .iter()
+            .any(|z| !z.re.is_finite() || !z.im.is_finite())
+        {
             return Err(CkksError::InvalidParameter {
                 name: "values",
                 value: "non-finite".into(),

@@ -199,9 +199,8 @@ impl SwitchingKey {
     /// special limbs), as a backend loads it: the data's limbs, or a shape over `limbs`.
     pub fn b_over(&self, i: usize, limbs: &[usize]) -> Result<HostPoly> {
         let digits = self.b.len();
-        let missing = || {
-            CkksError::MissingKey(format!("the key has {digits} digits, digit {i} was asked"))
-        };
+        let missing =
+            || CkksError::MissingKey(format!("the key has {digits} digits, digit {i} was asked"));
         Ok(match &self.shapes {
             None => HostPoly::Data(self.b.get(i).ok_or_else(missing)?.select_limbs(limbs)?),
             Some(shapes) => {
@@ -547,14 +546,22 @@ impl KeyGenerator {
         conjugation: bool,
     ) -> Result<()> {
         let gs = galois_elements(self.ctx.params().n(), steps, conjugation)?;
+        // A shape-only key reads no secret (`shape_key`): no products or automorphisms of it.
+        let shapes = self.ctx.is_shape_only();
         let mut s2 = sk.s.clone();
-        s2.mul_assign(&sk.s)?;
+        if !shapes {
+            s2.mul_assign(&sk.s)?;
+        }
         for &level in levels {
             let plan = KeySwitchPlan::dynamic(self.ctx.params(), level)?;
             let k = self.switching_key_for(sk, &s2, &plan)?;
             keys.relin_by_level.insert(level, k);
             for &g in &gs {
-                let sg = sk.s.automorphism(g)?;
+                let sg = if shapes {
+                    crate::shape::no_data(self.ctx.ring())
+                } else {
+                    sk.s.automorphism(g)?
+                };
                 let k = self.switching_key_for(sk, &sg, &plan)?;
                 keys.galois_by_level.insert((g, level), k);
             }

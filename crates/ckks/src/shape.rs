@@ -86,7 +86,12 @@ mod tests {
         // Zero padding and the sign of zero do not change the encoding.
         assert_eq!(
             a,
-            message_id(PlainForm::Full, &[c(0.5), c(0.0), c(-0.0)], 8, 2f64.powi(40))
+            message_id(
+                PlainForm::Full,
+                &[c(0.5), c(0.0), c(-0.0)],
+                8,
+                2f64.powi(40)
+            )
         );
         // Values, slots, scale and form do.
         for other in [

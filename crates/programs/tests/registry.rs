@@ -63,7 +63,10 @@ fn shape_recording_is_the_recording_of_data() {
             .unwrap_or_else(|e| panic!("{p}: {e}"));
         let shapes = record(p, &o, steady).unwrap_or_else(|e| panic!("{p}: {e}"));
         assert!(data.instrs.iter().any(|i| i.host.is_some()), "{p}");
-        assert!(shapes.instrs == data.instrs, "{p}: the instruction streams differ");
+        assert!(
+            shapes.instrs == data.instrs,
+            "{p}: the instruction streams differ"
+        );
         assert_eq!(shapes.counts, data.counts, "{p}");
     }
 }
