@@ -139,7 +139,8 @@ pub struct Instr {
     /// Host object a `load` reads, or the seed an `expand_seed` expands (version 2): loads of
     /// the same key or plaintext, at any level, carry the same id, so a simulator can tell a
     /// repeated load (an on-chip hit) from new data. Ids are numbered in order of first
-    /// appearance.
+    /// appearance, whether the recorder named the object by its data ([`Recorder::host_id`])
+    /// or by the identity of its shape ([`Recorder::shape_id`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub host: Option<u64>,
 }
