@@ -1,7 +1,7 @@
 //! The CPU backend: primary functions computed by the math layer's SIMD kernels, limb-parallel
 //! on its thread pool.
 
-use crate::{Backend, Kind};
+use crate::{Backend, HostPoly, Kind};
 use std::sync::Arc;
 use tessera_math::sampling::Seed;
 use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
@@ -53,13 +53,13 @@ impl Backend for CpuBackend {
     fn dot_pair_seeded_key(
         &mut self,
         ups: &[&RnsPoly],
-        key_b: &[RnsPoly],
+        key_b: &[HostPoly],
         seeds: &[Seed],
         limbs: &[usize],
     ) -> Result<(RnsPoly, RnsPoly), MathError> {
         let bs = key_b
             .iter()
-            .map(|b| self.load(b, Kind::EvalKey))
+            .map(|b| self.load_host(b, Kind::EvalKey))
             .collect::<Result<Vec<_>, _>>()?;
         if ups.first().is_some_and(|u| u.limb_indices() != limbs) {
             return Err(MathError::Unsupported(

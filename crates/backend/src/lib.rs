@@ -18,6 +18,40 @@ use tessera_math::sampling::Seed;
 use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
 pub use trace::{Instr, MetaBackend, Op, Recording, TraceBackend};
 
+/// A host object known by its shape and identity only, without data: how a key half or a
+/// plaintext exists when a program is recorded for the simulator (a recording names each
+/// object it loads and reads its limb set; it never reads the values). Making the data
+/// (key generation's NTTs and sampling, encoding's FFT and NTTs) is what recording cost
+/// before (issue 25 acceptance 1); a shape costs nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostShape {
+    /// Limb set (ring indices) of the object as it is loaded.
+    pub limbs: Vec<usize>,
+    /// Representation it is stored in.
+    pub repr: Representation,
+    /// Identity: equal for the same object (at any level), distinct for different objects,
+    /// as a fingerprint of the data would be (see `trace::Recorder::shape_id`).
+    pub id: u64,
+}
+
+/// What [`Backend::load_host`] loads: a polynomial with its data, or a [`HostShape`]. Only a
+/// recording backend can load a shape; a computing backend refuses it with a typed error.
+#[derive(Clone, Debug)]
+pub enum HostPoly {
+    /// The object's data.
+    Data(RnsPoly),
+    /// The object's shape and identity (no data).
+    Shape(HostShape),
+}
+
+/// The error a backend that computes gives for a [`HostShape`].
+pub fn shape_unsupported(op: &str) -> MathError {
+    MathError::Unsupported(format!(
+        "{op}: a shape-only object (made by a shape-only CKKS context, for recording) has no data; \
+         make keys and plaintexts with a computing context (CkksContext::new) to compute"
+    ))
+}
+
 /// What a buffer holds: lets a simulator decide what stays on chip and what streams in.
 /// A trace names it in lower case (`ciphertext`, `evalkey`, `plaintext`, `constant`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -72,6 +106,15 @@ pub trait Backend {
 
     /// Off-chip load of host data.
     fn load(&mut self, host: &RnsPoly, kind: Kind) -> Result<Self::Poly, MathError>;
+    /// Off-chip load of a host object given by its data or, on a recording backend, by its
+    /// shape only ([`HostPoly`]). The default loads data with [`Backend::load`] and refuses a
+    /// shape.
+    fn load_host(&mut self, host: &HostPoly, kind: Kind) -> Result<Self::Poly, MathError> {
+        match host {
+            HostPoly::Data(p) => self.load(p, kind),
+            HostPoly::Shape(_) => Err(shape_unsupported("load")),
+        }
+    }
     /// Off-chip store back to the host.
     fn store(&mut self, p: &Self::Poly) -> Result<RnsPoly, MathError>;
     /// PRNG expansion of a 32-byte seed into a uniform polynomial over `limbs`, read as
@@ -87,21 +130,21 @@ pub trait Backend {
     /// `(sum_i ups_i * b_i, sum_i ups_i * a_i)`, where `b_i` is `key_b[i]` loaded off-chip and
     /// `a_i` is the PRNG expansion of `seeds[i]` over `limbs`.
     ///
-    /// The primaries are exactly those of the default body, in its order (`load` and
+    /// The primaries are exactly those of the default body, in its order (`load_host` and
     /// `expand_seed` per digit, then two `dot`s), and a tracing backend records them as such.
     /// A computing backend may fuse them into one pass over memory (the CPU backend does) but
     /// must return the same values.
     fn dot_pair_seeded_key(
         &mut self,
         ups: &[&Self::Poly],
-        key_b: &[RnsPoly],
+        key_b: &[HostPoly],
         seeds: &[Seed],
         limbs: &[usize],
     ) -> Result<(Self::Poly, Self::Poly), MathError> {
         let mut bs = Vec::with_capacity(key_b.len());
         let mut us = Vec::with_capacity(seeds.len());
         for (b, seed) in key_b.iter().zip(seeds) {
-            bs.push(self.load(b, Kind::EvalKey)?);
+            bs.push(self.load_host(b, Kind::EvalKey)?);
             us.push(self.expand_seed(seed, limbs, Kind::EvalKey)?);
         }
         let u0 = self.dot(ups, &bs.iter().collect::<Vec<_>>())?;

@@ -4,7 +4,7 @@
 //! per-unit utilization).
 
 use crate::trace::Op;
-use crate::{Backend, Kind};
+use crate::{Backend, HostPoly, Kind};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -83,6 +83,9 @@ impl<B: Backend> Backend for Profiled<B> {
     fn load(&mut self, host: &RnsPoly, kind: Kind) -> R<B::Poly> {
         self.timed(Op::Load, |b| b.load(host, kind))
     }
+    fn load_host(&mut self, host: &HostPoly, kind: Kind) -> R<B::Poly> {
+        self.timed(Op::Load, |b| b.load_host(host, kind))
+    }
     fn store(&mut self, p: &Self::Poly) -> R<RnsPoly> {
         self.timed(Op::Store, |b| b.store(p))
     }
@@ -94,7 +97,7 @@ impl<B: Backend> Backend for Profiled<B> {
     fn dot_pair_seeded_key(
         &mut self,
         ups: &[&Self::Poly],
-        key_b: &[RnsPoly],
+        key_b: &[HostPoly],
         seeds: &[Seed],
         limbs: &[usize],
     ) -> R<(B::Poly, B::Poly)> {

@@ -30,7 +30,7 @@ mod compact;
 
 pub use compact::{LimbInterner, Limbs, Srcs};
 
-use crate::{Backend, Kind};
+use crate::{Backend, HostPoly, HostShape, Kind};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::io::Write;
 use std::sync::Arc;
@@ -139,7 +139,8 @@ pub struct Instr {
     /// Host object a `load` reads, or the seed an `expand_seed` expands (version 2): loads of
     /// the same key or plaintext, at any level, carry the same id, so a simulator can tell a
     /// repeated load (an on-chip hit) from new data. Ids are numbered in order of first
-    /// appearance.
+    /// appearance, whether the recorder named the object by its data ([`Recorder::host_id`])
+    /// or by the identity of its shape ([`Recorder::shape_id`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub host: Option<u64>,
 }
@@ -441,6 +442,18 @@ impl Recorder {
         *self.hosts.entry(fp).or_insert(next)
     }
 
+    /// The id of the shape-only object `s` ([`HostShape`]): by its identity, the way
+    /// [`Recorder::host_id`] names an object with data by its fingerprint. Both number ids in
+    /// one sequence of first appearance, so a recording of shapes whose identities are equal
+    /// exactly when the objects' data would be gives the ids a recording of data gives.
+    pub fn shape_id(&mut self, s: &HostShape) -> u64 {
+        let mut h = blake3::Hasher::new_derive_key("tessera 2026 host shape id");
+        h.update(&s.id.to_le_bytes());
+        let fp = u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes"));
+        let next = self.hosts.len() as u64;
+        *self.hosts.entry(fp).or_insert(next)
+    }
+
     /// The id of the object a seed expands to (the `a` half of a seeded key): the same at
     /// every level, distinct from every loaded object's id.
     pub fn seed_id(&mut self, seed: &Seed) -> u64 {
@@ -573,6 +586,17 @@ impl<B: Backend> Backend for Recording<B> {
         let tag = self.recorder.host_id(host);
         self.recorder.next_host = Some(tag);
         Ok(self.emit(Op::Load, p, kind, &[], None, None))
+    }
+    fn load_host(&mut self, host: &HostPoly, kind: Kind) -> R<B::Poly> {
+        match host {
+            HostPoly::Data(p) => self.load(p, kind),
+            HostPoly::Shape(s) => {
+                let p = self.inner.load_host(host, kind)?;
+                let tag = self.recorder.shape_id(s);
+                self.recorder.next_host = Some(tag);
+                Ok(self.emit(Op::Load, p, kind, &[], None, None))
+            }
+        }
     }
     fn store(&mut self, p: &Self::Poly) -> Result<RnsPoly, MathError> {
         let host = self.inner.store(&p.inner)?;
@@ -1200,6 +1224,26 @@ impl Backend for MetaBackend {
             limbs: host.limb_indices().to_vec(),
             repr: host.repr(),
         })
+    }
+    /// A shape loads as its limb set and representation (checked against the ring).
+    fn load_host(&mut self, host: &HostPoly, kind: Kind) -> Result<Meta, MathError> {
+        match host {
+            HostPoly::Data(p) => self.load(p, kind),
+            HostPoly::Shape(s) => {
+                self.check_limbs(&s.limbs)?;
+                if s.limbs.is_empty() {
+                    return Err(MathError::OutOfRange {
+                        name: "limbs",
+                        value: "0".into(),
+                        allowed: "at least one limb".into(),
+                    });
+                }
+                Ok(Meta {
+                    limbs: s.limbs.clone(),
+                    repr: s.repr,
+                })
+            }
+        }
     }
     fn store(&mut self, _p: &Meta) -> Result<RnsPoly, MathError> {
         Err(MathError::Unsupported(

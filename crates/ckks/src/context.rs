@@ -4,15 +4,17 @@
 use crate::encoder::Encoder;
 use crate::error::{CkksError, Result};
 use crate::params::Parameters;
+use crate::shape::{self, PlainForm};
 use num_complex::Complex64;
 use num_traits::ToPrimitive;
 use std::sync::Arc;
+use tessera_backend::{HostPoly, HostShape};
 use tessera_math::{Representation, RingContext, RnsPoly};
 
 /// An encoded message: a polynomial over the chain limbs `0..=level` in evaluation form.
 #[derive(Clone, Debug)]
 pub struct Plaintext {
-    /// The polynomial (evaluation representation).
+    /// The polynomial (evaluation representation); no limbs when `shape` is set.
     pub poly: RnsPoly,
     /// Level: the polynomial has `level + 1` limbs.
     pub level: usize,
@@ -20,6 +22,30 @@ pub struct Plaintext {
     pub scale: f64,
     /// Number of slots (a power of two up to N/2).
     pub slots: usize,
+    /// Set by a shape-only context ([`CkksContext::shape_only`]): the limb set and identity
+    /// a recording loads, in place of the data.
+    pub shape: Option<HostShape>,
+}
+
+impl Plaintext {
+    /// What a backend loads: the polynomial, or the shape of a shape-only plaintext.
+    pub fn host(&self) -> HostPoly {
+        shape::host(&self.poly, &self.shape)
+    }
+
+    /// Errors if this plaintext is shape-only (`op` names what needs its data).
+    pub fn require_data(&self, op: &'static str) -> Result<()> {
+        require_data(op, &self.shape)
+    }
+}
+
+fn require_data(op: &'static str, shape: &Option<HostShape>) -> Result<()> {
+    match shape {
+        Some(_) => Err(CkksError::Unsupported(format!(
+            "{op} of a shape-only plaintext (made by CkksContext::shape_only for recording): it has no data; encode with CkksContext::new"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// An OF-Limb plaintext (ark.md section IV-B): only the `q_0` limb of the encoded polynomial,
@@ -37,6 +63,16 @@ pub struct OfLimbPlaintext {
     pub scale: f64,
     /// Number of slots.
     pub slots: usize,
+    /// Set by a shape-only context: the limb (`q_0`, coefficient form) and identity a
+    /// recording loads, in place of the data.
+    pub shape: Option<HostShape>,
+}
+
+impl OfLimbPlaintext {
+    /// What a backend loads: the limb, or the shape of a shape-only plaintext.
+    pub fn host(&self) -> HostPoly {
+        shape::host(&self.limb, &self.shape)
+    }
 }
 
 /// Parameters, ring and encoder.
@@ -45,6 +81,8 @@ pub struct CkksContext {
     params: Parameters,
     ring: Arc<RingContext>,
     encoder: Encoder,
+    /// Keys and plaintexts are made as shapes with identities, no data ([`Self::shape_only`]).
+    shape_only: bool,
 }
 
 impl CkksContext {
@@ -67,7 +105,33 @@ impl CkksContext {
             params,
             ring,
             encoder,
+            shape_only: false,
         }))
+    }
+
+    /// A context for recording a program for the simulator: it encodes plaintexts and its key
+    /// generators make switching keys as shapes (limb set and identity, `crate::shape`) with
+    /// no data, so recording costs no encoding and no key generation. A trace backend records
+    /// the same instructions, host ids included, as with a computing context's objects;
+    /// a computing backend refuses them, and decoding, decrypting or serialising them is an
+    /// error. Ciphertexts stay real (secret keys and encryption are cheap): an encryption of a
+    /// shape-only plaintext encrypts zero, which a recording cannot tell apart. Unlike
+    /// [`Self::new`]'s encoding it does not check that the encoded coefficients fit the
+    /// modulus (that needs the encoding).
+    pub fn shape_only(params: Parameters) -> Result<Arc<Self>> {
+        let ring = params.ring()?;
+        let encoder = Encoder::new(params.n())?;
+        Ok(Arc::new(Self {
+            params,
+            ring,
+            encoder,
+            shape_only: true,
+        }))
+    }
+
+    /// Whether keys and plaintexts are made as shapes ([`Self::shape_only`]).
+    pub fn is_shape_only(&self) -> bool {
+        self.shape_only
     }
 
     /// The parameters.
@@ -119,6 +183,20 @@ impl CkksContext {
         scale: f64,
     ) -> Result<Plaintext> {
         self.check_level(level)?;
+        if self.shape_only {
+            self.encoder.check_message(values, slots, scale)?;
+            return Ok(Plaintext {
+                poly: shape::no_data(&self.ring),
+                level,
+                scale,
+                slots,
+                shape: Some(HostShape {
+                    limbs: self.chain_limbs(level),
+                    repr: Representation::Evaluation,
+                    id: shape::message_id(PlainForm::Full, values, slots, scale),
+                }),
+            });
+        }
         let coeffs = self.encoder.encode(values, slots, scale)?;
         self.check_fits(&coeffs, level)?;
         let mut poly = RnsPoly::from_i128(&self.ring, &self.chain_limbs(level), &coeffs)?;
@@ -128,6 +206,7 @@ impl CkksContext {
             level,
             scale,
             slots,
+            shape: None,
         })
     }
 
@@ -163,6 +242,20 @@ impl CkksContext {
         scale: f64,
     ) -> Result<OfLimbPlaintext> {
         self.check_level(level)?;
+        if self.shape_only {
+            self.encoder.check_message(values, slots, scale)?;
+            return Ok(OfLimbPlaintext {
+                limb: shape::no_data(&self.ring),
+                level,
+                scale,
+                slots,
+                shape: Some(HostShape {
+                    limbs: vec![0],
+                    repr: Representation::Coefficient,
+                    id: shape::message_id(PlainForm::OfLimb, values, slots, scale),
+                }),
+            });
+        }
         let coeffs = self.encoder.encode(values, slots, scale)?;
         let half_q0 = (self.params.q()[0] / 2) as i128;
         if let Some(c) = coeffs.iter().find(|c| c.abs() > half_q0) {
@@ -180,6 +273,7 @@ impl CkksContext {
             level,
             scale,
             slots,
+            shape: None,
         })
     }
 
@@ -197,6 +291,7 @@ impl CkksContext {
 
     /// Decodes a plaintext (its polynomial's centered coefficients, divided by its scale).
     pub fn decode(&self, pt: &Plaintext) -> Result<Vec<Complex64>> {
+        pt.require_data("decode")?;
         let mut p = pt.poly.clone();
         if p.repr() == Representation::Evaluation {
             p.intt()?;

@@ -289,19 +289,31 @@ impl Encoder {
         Ok(())
     }
 
-    /// Integer coefficients (length N) of `round(Delta * m(X))` for the message `values`
-    /// (padded with zeros to `slots`).
-    pub fn encode(&self, values: &[Complex64], slots: usize, scale: f64) -> Result<Vec<i128>> {
+    /// The checks of [`Encoder::encode`] on its arguments that need no encoding (slot count,
+    /// number of values, scale, finite values): a shape-only context runs them too, so a
+    /// message it accepts is one a computing context accepts up to the size of the encoded
+    /// coefficients.
+    pub fn check_message(&self, values: &[Complex64], slots: usize, scale: f64) -> Result<()> {
         self.check("encode", values.len(), slots, scale)?;
-        let mut v = vec![Complex64::new(0.0, 0.0); slots];
-        v[..values.len()].copy_from_slice(values);
-        if v.iter().any(|z| !z.re.is_finite() || !z.im.is_finite()) {
+        if values
+            .iter()
+            .any(|z| !z.re.is_finite() || !z.im.is_finite())
+        {
             return Err(CkksError::InvalidParameter {
                 name: "values",
                 value: "non-finite".into(),
                 allowed: "finite complex numbers".into(),
             });
         }
+        Ok(())
+    }
+
+    /// Integer coefficients (length N) of `round(Delta * m(X))` for the message `values`
+    /// (padded with zeros to `slots`).
+    pub fn encode(&self, values: &[Complex64], slots: usize, scale: f64) -> Result<Vec<i128>> {
+        self.check_message(values, slots, scale)?;
+        let mut v = vec![Complex64::new(0.0, 0.0); slots];
+        v[..values.len()].copy_from_slice(values);
         special_ifft(&mut v, &Roots::new(slots));
         let gap = self.n / (2 * slots);
         let mut coeffs = vec![0i128; self.n];

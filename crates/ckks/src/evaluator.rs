@@ -194,7 +194,7 @@ impl<B: Backend> Evaluator<B> {
 
     fn load_plain(&mut self, op: &'static str, ct_level: usize, pt: &Plaintext) -> Result<B::Poly> {
         Self::same_level(op, ct_level, pt.level)?;
-        Ok(self.backend.load(&pt.poly, Kind::Plaintext)?)
+        Ok(self.backend.load_host(&pt.host(), Kind::Plaintext)?)
     }
 
     /// PAdd: ciphertext plus plaintext (same level and scale).
@@ -401,7 +401,7 @@ impl<B: Backend> Evaluator<B> {
     /// An OF-Limb plaintext on the backend: its `q_0` limb loaded, extended to `limbs` and
     /// transformed.
     fn oflimb_operand(&mut self, pt: &OfLimbPlaintext, limbs: &[usize]) -> Result<B::Poly> {
-        let one = self.backend.load(&pt.limb, Kind::Plaintext)?;
+        let one = self.backend.load_host(&pt.host(), Kind::Plaintext)?;
         let mut p = self.backend.extend_limb(&one, limbs)?;
         self.backend.ntt(&mut p)?;
         Ok(p)
@@ -597,9 +597,7 @@ impl<B: Backend> Evaluator<B> {
         i: usize,
         qp: &[usize],
     ) -> Result<(B::Poly, B::Poly)> {
-        let b = self
-            .backend
-            .load(&key.b[i].select_limbs(qp)?, Kind::EvalKey)?;
+        let b = self.backend.load_host(&key.b_over(i, qp)?, Kind::EvalKey)?;
         let a = self.backend.expand_seed(&key.seeds[i], qp, Kind::EvalKey)?;
         Ok(match acc {
             None => (self.backend.mul(up, &b)?, self.backend.mul(up, &a)?),
@@ -723,10 +721,9 @@ impl<B: Backend> Evaluator<B> {
         let plan = key.plan();
         Self::digits_match(plan, level, ups.len())?;
         let qp = plan.qp_limbs(level);
-        let key_b = key.b[..ups.len()]
-            .iter()
-            .map(|b| b.select_limbs(&qp))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let key_b = (0..ups.len())
+            .map(|i| key.b_over(i, &qp))
+            .collect::<Result<Vec<_>>>()?;
         let up_refs: Vec<&B::Poly> = ups.iter().collect();
         let (u0, u1) =
             self.backend

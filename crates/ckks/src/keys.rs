@@ -14,8 +14,9 @@ use crate::error::{CkksError, Result};
 use crate::key_factory::{GaloisKeyFactory, KeyRef};
 use crate::params::SecretDistribution;
 use std::sync::Arc;
+use tessera_backend::{HostPoly, HostShape};
 use tessera_math::sampling::{ternary, GaussianSampler, Seed, Xof};
-use tessera_math::RnsPoly;
+use tessera_math::{Representation, RnsPoly};
 
 /// The identity of one key generation: 16 random bytes drawn with the secret key and carried
 /// by every key and ciphertext derived from it (and by their serialised forms).
@@ -127,12 +128,18 @@ pub struct Ciphertext<P> {
 /// This gadget does not depend on the level, so a key serves every level up to
 /// `plan.level`. Only `b_i` is stored; `a_i` is regenerated from its seed by PRNG expansion on
 /// use (seeded evaluation keys).
+///
+/// A shape-only context's key generator ([`CkksContext::shape_only`]) makes keys whose `b`
+/// halves are shapes (limb set and identity, no data; `b(i)` has no limbs): a recording loads
+/// them as the same objects, and a computing backend refuses them.
 #[derive(Clone, Debug)]
 pub struct SwitchingKey {
     pub(crate) b: Vec<RnsPoly>,
     pub(crate) seeds: Vec<Seed>,
     pub(crate) plan: KeySwitchPlan,
     pub(crate) id: KeySetId,
+    /// The `b` halves' shapes, for a shape-only key (`b` then holds no data).
+    pub(crate) shapes: Option<Vec<HostShape>>,
 }
 
 impl SwitchingKey {
@@ -161,14 +168,57 @@ impl SwitchingKey {
         self.seeds[i]
     }
 
-    /// Bytes stored: the `b` halves (8 bytes per word) plus 32 bytes per seed.
+    /// Bytes stored: the `b` halves (8 bytes per word) plus 32 bytes per seed (for a
+    /// shape-only key, what its data would take).
     pub fn stored_bytes(&self) -> usize {
-        self.b.iter().map(|b| 8 * b.data().len()).sum::<usize>() + 32 * self.seeds.len()
+        8 * self.b_words() + 32 * self.seeds.len()
     }
 
     /// Bytes the key would take with both halves stored.
     pub fn expanded_bytes(&self) -> usize {
-        2 * self.b.iter().map(|b| 8 * b.data().len()).sum::<usize>()
+        2 * 8 * self.b_words()
+    }
+
+    /// Words of the `b` halves (or of their shapes).
+    fn b_words(&self) -> usize {
+        match &self.shapes {
+            Some(s) => {
+                let n = self.b.first().map_or(0, |b| b.n());
+                s.iter().map(|h| h.limbs.len() * n).sum()
+            }
+            None => self.b.iter().map(|b| b.data().len()).sum(),
+        }
+    }
+
+    /// Whether the key is shape-only (made by a shape-only context, no data).
+    pub fn is_shape_only(&self) -> bool {
+        self.shapes.is_some()
+    }
+
+    /// The `b` half of digit `i` over `limbs` (the key's chain limbs up to a level, and its
+    /// special limbs), as a backend loads it: the data's limbs, or a shape over `limbs`.
+    pub fn b_over(&self, i: usize, limbs: &[usize]) -> Result<HostPoly> {
+        let digits = self.b.len();
+        let missing =
+            || CkksError::MissingKey(format!("the key has {digits} digits, digit {i} was asked"));
+        Ok(match &self.shapes {
+            None => HostPoly::Data(self.b.get(i).ok_or_else(missing)?.select_limbs(limbs)?),
+            Some(shapes) => {
+                let s = shapes.get(i).ok_or_else(missing)?;
+                if let Some(bad) = limbs.iter().find(|l| !s.limbs.contains(l)) {
+                    return Err(CkksError::InvalidParameter {
+                        name: "key limbs",
+                        value: bad.to_string(),
+                        allowed: format!("limbs of the key ({:?})", s.limbs),
+                    });
+                }
+                HostPoly::Shape(HostShape {
+                    limbs: limbs.to_vec(),
+                    repr: s.repr,
+                    id: s.id,
+                })
+            }
+        })
     }
 }
 
@@ -345,6 +395,9 @@ impl KeyGenerator {
         plan: &KeySwitchPlan,
     ) -> Result<SwitchingKey> {
         plan.validate(self.ctx.params())?;
+        if self.ctx.is_shape_only() {
+            return Ok(self.shape_key(sk, plan));
+        }
         let limbs = plan.qp_limbs(plan.level);
         let ring = self.ctx.ring().clone();
         let moduli = ring.moduli();
@@ -386,11 +439,37 @@ impl KeyGenerator {
             seeds,
             plan: plan.clone(),
             id: sk.id,
+            shapes: None,
         })
+    }
+
+    /// A shape-only key for `plan` (a shape-only context): one fresh seed per digit, as a
+    /// key with data draws, and each `b` half named by its digit's seed (`crate::shape`).
+    fn shape_key(&mut self, sk: &SecretKey, plan: &KeySwitchPlan) -> SwitchingKey {
+        let limbs = plan.qp_limbs(plan.level);
+        let seeds: Vec<Seed> = plan.digits.iter().map(|_| self.sub_seed()).collect();
+        let shapes = seeds
+            .iter()
+            .map(|seed| HostShape {
+                limbs: limbs.clone(),
+                repr: Representation::Evaluation,
+                id: crate::shape::key_half_id(seed),
+            })
+            .collect();
+        SwitchingKey {
+            b: vec![crate::shape::no_data(self.ctx.ring()); seeds.len()],
+            seeds,
+            plan: plan.clone(),
+            id: sk.id,
+            shapes: Some(shapes),
+        }
     }
 
     /// The relinearisation key (`s^2 -> s`).
     pub fn relin_key(&mut self, sk: &SecretKey) -> Result<SwitchingKey> {
+        if self.ctx.is_shape_only() {
+            return Ok(self.shape_key(sk, &KeySwitchPlan::fixed(self.ctx.params())));
+        }
         let mut s2 = sk.s.clone();
         s2.mul_assign(&sk.s)?;
         self.switching_key(sk, &s2)
@@ -398,6 +477,10 @@ impl KeyGenerator {
 
     /// The key for the automorphism `X -> X^g` (`sigma_g(s) -> s`).
     pub fn galois_key(&mut self, sk: &SecretKey, g: u64) -> Result<SwitchingKey> {
+        tessera_math::automorphism::galois_check(g, self.ctx.params().n())?;
+        if self.ctx.is_shape_only() {
+            return Ok(self.shape_key(sk, &KeySwitchPlan::fixed(self.ctx.params())));
+        }
         let sg = sk.s.automorphism(g)?;
         self.switching_key(sk, &sg)
     }
@@ -463,14 +546,22 @@ impl KeyGenerator {
         conjugation: bool,
     ) -> Result<()> {
         let gs = galois_elements(self.ctx.params().n(), steps, conjugation)?;
+        // A shape-only key reads no secret (`shape_key`): no products or automorphisms of it.
+        let shapes = self.ctx.is_shape_only();
         let mut s2 = sk.s.clone();
-        s2.mul_assign(&sk.s)?;
+        if !shapes {
+            s2.mul_assign(&sk.s)?;
+        }
         for &level in levels {
             let plan = KeySwitchPlan::dynamic(self.ctx.params(), level)?;
             let k = self.switching_key_for(sk, &s2, &plan)?;
             keys.relin_by_level.insert(level, k);
             for &g in &gs {
-                let sg = sk.s.automorphism(g)?;
+                let sg = if shapes {
+                    crate::shape::no_data(self.ctx.ring())
+                } else {
+                    sk.s.automorphism(g)?
+                };
                 let k = self.switching_key_for(sk, &sg, &plan)?;
                 keys.galois_by_level.insert((g, level), k);
             }
@@ -496,7 +587,11 @@ impl KeyGenerator {
         let a = self.uniform(&limbs)?;
         let s = sk.s.select_limbs(&limbs)?;
         let mut c0 = self.error(&limbs)?;
-        c0.add_assign(&pt.poly)?;
+        if pt.shape.is_none() {
+            // A shape-only plaintext has no data: its encryption encrypts zero (see
+            // `CkksContext::shape_only`).
+            c0.add_assign(&pt.poly)?;
+        }
         let mut as_ = a.clone();
         as_.mul_assign(&s)?;
         c0.sub_assign(&as_)?;
@@ -518,7 +613,9 @@ impl KeyGenerator {
         let (b, a) = (pk.b.select_limbs(&limbs)?, pk.a.select_limbs(&limbs)?);
         let mut c0 = self.error(&limbs)?;
         c0.mul_acc(&u, &b)?;
-        c0.add_assign(&pt.poly)?;
+        if pt.shape.is_none() {
+            c0.add_assign(&pt.poly)?;
+        }
         let mut c1 = self.error(&limbs)?;
         c1.mul_acc(&u, &a)?;
         Ok(Ciphertext {
@@ -569,5 +666,6 @@ pub fn decrypt(ct: &Ciphertext<RnsPoly>, sk: &SecretKey) -> Result<Plaintext> {
         level: ct.level,
         scale: ct.scale,
         slots: ct.slots,
+        shape: None,
     })
 }

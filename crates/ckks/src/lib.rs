@@ -52,6 +52,7 @@ pub mod params;
 pub mod params_file;
 pub mod precision;
 pub mod serialize;
+mod shape;
 
 pub use context::{CkksContext, OfLimbPlaintext, Plaintext};
 pub use decomposition::KeySwitchPlan;

@@ -325,6 +325,7 @@ pub fn plaintext_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<Plaintext
     r.end()?;
     check_message(&r, ctx, level, scale, slots, &[&poly])?;
     Ok(Plaintext {
+        shape: None,
         poly,
         level,
         scale,
@@ -411,6 +412,7 @@ pub fn switching_key_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<Switc
         seeds,
         plan,
         id: r.id,
+        shapes: None,
     })
 }
 
@@ -485,6 +487,7 @@ mod tests {
             seeds: vec![Seed([1; 32]); plan.digits.len()],
             plan,
             id: KeySetId([7; 16]),
+            shapes: None,
         };
         switching_key_to_bytes(&k, ctx)
     }

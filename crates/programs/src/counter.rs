@@ -10,7 +10,7 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use tessera_backend::{Backend, Instr, Kind, Op};
+use tessera_backend::{Backend, HostPoly, Instr, Kind, Op};
 use tessera_math::sampling::Seed;
 use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
 
@@ -123,6 +123,9 @@ impl<B: Backend> Backend for Counting<B> {
     fn load(&mut self, host: &RnsPoly, kind: Kind) -> R<B::Poly> {
         self.inner.load(host, kind)
     }
+    fn load_host(&mut self, host: &HostPoly, kind: Kind) -> R<B::Poly> {
+        self.inner.load_host(host, kind)
+    }
     fn store(&mut self, p: &Self::Poly) -> R<RnsPoly> {
         self.inner.store(p)
     }
@@ -132,7 +135,7 @@ impl<B: Backend> Backend for Counting<B> {
     fn dot_pair_seeded_key(
         &mut self,
         ups: &[&Self::Poly],
-        key_b: &[RnsPoly],
+        key_b: &[HostPoly],
         seeds: &[Seed],
         limbs: &[usize],
     ) -> R<(B::Poly, B::Poly)> {

@@ -204,7 +204,16 @@ pub fn run(
 
 /// Records `program` on the trace backend (HELR with `steady`: one steady-state window, see
 /// [`helr::record`]; LoLa: its images; sort: with `steady`, one steady-state period of its steps, [`sort::record`]).
+/// Keys and plaintexts are shapes without data ([`crate::setup::recording_shapes`]); the
+/// instructions are those of [`record_with_data`].
 pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
+    crate::setup::recording_shapes(|| record_with_data(program, o, steady))
+}
+
+/// [`record`] with keys generated and plaintexts encoded for real (outside
+/// [`crate::setup::recording_shapes`]): what recording did before issue 25, kept to check
+/// that recording shapes changes no instruction.
+pub fn record_with_data(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
     match program {
         "helr" => helr::record(&helr_config(o), steady),
         "lola" => lola::record(&lola_config(o)?),

@@ -46,6 +46,38 @@ fn test_program_literal() -> ParametersLiteral {
     }
 }
 
+thread_local! {
+    /// Whether [`context`] makes shape-only contexts (inside [`recording_shapes`]).
+    static SHAPE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with every context the programs make ([`context`]) shape-only
+/// (`CkksContext::shape_only`): keys and plaintexts are shapes with identities and no data,
+/// so recording a program for the simulator costs no key generation and no encoding, and its
+/// instructions, host ids included, are those a recording of data gives
+/// (`tests::shape_recording_is_the_recording_of_data`). The recording entry points
+/// ([`crate::record`], [`crate::workloads::load`]) run in it; a program computed on the CPU
+/// never does. The mode is per thread and restored when `f` returns or unwinds.
+pub fn recording_shapes<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SHAPE_ONLY.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(SHAPE_ONLY.with(|c| c.replace(true)));
+    f()
+}
+
+/// A CKKS context for `params`: shape-only inside [`recording_shapes`], computing otherwise.
+pub fn context(params: Parameters) -> Result<Arc<CkksContext>> {
+    Ok(if SHAPE_ONLY.with(|c| c.get()) {
+        CkksContext::shape_only(params)?
+    } else {
+        CkksContext::new(params)?
+    })
+}
+
 /// The CKKS parameters and bootstrapping circuit of a set in [`PARAMETER_SETS`] or of a
 /// parameter file with a `[bootstrap]` table (`tessera_ckks::params_file`), bootstrapping
 /// `slots` slots.
@@ -75,7 +107,7 @@ pub fn parameter_set(name: &str, slots: usize) -> Result<(Arc<CkksContext>, Boot
         });
     }
     bp.slots = Some(slots);
-    let ctx = CkksContext::new(params)?;
+    let ctx = context(params)?;
     let boot = Bootstrapper::new(&ctx, bp)?;
     Ok((ctx, boot))
 }

@@ -50,3 +50,24 @@ fn every_program_runs_checked_and_records_the_same_counts() {
         assert_eq!(rec.boots, r.boots, "{p}");
     }
 }
+
+/// Recording a program with keys and plaintexts as shapes (what `record` does, and what the
+/// simulator is fed) gives exactly the instructions, host ids included, of recording it with
+/// keys generated and plaintexts encoded for real: the steady-state windows the simulator
+/// uses, and the whole reduced ResNet-20.
+#[test]
+fn shape_recording_is_the_recording_of_data() {
+    for &p in PROGRAMS {
+        let Some(o) = small(p) else { continue };
+        let steady = p != "resnet20";
+        let data = tessera_programs::registry::record_with_data(p, &o, steady)
+            .unwrap_or_else(|e| panic!("{p}: {e}"));
+        let shapes = record(p, &o, steady).unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert!(data.instrs.iter().any(|i| i.host.is_some()), "{p}");
+        assert!(
+            shapes.instrs == data.instrs,
+            "{p}: the instruction streams differ"
+        );
+        assert_eq!(shapes.counts, data.counts, "{p}");
+    }
+}

@@ -408,12 +408,20 @@ impl Bootstrapper {
     /// instead: a diagonal encoded at scale `q_l` keeps about `log2(q_l)` bits of its
     /// largest entry, which is too few for tiny entries and wasted on huge ones.
     pub fn matrices(&self) -> (Vec<DiagonalMatrix>, Vec<DiagonalMatrix>) {
-        let s = self.slots() as f64;
-        let mut cts = self.cts.clone();
-        if let Some(m) = cts.first_mut() {
-            m.scale(Complex64::new(s, 0.0));
-        }
-        (cts, self.stc.clone())
+        let cts = self
+            .cts_first()
+            .into_iter()
+            .chain(self.cts.iter().skip(1).cloned());
+        (cts.collect(), self.stc.clone())
+    }
+
+    /// The first CoeffToSlot matrix, scaled by the slot count (see [`Self::matrices`]): the
+    /// one matrix a bootstrapping copies (the others are used as held; copying all of them
+    /// per bootstrapping was most of the memory traffic of recording one, issue 25).
+    fn cts_first(&self) -> Option<DiagonalMatrix> {
+        let mut m = self.cts.first()?.clone();
+        m.scale(Complex64::new(self.slots() as f64, 0.0));
+        Some(m)
     }
 
     /// ModRaise: a ciphertext dropped to the base level, read modulo the base modulus (`q_0`,
@@ -481,6 +489,7 @@ impl Bootstrapper {
             level,
             scale: 1.0,
             slots: self.slots(),
+            shape: None,
         })
     }
 
@@ -495,7 +504,8 @@ impl Bootstrapper {
         let params = self.ctx.params();
         let q0 = self.base_modulus();
         let s = self.slots() as f64;
-        let (cts, _) = self.matrices();
+        let first = self.cts_first();
+        let cts: Vec<&DiagonalMatrix> = first.iter().chain(self.cts.iter().skip(1)).collect();
         // Sparse packing: SubSum multiplies the message coefficients by N / (2 s) and clears
         // the others.
         let mut x = x.clone();
@@ -537,7 +547,7 @@ impl Bootstrapper {
         keys: &EvaluationKeys,
     ) -> Result<Ciphertext<B::Poly>> {
         let q0 = self.base_modulus();
-        let (_, stc) = self.matrices();
+        let stc = &self.stc;
         let plus_i = self.times_i(im.level, 1)?;
         let im_i = ev.mul_plain(im, &plus_i)?;
         let y = ev.add(re, &im_i)?;

@@ -87,7 +87,7 @@ fn prepare(cfg: &LolaConfig) -> Result<Prepared> {
     let dir = crate::data::data_dir(cfg.data_dir.as_deref());
     let model = Model::load(&dir)?;
     let (images, labels) = model::images(&dir, cfg.images)?;
-    let ctx = CkksContext::new(params)?;
+    let ctx = crate::setup::context(params)?;
     let mut kg = KeyGenerator::from_seed(&ctx, &Seed([0x10; 32]))?;
     let sk = kg.secret_key()?;
     let keys = kg.evaluation_keys(&sk, &he::rotations(), false)?;

@@ -144,18 +144,32 @@ fn options_fit(spec: &WorkloadSpec, origin: Origin) -> Result<(), ProgramError> 
     Ok(())
 }
 
-/// Records the stream of `spec`.
+/// Records the stream of `spec`, keys and plaintexts as shapes without data
+/// ([`crate::setup::recording_shapes`]: the same instructions as with data, at no cost).
 pub fn record(spec: &WorkloadSpec) -> Result<Workload, ProgramError> {
+    crate::setup::recording_shapes(|| record_with_data(spec))
+}
+
+/// [`record`] with keys generated and plaintexts encoded for real (outside
+/// [`crate::setup::recording_shapes`]).
+pub fn record_with_data(spec: &WorkloadSpec) -> Result<Workload, ProgramError> {
     options_fit(spec, Origin::Ckks)?;
     if spec.name == "bootstrap" {
         return bootstrap(spec);
     }
-    Ok(record_levels(spec, &[spec.level])?.remove(0))
+    Ok(record_levels_with_data(spec, &[spec.level])?.remove(0))
 }
 
 /// Records the HE-operation workload `spec` at each of `levels` (`None`: the top level),
-/// generating its keys once.
+/// generating its keys once (as shapes, like [`record`]).
 pub fn record_levels(
+    spec: &WorkloadSpec,
+    levels: &[Option<usize>],
+) -> Result<Vec<Workload>, ProgramError> {
+    crate::setup::recording_shapes(|| record_levels_with_data(spec, levels))
+}
+
+fn record_levels_with_data(
     spec: &WorkloadSpec,
     levels: &[Option<usize>],
 ) -> Result<Vec<Workload>, ProgramError> {
@@ -171,7 +185,7 @@ pub fn record_levels(
             "bootstrapping runs from its own level; record it with `record`".into(),
         ));
     }
-    let ctx = CkksContext::new(Parameters::resolve(&spec.params)?)?;
+    let ctx = crate::setup::context(Parameters::resolve(&spec.params)?)?;
     let top = ctx.params().max_level();
     let min = if spec.name == "hmult" { 1 } else { 0 };
     for level in levels.iter().map(|l| l.unwrap_or(top)) {
@@ -361,7 +375,7 @@ fn bootstrap_with(
     bp.of_limb |= spec.of_limb;
     bp.min_ks |= spec.min_ks;
     bp.hoisting &= spec.hoisting;
-    let ctx = CkksContext::new(params)?;
+    let ctx = crate::setup::context(params)?;
     // One bootstrapping encodes each DFT diagonal once: keeping them would only hold them
     // (3.0 GB at `ark`).
     let boot = Bootstrapper::new(&ctx, bp)?.keep_plaintexts(keep_plaintexts);
@@ -418,6 +432,41 @@ mod tests {
         let lean = bootstrap_with(&spec, 0, false).unwrap();
         assert_eq!(full.instrs, lean.instrs);
         assert!(full.instrs.iter().any(|i| i.host.is_some()));
+    }
+
+    /// Keys and plaintexts as shapes without data record exactly the instructions (ops,
+    /// limbs, buffer ids, host ids, kinds) that keys generated and plaintexts encoded for real
+    /// record: bootstrapping with each circuit option, and every HE-operation workload.
+    #[test]
+    fn shape_recording_is_the_recording_of_data() {
+        let mut specs = Vec::new();
+        for (of_limb, min_ks, hoisting, streamed) in [
+            (false, false, true, false),
+            (true, true, true, false),
+            (false, false, false, true),
+        ] {
+            let mut s = WorkloadSpec::new("bootstrap", "test-boot");
+            (s.of_limb, s.min_ks, s.hoisting) = (of_limb, min_ks, hoisting);
+            if streamed {
+                s.dataflow = KeySwitchDataflow::Streamed;
+            }
+            specs.push(s);
+        }
+        for w in WORKLOADS.iter().filter(|&&w| w != "bootstrap") {
+            specs.push(WorkloadSpec::new(w, "test-medium"));
+        }
+        for spec in &specs {
+            let data = record_with_data(spec).unwrap();
+            let shapes = record(spec).unwrap();
+            assert_eq!(shapes.instrs, data.instrs, "{}", data.label);
+            assert_eq!(
+                (shapes.label, shapes.slots, shapes.level),
+                (data.label, data.slots, data.level)
+            );
+        }
+        // Recording shapes leaves the thread computing again.
+        let ctx = crate::setup::context(Parameters::preset("test-small").unwrap()).unwrap();
+        assert!(!ctx.is_shape_only());
     }
 
     /// A recorded bootstrapping written as a trace file and read back is the same stream
