@@ -99,14 +99,7 @@ impl CkksContext {
     /// # Ok::<(), tessera_ckks::CkksError>(())
     /// ```
     pub fn new(params: Parameters) -> Result<Arc<Self>> {
-        let ring = params.ring()?;
-        let encoder = Encoder::new(params.n())?;
-        Ok(Arc::new(Self {
-            params,
-            ring,
-            encoder,
-            shape_only: false,
-        }))
+        Self::with_mode(params, false)
     }
 
     /// A context for recording a program for the simulator: it encodes plaintexts and its key
@@ -119,13 +112,17 @@ impl CkksContext {
     /// [`Self::new`]'s encoding it does not check that the encoded coefficients fit the
     /// modulus (that needs the encoding).
     pub fn shape_only(params: Parameters) -> Result<Arc<Self>> {
+        Self::with_mode(params, true)
+    }
+
+    fn with_mode(params: Parameters, shape_only: bool) -> Result<Arc<Self>> {
         let ring = params.ring()?;
         let encoder = Encoder::new(params.n())?;
         Ok(Arc::new(Self {
             params,
             ring,
             encoder,
-            shape_only: true,
+            shape_only,
         }))
     }
 
