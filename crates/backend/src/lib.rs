@@ -8,10 +8,14 @@
 //! ([`trace`] documents the format).
 
 mod cpu;
+#[cfg(feature = "cuda")]
+mod cuda;
 mod profile;
 pub mod trace;
 
 pub use cpu::CpuBackend;
+#[cfg(feature = "cuda")]
+pub use cuda::CudaBackend;
 pub use profile::{OpTime, Profiled};
 use std::sync::Arc;
 use tessera_math::sampling::Seed;

@@ -1,0 +1,25 @@
+// Host shim: lets the host C++ compiler build the CUDA kernel sources for the emulator (tests
+// without a GPU). A launch is a sequential loop over every (block, thread) index, so only
+// kernels whose threads are independent (no shared memory, no barriers) run here, which is
+// every kernel of this crate. Not part of what NVRTC compiles.
+#include <math.h>
+#include <string.h>
+#define __global__
+#define __device__ static
+#define __forceinline__ inline
+struct emu_dim3 { unsigned int x, y, z; };
+extern "C" {
+extern emu_dim3 blockIdx, threadIdx, blockDim, gridDim;
+}
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+// Built with -ffp-contract=off, so these are single IEEE round-to-nearest operations.
+static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __ull2double_rn(unsigned long long x) { return (double)x; }
+static inline double __longlong_as_double(long long x) {
+    double d;
+    memcpy(&d, &x, sizeof d);
+    return d;
+}

@@ -1,0 +1,95 @@
+//! The CUDA C kernel sources (`kernels/*.cu`, compiled at run time by NVRTC, or by the host
+//! C++ compiler for the emulator) and the signature of every kernel, so that one launch call
+//! serves both executors and checks its argument count.
+
+/// The sources in compilation order: the arithmetic header first.
+pub(crate) const SOURCES: [(&str, &str); 5] = [
+    ("modarith.cuh", include_str!("../kernels/modarith.cuh")),
+    ("elementwise.cu", include_str!("../kernels/elementwise.cu")),
+    ("ntt.cu", include_str!("../kernels/ntt.cu")),
+    ("automorphism.cu", include_str!("../kernels/automorphism.cu")),
+    ("bconv.cu", include_str!("../kernels/bconv.cu")),
+];
+
+/// The host emulator's prelude (thread indices and intrinsics for the host compiler).
+pub(crate) const HOST_SHIM: &str = include_str!("../kernels/host_shim.h");
+
+/// All sources as one translation unit.
+pub(crate) fn translation_unit() -> String {
+    let mut s = String::new();
+    for (name, src) in SOURCES {
+        s.push_str(&format!("// ---- {name}\n{src}\n"));
+    }
+    s
+}
+
+/// A kernel parameter: a device address or a 64-bit integer. Every kernel takes only these,
+/// so a launch passes `&[u64]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Param {
+    Ptr,
+    U64,
+}
+
+/// A kernel's name and parameter list (must match its `.cu` definition).
+#[derive(Debug)]
+pub struct KernelSig {
+    pub(crate) name: &'static str,
+    pub(crate) params: &'static [Param],
+}
+
+use Param::{Ptr, U64};
+
+macro_rules! kernels {
+    ($($id:ident = $name:literal [$($p:ident),*];)*) => {
+        $(
+            #[doc = concat!("The `", $name, "` kernel.")]
+            pub(crate) const $id: KernelSig = KernelSig { name: $name, params: &[$($p),*] };
+        )*
+        /// Every kernel.
+        pub(crate) const ALL: &[&KernelSig] = &[$(&$id),*];
+    };
+}
+
+kernels! {
+    EW_ADD = "ew_add" [Ptr, Ptr, Ptr, Ptr, Ptr, U64, U64];
+    EW_SUB = "ew_sub" [Ptr, Ptr, Ptr, Ptr, Ptr, U64, U64];
+    EW_NEG = "ew_neg" [Ptr, Ptr, Ptr, Ptr, U64, U64];
+    EW_MUL = "ew_mul" [Ptr, Ptr, Ptr, Ptr, Ptr, U64, U64];
+    EW_MUL_ACC = "ew_mul_acc" [Ptr, Ptr, Ptr, Ptr, Ptr, U64, U64];
+    EW_DOT = "ew_dot" [Ptr, Ptr, Ptr, U64, Ptr, Ptr, U64, U64];
+    EW_MUL_CONST = "ew_mul_const" [Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, U64, U64];
+    EW_ADD_CONST = "ew_add_const" [Ptr, Ptr, Ptr, Ptr, Ptr, U64, U64];
+    EW_LIFT_CENTERED = "ew_lift_centered" [Ptr, Ptr, U64, Ptr, Ptr, U64, U64];
+    NTT_FWD_STAGE = "ntt_fwd_stage" [Ptr, Ptr, Ptr, Ptr, Ptr, U64, U64, U64, U64];
+    NTT_INV_STAGE = "ntt_inv_stage" [Ptr, Ptr, Ptr, Ptr, Ptr, U64, U64, U64, U64];
+    NTT_SCALE = "ntt_scale" [Ptr, Ptr, Ptr, Ptr, Ptr, U64, U64];
+    AUTO_EVAL = "auto_eval" [Ptr, Ptr, Ptr, U64, U64];
+    AUTO_COEFF = "auto_coeff" [Ptr, Ptr, U64, Ptr, Ptr, U64, U64];
+    BCONV_SCALE = "bconv_scale" [Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, U64, U64];
+    BCONV_MAC = "bconv_mac" [Ptr, Ptr, U64, Ptr, Ptr, Ptr, Ptr, U64, Ptr, Ptr, U64, U64];
+}
+
+/// Threads per block of every launch.
+pub(crate) const BLOCK: u32 = 256;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each signature names a kernel defined in the sources with as many parameters.
+    #[test]
+    fn signatures_match_sources() {
+        let tu = translation_unit();
+        for k in ALL {
+            let head = format!("__global__ void {}(", k.name);
+            let at = tu.find(&head).unwrap_or_else(|| panic!("{} not defined", k.name));
+            let rest = &tu[at + head.len()..];
+            let params = &rest[..rest.find(')').expect("closing parenthesis")];
+            assert_eq!(params.split(',').count(), k.params.len(), "{}", k.name);
+            for (p, sig) in params.split(',').zip(k.params) {
+                assert_eq!(p.contains('*'), *sig == Param::Ptr, "{}: {p}", k.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,652 @@
+//! The primary functions on device polynomials: operand checks (the same typed errors as
+//! `RnsPoly`), output allocation, and the kernel launches of each.
+
+use crate::error::Result;
+use crate::kernels::{self as k, KernelSig};
+use crate::poly::DevicePoly;
+use crate::ring::{ConvTables, DeviceRing};
+use std::sync::Arc;
+use tessera_math::automorphism::{automorphism_permutation, galois_check};
+use tessera_math::sampling::{expand_uniform, Seed};
+use tessera_math::{ConversionMode, MathError, Representation, RnsPoly};
+
+fn repr_name(r: Representation) -> &'static str {
+    match r {
+        Representation::Coefficient => "coefficient",
+        Representation::Evaluation => "evaluation",
+    }
+}
+
+fn require(p: &DevicePoly, op: &'static str, need: Representation) -> Result<()> {
+    if p.repr != need {
+        return Err(MathError::RepresentationMismatch {
+            op,
+            expected: repr_name(need),
+            found: repr_name(p.repr),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+impl DeviceRing {
+    fn check_ring(&self, p: &DevicePoly, op: &'static str) -> Result<()> {
+        if !Arc::ptr_eq(&p.ring, &self.ring) || !Arc::ptr_eq(p.buf.device(), &self.dev) {
+            return Err(MathError::RingMismatch { op }.into());
+        }
+        Ok(())
+    }
+
+    /// Same ring, limbs and representation (and `need`, if given): `RnsPoly`'s checks.
+    fn check_compatible(
+        &self,
+        a: &DevicePoly,
+        b: &DevicePoly,
+        op: &'static str,
+        need: Option<Representation>,
+    ) -> Result<()> {
+        self.check_ring(a, op)?;
+        self.check_ring(b, op)?;
+        if a.limbs != b.limbs {
+            return Err(MathError::LimbMismatch {
+                op,
+                left: a.moduli(),
+                right: b.moduli(),
+            }
+            .into());
+        }
+        if a.repr != b.repr {
+            return Err(MathError::RepresentationMismatch {
+                op,
+                expected: repr_name(a.repr),
+                found: repr_name(b.repr),
+            }
+            .into());
+        }
+        if let Some(r) = need {
+            require(a, op, r)?;
+        }
+        Ok(())
+    }
+
+    /// Distinct limb indices of this ring.
+    fn check_limbs(&self, limbs: &[usize]) -> Result<()> {
+        let count = self.ring.moduli().len();
+        for (k, &i) in limbs.iter().enumerate() {
+            if i >= count || limbs[..k].contains(&i) {
+                return Err(MathError::OutOfRange {
+                    name: "limb index",
+                    value: i.to_string(),
+                    allowed: format!("distinct indices below {count}"),
+                }
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// A new polynomial over `limbs` (contents unspecified: every kernel writes all words).
+    fn alloc(&self, limbs: &[usize], repr: Representation) -> Result<DevicePoly> {
+        self.check_limbs(limbs)?;
+        Ok(DevicePoly {
+            ring: self.ring.clone(),
+            buf: Arc::new(self.dev.alloc(limbs.len() * self.ring.n())?),
+            limbs: limbs.to_vec(),
+            repr,
+        })
+    }
+
+    /// Makes `p`'s buffer its own before an in-place write (copy-on-write).
+    fn make_unique(&self, p: &mut DevicePoly) -> Result<()> {
+        if Arc::strong_count(&p.buf) > 1 {
+            let b = self.dev.alloc(p.buf.words())?;
+            self.dev.copy(&b, 0, &p.buf, 0, b.words())?;
+            p.buf = Arc::new(b);
+        }
+        Ok(())
+    }
+
+    fn total(&self, limbs: usize) -> u64 {
+        (limbs * self.ring.n()) as u64
+    }
+
+    /// Uploads a host polynomial.
+    pub fn upload(&self, host: &RnsPoly) -> Result<DevicePoly> {
+        if !Arc::ptr_eq(host.context(), &self.ring) {
+            return Err(MathError::RingMismatch { op: "load" }.into());
+        }
+        Ok(DevicePoly {
+            ring: self.ring.clone(),
+            buf: Arc::new(self.dev.upload(host.data())?),
+            limbs: host.limb_indices().to_vec(),
+            repr: host.repr(),
+        })
+    }
+
+    /// Uploads a host polynomial that is used many times (a key or a plaintext) once: later
+    /// loads of the same host object share the device copy. The cache holds at most half the
+    /// device's memory limit, evicting the oldest entries first.
+    pub fn upload_cached(&self, host: &RnsPoly) -> Result<DevicePoly> {
+        let key = (
+            host.data().as_ptr() as usize,
+            host.limb_indices().to_vec(),
+            host.repr(),
+        );
+        {
+            let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, d)) = c.map.get(&key) {
+                let d = d.clone();
+                c.hits += 1;
+                return Ok(d);
+            }
+        }
+        let d = self.upload(host)?;
+        let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        c.misses += 1;
+        while c.bytes + d.bytes() > self.cache_limit {
+            let Some(old) = c.order.pop_front() else {
+                return Ok(d); // larger than the whole cache: not cached
+            };
+            if let Some((_, p)) = c.map.remove(&old) {
+                c.bytes -= p.bytes();
+            }
+        }
+        c.bytes += d.bytes();
+        c.order.push_back(key.clone());
+        c.map.insert(key, (host.clone(), d.clone()));
+        Ok(d)
+    }
+
+    /// Copies a device polynomial back to the host (residues are checked below their moduli).
+    pub fn download(&self, p: &DevicePoly) -> Result<RnsPoly> {
+        self.check_ring(p, "store")?;
+        let data = p.buf.download()?;
+        Ok(RnsPoly::from_data(&self.ring, &p.limbs, data, p.repr)?)
+    }
+
+    /// The uniform polynomial `seed` expands to over `limbs` (evaluation form). The BLAKE3
+    /// XOF and its rejection sampling run on the host ([`tessera_math::sampling`]) and the
+    /// result is uploaded: not yet ported to the device.
+    pub fn expand_seed(&self, seed: &Seed, limbs: &[usize]) -> Result<DevicePoly> {
+        self.check_limbs(limbs)?;
+        let moduli: Vec<u64> = limbs
+            .iter()
+            .map(|&i| self.ring.moduli()[i].value())
+            .collect();
+        let data = expand_uniform(seed, &moduli, self.ring.n());
+        Ok(DevicePoly {
+            ring: self.ring.clone(),
+            buf: Arc::new(self.dev.upload(&data)?),
+            limbs: limbs.to_vec(),
+            repr: Representation::Evaluation,
+        })
+    }
+
+    fn ntt_stages(&self, p: &mut DevicePoly, forward: bool) -> Result<()> {
+        self.make_unique(p)?;
+        let map = self.limb_map(&p.limbs)?;
+        let n = self.ring.n() as u64;
+        let threads = p.limbs.len() as u64 * n / 2;
+        let (kernel, (w, ws)) = if forward {
+            (&k::NTT_FWD_STAGE, &self.fwd)
+        } else {
+            (&k::NTT_INV_STAGE, &self.inv)
+        };
+        let log_n = self.log_n;
+        let stages: Vec<u64> = if forward {
+            (0..log_n).collect()
+        } else {
+            (0..log_n).rev().collect()
+        };
+        for s in stages {
+            // Stage with m = 2^s blocks of butterflies at distance t = N / 2m.
+            let (m, log_t) = (1u64 << s, log_n - 1 - s);
+            let args = [
+                p.buf.addr(),
+                w.addr(),
+                ws.addr(),
+                map.addr(),
+                self.mods.addr(),
+                log_n,
+                m,
+                log_t,
+                threads,
+            ];
+            self.dev.launch(kernel, threads, &args)?;
+        }
+        if !forward {
+            let total = self.total(p.limbs.len());
+            let args = [
+                p.buf.addr(),
+                self.n_inv.0.addr(),
+                self.n_inv.1.addr(),
+                map.addr(),
+                self.mods.addr(),
+                log_n,
+                total,
+            ];
+            self.dev.launch(&k::NTT_SCALE, total, &args)?;
+        }
+        Ok(())
+    }
+
+    /// Forward NTT of every limb (coefficient -> evaluation).
+    pub fn ntt(&self, p: &mut DevicePoly) -> Result<()> {
+        self.check_ring(p, "NTT")?;
+        require(p, "NTT", Representation::Coefficient)?;
+        self.ntt_stages(p, true)?;
+        p.repr = Representation::Evaluation;
+        Ok(())
+    }
+
+    /// Inverse NTT of every limb (evaluation -> coefficient).
+    pub fn intt(&self, p: &mut DevicePoly) -> Result<()> {
+        self.check_ring(p, "INTT")?;
+        require(p, "INTT", Representation::Evaluation)?;
+        self.ntt_stages(p, false)?;
+        p.repr = Representation::Coefficient;
+        Ok(())
+    }
+
+    /// A binary element-wise kernel `out = f(a, b)`.
+    fn binary(
+        &self,
+        kernel: &KernelSig,
+        a: &DevicePoly,
+        b: &DevicePoly,
+        op: &'static str,
+        need: Option<Representation>,
+    ) -> Result<DevicePoly> {
+        self.check_compatible(a, b, op, need)?;
+        let out = self.alloc(&a.limbs, a.repr)?;
+        let map = self.limb_map(&a.limbs)?;
+        let total = self.total(a.limbs.len());
+        let args = [
+            out.buf.addr(),
+            a.buf.addr(),
+            b.buf.addr(),
+            map.addr(),
+            self.mods.addr(),
+            self.log_n,
+            total,
+        ];
+        self.dev.launch(kernel, total, &args)?;
+        Ok(out)
+    }
+
+    /// `a + b`.
+    pub fn add(&self, a: &DevicePoly, b: &DevicePoly) -> Result<DevicePoly> {
+        self.binary(&k::EW_ADD, a, b, "add", None)
+    }
+
+    /// `a - b`.
+    pub fn sub(&self, a: &DevicePoly, b: &DevicePoly) -> Result<DevicePoly> {
+        self.binary(&k::EW_SUB, a, b, "sub", None)
+    }
+
+    /// Pointwise `a * b` (evaluation form).
+    pub fn mul(&self, a: &DevicePoly, b: &DevicePoly) -> Result<DevicePoly> {
+        self.binary(&k::EW_MUL, a, b, "multiply", Some(Representation::Evaluation))
+    }
+
+    /// `-a`.
+    pub fn neg(&self, a: &DevicePoly) -> Result<DevicePoly> {
+        self.check_ring(a, "neg")?;
+        let out = self.alloc(&a.limbs, a.repr)?;
+        let map = self.limb_map(&a.limbs)?;
+        let total = self.total(a.limbs.len());
+        let args = [
+            out.buf.addr(),
+            a.buf.addr(),
+            map.addr(),
+            self.mods.addr(),
+            self.log_n,
+            total,
+        ];
+        self.dev.launch(&k::EW_NEG, total, &args)?;
+        Ok(out)
+    }
+
+    /// `acc += a * b` (evaluation form), fused in one pass.
+    pub fn mul_acc(&self, acc: &mut DevicePoly, a: &DevicePoly, b: &DevicePoly) -> Result<()> {
+        let op = "multiply-accumulate";
+        self.check_compatible(a, b, op, Some(Representation::Evaluation))?;
+        self.check_compatible(acc, a, op, Some(Representation::Evaluation))?;
+        self.make_unique(acc)?;
+        let map = self.limb_map(&a.limbs)?;
+        let total = self.total(a.limbs.len());
+        let args = [
+            acc.buf.addr(),
+            a.buf.addr(),
+            b.buf.addr(),
+            map.addr(),
+            self.mods.addr(),
+            self.log_n,
+            total,
+        ];
+        self.dev.launch(&k::EW_MUL_ACC, total, &args)
+    }
+
+    /// `sum_i a_i * b_i` (evaluation form), one fused pass over all operands.
+    pub fn dot(&self, a: &[&DevicePoly], b: &[&DevicePoly]) -> Result<DevicePoly> {
+        if a.is_empty() || a.len() != b.len() {
+            return Err(MathError::LengthMismatch {
+                what: "dot product operands",
+                expected: a.len().max(1),
+                found: b.len(),
+            }
+            .into());
+        }
+        let op = "dot product";
+        for (x, y) in a.iter().zip(b) {
+            self.check_compatible(x, y, op, Some(Representation::Evaluation))?;
+            self.check_compatible(a[0], x, op, Some(Representation::Evaluation))?;
+        }
+        let out = self.alloc(&a[0].limbs, Representation::Evaluation)?;
+        let pa = self
+            .dev
+            .upload(&a.iter().map(|p| p.buf.addr()).collect::<Vec<_>>())?;
+        let pb = self
+            .dev
+            .upload(&b.iter().map(|p| p.buf.addr()).collect::<Vec<_>>())?;
+        let map = self.limb_map(&a[0].limbs)?;
+        let total = self.total(a[0].limbs.len());
+        let args = [
+            out.buf.addr(),
+            pa.addr(),
+            pb.addr(),
+            a.len() as u64,
+            map.addr(),
+            self.mods.addr(),
+            self.log_n,
+            total,
+        ];
+        self.dev.launch(&k::EW_DOT, total, &args)?;
+        Ok(out)
+    }
+
+    /// One constant per limb, reduced by its modulus.
+    fn limb_constants(&self, a: &DevicePoly, c: &[u64]) -> Result<Vec<u64>> {
+        if c.len() != a.limbs.len() {
+            return Err(MathError::LengthMismatch {
+                what: "per-limb constants",
+                expected: a.limbs.len(),
+                found: c.len(),
+            }
+            .into());
+        }
+        Ok(a.limbs
+            .iter()
+            .zip(c)
+            .map(|(&i, &x)| self.ring.moduli()[i].reduce(x))
+            .collect())
+    }
+
+    /// `a + c_k` on every word of limb `k` (evaluation form).
+    pub fn add_scalar(&self, a: &DevicePoly, c: &[u64]) -> Result<DevicePoly> {
+        self.check_ring(a, "add scalar")?;
+        require(a, "add scalar", Representation::Evaluation)?;
+        let c = self.dev.upload(&self.limb_constants(a, c)?)?;
+        let out = self.alloc(&a.limbs, a.repr)?;
+        let map = self.limb_map(&a.limbs)?;
+        let total = self.total(a.limbs.len());
+        let args = [
+            out.buf.addr(),
+            a.buf.addr(),
+            c.addr(),
+            map.addr(),
+            self.mods.addr(),
+            self.log_n,
+            total,
+        ];
+        self.dev.launch(&k::EW_ADD_CONST, total, &args)?;
+        Ok(out)
+    }
+
+    /// `a * c_k` on limb `k` (any representation).
+    pub fn mul_scalar(&self, a: &DevicePoly, c: &[u64]) -> Result<DevicePoly> {
+        self.check_ring(a, "multiply scalar")?;
+        let cr = self.limb_constants(a, c)?;
+        let shoup: Vec<u64> = a
+            .limbs
+            .iter()
+            .zip(&cr)
+            .map(|(&i, &x)| self.ring.moduli()[i].shoup(x))
+            .collect();
+        let (c, cs) = (self.dev.upload(&cr)?, self.dev.upload(&shoup)?);
+        let out = self.alloc(&a.limbs, a.repr)?;
+        let map = self.limb_map(&a.limbs)?;
+        let total = self.total(a.limbs.len());
+        let args = [
+            out.buf.addr(),
+            a.buf.addr(),
+            c.addr(),
+            cs.addr(),
+            map.addr(),
+            self.mods.addr(),
+            self.log_n,
+            total,
+        ];
+        self.dev.launch(&k::EW_MUL_CONST, total, &args)?;
+        Ok(out)
+    }
+
+    /// `X -> X^g` in the current representation.
+    pub fn automorphism(&self, a: &DevicePoly, g: u64) -> Result<DevicePoly> {
+        self.check_ring(a, "automorphism")?;
+        let n = self.ring.n();
+        let out = self.alloc(&a.limbs, a.repr)?;
+        let total = self.total(a.limbs.len());
+        match a.repr {
+            Representation::Evaluation => {
+                let perm = {
+                    let mut perms = self.perms.lock().unwrap_or_else(|e| e.into_inner());
+                    match perms.get(&g) {
+                        Some(p) => p.clone(),
+                        None => {
+                            let p: Vec<u64> = automorphism_permutation(g, n)?
+                                .into_iter()
+                                .map(u64::from)
+                                .collect();
+                            let b = Arc::new(self.dev.upload(&p)?);
+                            perms.insert(g, b.clone());
+                            b
+                        }
+                    }
+                };
+                let args = [out.buf.addr(), a.buf.addr(), perm.addr(), self.log_n, total];
+                self.dev.launch(&k::AUTO_EVAL, total, &args)?;
+            }
+            Representation::Coefficient => {
+                galois_check(g, n)?;
+                let map = self.limb_map(&a.limbs)?;
+                let args = [
+                    out.buf.addr(),
+                    a.buf.addr(),
+                    g,
+                    map.addr(),
+                    self.mods.addr(),
+                    self.log_n,
+                    total,
+                ];
+                self.dev.launch(&k::AUTO_COEFF, total, &args)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The BConv constants for `from -> to` (cached): computed from the moduli exactly as
+    /// `BaseConverter` defines them.
+    fn conv_tables(&self, from: &[usize], to: &[usize]) -> Result<Arc<ConvTables>> {
+        // The CPU's checks (limb indices, distinct primes) and error messages.
+        self.ring.converter(from, to)?;
+        let key = (from.to_vec(), to.to_vec());
+        let mut convs = self.convs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = convs.get(&key) {
+            return Ok(t.clone());
+        }
+        let m = self.ring.moduli();
+        let qs: Vec<u64> = from.iter().map(|&i| m[i].value()).collect();
+        // prod_{k != skip} q_k mod p
+        let prod_mod = |p: &tessera_math::Modulus, skip: Option<usize>| {
+            qs.iter()
+                .enumerate()
+                .filter(|(k, _)| Some(*k) != skip)
+                .fold(1u64, |acc, (_, &q)| p.mul(acc, p.reduce(q)))
+        };
+        let (mut inv, mut inv_s) = (vec![], vec![]);
+        for (k, &i) in from.iter().enumerate() {
+            let x = m[i]
+                .inv(prod_mod(&m[i], Some(k)))
+                .expect("distinct primes are coprime");
+            inv.push(x);
+            inv_s.push(m[i].shoup(x));
+        }
+        let (mut qhat, mut qhat_s, mut vq) = (vec![], vec![], vec![]);
+        for &j in to {
+            let p = &m[j];
+            let row: Vec<u64> = (0..from.len()).map(|k| prod_mod(p, Some(k))).collect();
+            qhat_s.extend(row.iter().map(|&c| p.shoup(c)));
+            qhat.extend(row);
+            let q_mod_p = prod_mod(p, None);
+            vq.extend((0..=from.len() as u64).map(|v| p.mul(p.reduce(v), q_mod_p)));
+        }
+        let qinv: Vec<u64> = qs.iter().map(|&q| (1.0 / q as f64).to_bits()).collect();
+        let t = Arc::new(ConvTables {
+            inv: self.dev.upload(&inv)?,
+            inv_shoup: self.dev.upload(&inv_s)?,
+            qhat: self.dev.upload(&qhat)?,
+            qhat_shoup: self.dev.upload(&qhat_s)?,
+            qinv: self.dev.upload(&qinv)?,
+            vq: self.dev.upload(&vq)?,
+        });
+        convs.insert(key, t.clone());
+        Ok(t)
+    }
+
+    /// Fast base conversion of `a` (coefficient form) to the limbs `to`.
+    pub fn bconv(&self, a: &DevicePoly, to: &[usize], mode: ConversionMode) -> Result<DevicePoly> {
+        self.check_ring(a, "BConv")?;
+        require(a, "BConv", Representation::Coefficient)?;
+        let t = self.conv_tables(&a.limbs, to)?;
+        let l_in = a.limbs.len();
+        let y = self.dev.alloc(l_in * self.ring.n())?;
+        let in_map = self.limb_map(&a.limbs)?;
+        let total_in = self.total(l_in);
+        let args = [
+            y.addr(),
+            a.buf.addr(),
+            t.inv.addr(),
+            t.inv_shoup.addr(),
+            in_map.addr(),
+            self.mods.addr(),
+            self.log_n,
+            total_in,
+        ];
+        self.dev.launch(&k::BCONV_SCALE, total_in, &args)?;
+        let out = self.alloc(to, Representation::Coefficient)?;
+        let out_map = self.limb_map(to)?;
+        let total = self.total(to.len());
+        let args = [
+            out.buf.addr(),
+            y.addr(),
+            l_in as u64,
+            t.qhat.addr(),
+            t.qhat_shoup.addr(),
+            t.qinv.addr(),
+            t.vq.addr(),
+            (mode == ConversionMode::ExactCentered) as u64,
+            out_map.addr(),
+            self.mods.addr(),
+            self.log_n,
+            total,
+        ];
+        self.dev.launch(&k::BCONV_MAC, total, &args)?;
+        Ok(out)
+    }
+
+    /// Position of ring limb `i` in `p`, or the CPU's limb-mismatch error.
+    fn position(&self, p: &[&DevicePoly], i: usize, op: &'static str) -> Result<(usize, usize)> {
+        p.iter()
+            .enumerate()
+            .find_map(|(pi, q)| q.limbs.iter().position(|&x| x == i).map(|pos| (pi, pos)))
+            .ok_or_else(|| {
+                MathError::LimbMismatch {
+                    op,
+                    left: p.iter().flat_map(|q| q.moduli()).collect(),
+                    right: vec![self.ring.moduli().get(i).map(|m| m.value()).unwrap_or(0)],
+                }
+                .into()
+            })
+    }
+
+    /// The limbs `keep` of `a` (device-to-device copies).
+    pub fn select_limbs(&self, a: &DevicePoly, keep: &[usize]) -> Result<DevicePoly> {
+        self.check_ring(a, "select limbs")?;
+        if keep == a.limbs.as_slice() {
+            return Ok(a.clone());
+        }
+        self.concat(&[a], keep)
+            .map_err(|e| match e {
+                crate::CudaError::Math(MathError::LimbMismatch { left, right, .. }) => {
+                    MathError::LimbMismatch {
+                        op: "select limbs",
+                        left,
+                        right,
+                    }
+                    .into()
+                }
+                other => other,
+            })
+    }
+
+    /// A polynomial over `limbs` assembled from the parts that hold them.
+    pub fn concat(&self, parts: &[&DevicePoly], limbs: &[usize]) -> Result<DevicePoly> {
+        let first = parts.first().ok_or(MathError::OutOfRange {
+            name: "parts",
+            value: "0".into(),
+            allowed: "at least one polynomial".into(),
+        })?;
+        for p in parts {
+            self.check_ring(p, "concat")?;
+            require(p, "concat", first.repr)?;
+        }
+        let out = self.alloc(limbs, first.repr)?;
+        let n = self.ring.n();
+        for (k, &i) in limbs.iter().enumerate() {
+            let (pi, pos) = self.position(parts, i, "concat")?;
+            self.dev.copy(&out.buf, k * n, &parts[pi].buf, pos * n, n)?;
+        }
+        Ok(out)
+    }
+
+    /// The single limb of `a` (coefficient form, centered lift) reduced into each of `to`.
+    pub fn extend_limb(&self, a: &DevicePoly, to: &[usize]) -> Result<DevicePoly> {
+        self.check_ring(a, "extend limb")?;
+        require(a, "extend limb", Representation::Coefficient)?;
+        if a.limbs.len() != 1 {
+            return Err(MathError::OutOfRange {
+                name: "limbs",
+                value: a.limbs.len().to_string(),
+                allowed: "exactly one limb to extend".into(),
+            }
+            .into());
+        }
+        let out = self.alloc(to, Representation::Coefficient)?;
+        let map = self.limb_map(to)?;
+        let total = self.total(to.len());
+        let src = self.ring.moduli()[a.limbs[0]].value();
+        let args = [
+            out.buf.addr(),
+            a.buf.addr(),
+            src,
+            map.addr(),
+            self.mods.addr(),
+            self.log_n,
+            total,
+        ];
+        self.dev.launch(&k::EW_LIFT_CENTERED, total, &args)?;
+        Ok(out)
+    }
+}
+

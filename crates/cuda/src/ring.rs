@@ -1,0 +1,150 @@
+//! [`DeviceRing`]: a ring's constants resident on one device (moduli with Barrett constants,
+//! NTT twiddles with Shoup quotients, N^-1), and the device-side caches: limb maps,
+//! automorphism permutations, BConv tables, and the host-object cache that uploads keys and
+//! plaintexts once.
+
+use crate::device::{Buffer, Device};
+use crate::error::Result;
+use crate::poly::DevicePoly;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use tessera_math::ntt::bit_reverse;
+use tessera_math::{Modulus, Representation, RingContext, RnsPoly};
+
+/// Barrett constants of `mul_mod` in `kernels/modarith.cuh`: `(q, floor(2^(2k) / q), k)` with
+/// `k = bits(q)`.
+pub(crate) fn barrett(m: &Modulus) -> [u64; 3] {
+    let k = m.bits() as u64;
+    let mu = (1u128 << (2 * k)) / m.value() as u128;
+    [m.value(), mu as u64, k]
+}
+
+/// The twiddle table of the radix-2 kernels for `psi` (`w[k] = psi^brev(k)`) and its Shoup
+/// quotients `floor(w * 2^64 / q)`: the layout of the math crate's tables.
+pub(crate) fn twiddles(m: &Modulus, n: usize, psi: u64) -> (Vec<u64>, Vec<u64>) {
+    let bits = n.trailing_zeros();
+    let mut pow = vec![1u64; n];
+    for k in 1..n {
+        pow[k] = m.mul(pow[k - 1], psi);
+    }
+    let w: Vec<u64> = (0..n).map(|k| pow[bit_reverse(k, bits)]).collect();
+    let ws = w.iter().map(|&x| m.shoup(x)).collect();
+    (w, ws)
+}
+
+/// The BConv constants of one (from, to) pair, on the device.
+pub(crate) struct ConvTables {
+    pub inv: Buffer,
+    pub inv_shoup: Buffer,
+    pub qhat: Buffer,
+    pub qhat_shoup: Buffer,
+    pub qinv: Buffer,
+    pub vq: Buffer,
+}
+
+/// Identity of a host object: its data address (kept alive by the cache's clone, so it cannot
+/// be reused while cached), limb set and representation.
+type HostKey = (usize, Vec<usize>, Representation);
+
+/// Keys and plaintexts uploaded once: each entry holds a clone of the host polynomial (whose
+/// buffer is shared copy-on-write, so it stays unchanged while cached) and its device copy.
+#[derive(Default)]
+pub(crate) struct HostCache {
+    pub map: HashMap<HostKey, (RnsPoly, DevicePoly)>,
+    pub order: VecDeque<HostKey>,
+    pub bytes: u64,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+/// A ring on a device.
+pub struct DeviceRing {
+    pub(crate) dev: Arc<Device>,
+    pub(crate) ring: Arc<RingContext>,
+    pub(crate) log_n: u64,
+    pub(crate) mods: Buffer,
+    pub(crate) fwd: (Buffer, Buffer),
+    pub(crate) inv: (Buffer, Buffer),
+    pub(crate) n_inv: (Buffer, Buffer),
+    pub(crate) limb_maps: Mutex<HashMap<Vec<usize>, Arc<Buffer>>>,
+    pub(crate) perms: Mutex<HashMap<u64, Arc<Buffer>>>,
+    pub(crate) convs: Mutex<HashMap<(Vec<usize>, Vec<usize>), Arc<ConvTables>>>,
+    pub(crate) cache: Mutex<HostCache>,
+    pub(crate) cache_limit: u64,
+}
+
+impl std::fmt::Debug for DeviceRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceRing")
+            .field("device", &self.dev.name())
+            .field("ring", &self.ring)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DeviceRing {
+    /// Uploads `ring`'s constants to `dev`. The host-object cache may hold up to half the
+    /// device's memory limit.
+    pub fn new(dev: &Arc<Device>, ring: &Arc<RingContext>) -> Result<Self> {
+        let n = ring.n();
+        let mut mods = Vec::new();
+        let (mut fw, mut fws, mut iw, mut iws) = (vec![], vec![], vec![], vec![]);
+        let (mut ni, mut nis) = (vec![], vec![]);
+        for (i, m) in ring.moduli().iter().enumerate() {
+            mods.extend_from_slice(&barrett(m));
+            let psi = ring.plan(i).psi();
+            let (w, ws) = twiddles(m, n, psi);
+            fw.extend(w);
+            fws.extend(ws);
+            let psi_inv = m.inv(psi).expect("psi is a unit");
+            let (w, ws) = twiddles(m, n, psi_inv);
+            iw.extend(w);
+            iws.extend(ws);
+            let inv = m.inv(n as u64 % m.value()).expect("N is invertible");
+            ni.push(inv);
+            nis.push(m.shoup(inv));
+        }
+        Ok(Self {
+            log_n: n.trailing_zeros() as u64,
+            mods: dev.upload(&mods)?,
+            fwd: (dev.upload(&fw)?, dev.upload(&fws)?),
+            inv: (dev.upload(&iw)?, dev.upload(&iws)?),
+            n_inv: (dev.upload(&ni)?, dev.upload(&nis)?),
+            limb_maps: Mutex::new(HashMap::new()),
+            perms: Mutex::new(HashMap::new()),
+            convs: Mutex::new(HashMap::new()),
+            cache: Mutex::new(HostCache::default()),
+            cache_limit: dev.memory_limit() / 2,
+            dev: dev.clone(),
+            ring: ring.clone(),
+        })
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<Device> {
+        &self.dev
+    }
+
+    /// The ring.
+    pub fn ring(&self) -> &Arc<RingContext> {
+        &self.ring
+    }
+
+    /// The device array mapping limb positions to ring modulus indices (cached per limb set).
+    pub(crate) fn limb_map(&self, limbs: &[usize]) -> Result<Arc<Buffer>> {
+        let mut maps = self.limb_maps.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = maps.get(limbs) {
+            return Ok(b.clone());
+        }
+        let words: Vec<u64> = limbs.iter().map(|&i| i as u64).collect();
+        let b = Arc::new(self.dev.upload(&words)?);
+        maps.insert(limbs.to_vec(), b.clone());
+        Ok(b)
+    }
+
+    /// (hits, misses, bytes held) of the host-object cache.
+    pub fn cache_stats(&self) -> (u64, u64, u64) {
+        let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        (c.hits, c.misses, c.bytes)
+    }
+}

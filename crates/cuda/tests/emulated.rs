@@ -1,0 +1,38 @@
+//! The CUDA kernels compiled for the host (`Device::emulated`) against the CPU, bit for bit:
+//! the kernels' arithmetic and index maps and the device layer's launch sequences, without a
+//! GPU. Skips with a printed reason only when there is no host C++ compiler.
+
+mod common;
+
+use std::sync::Arc;
+use tessera_cuda::Device;
+
+fn device() -> Option<Arc<Device>> {
+    match Device::emulated() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            println!("skipped: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn emulated_kernels_equal_cpu() {
+    let Some(dev) = device() else { return };
+    for log_n in [1, 4, 7, 10] {
+        common::check_ring(&dev, &common::ring(1 << log_n));
+    }
+}
+
+#[test]
+fn emulated_errors_are_typed() {
+    let Some(dev) = device() else { return };
+    common::check_errors(&dev);
+}
+
+#[test]
+fn emulated_memory_accounting() {
+    let Some(dev) = device() else { return };
+    common::check_memory(&dev);
+}
