@@ -44,6 +44,13 @@ impl CudaBackend {
         })
     }
 
+    /// A CUDA backend whose kernels run on this CPU ([`Device::emulated`]: the same kernel
+    /// sources compiled by the host C++ compiler): for tests without a GPU, never for timing.
+    pub fn emulated(ring: Arc<RingContext>) -> Result<Self, MathError> {
+        let dev = Device::emulated().map_err(MathError::from)?;
+        Self::on_device(&dev, ring)
+    }
+
     /// The device (memory use, peak, limit).
     pub fn device(&self) -> &Arc<Device> {
         self.dev.device()

@@ -123,37 +123,55 @@ impl DeviceRing {
         })
     }
 
-    /// Uploads a host polynomial that is used many times (a key or a plaintext) once: later
-    /// loads of the same host object share the device copy. The cache holds at most half the
-    /// device's memory limit, evicting the oldest entries first.
+    /// Uploads a host polynomial that is used many times (a key or a plaintext) once: a later
+    /// load of the same data shares the device copy. A hit is exact: the candidate's data is
+    /// the same buffer or compares equal word for word (a host read of the object, which a
+    /// fresh selection of a key's limbs needs, since it has a new address each time). The
+    /// cache holds at most half the device's memory limit, evicting the oldest entries first.
     pub fn upload_cached(&self, host: &RnsPoly) -> Result<DevicePoly> {
-        let key = (
-            host.data().as_ptr() as usize,
-            host.limb_indices().to_vec(),
-            host.repr(),
-        );
+        use std::hash::{Hash, Hasher};
+        let (data, n) = (host.data(), self.ring.n());
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for limb in data.chunks(n) {
+            for k in [0, n / 3, n / 2, n - 1] {
+                limb[k].hash(&mut h);
+            }
+        }
+        let key = (host.limb_indices().to_vec(), host.repr(), h.finish());
         {
             let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((_, d)) = c.map.get(&key) {
-                let d = d.clone();
+            let hit = c.map.get(&key).and_then(|v| {
+                v.iter()
+                    .find(|(hp, _)| {
+                        Arc::ptr_eq(hp.context(), host.context())
+                            && (std::ptr::eq(hp.data(), data) || hp.data() == data)
+                    })
+                    .map(|(_, d)| d.clone())
+            });
+            if let Some(d) = hit {
                 c.hits += 1;
                 return Ok(d);
             }
         }
         let d = self.upload(host)?;
-        let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let c = &mut *guard;
         c.misses += 1;
         while c.bytes + d.bytes() > self.cache_limit {
             let Some(old) = c.order.pop_front() else {
                 return Ok(d); // larger than the whole cache: not cached
             };
-            if let Some((_, p)) = c.map.remove(&old) {
+            if let Some(v) = c.map.get_mut(&old) {
+                let (_, p) = v.remove(0);
                 c.bytes -= p.bytes();
+                if v.is_empty() {
+                    c.map.remove(&old);
+                }
             }
         }
         c.bytes += d.bytes();
         c.order.push_back(key.clone());
-        c.map.insert(key, (host.clone(), d.clone()));
+        c.map.entry(key).or_default().push((host.clone(), d.clone()));
         Ok(d)
     }
 

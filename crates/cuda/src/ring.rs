@@ -42,15 +42,17 @@ pub(crate) struct ConvTables {
     pub vq: Buffer,
 }
 
-/// Identity of a host object: its data address (kept alive by the cache's clone, so it cannot
-/// be reused while cached), limb set and representation.
-type HostKey = (usize, Vec<usize>, Representation);
+/// What finds a cached host object's candidates: its limb set, representation and a hash of
+/// a few sampled words. A candidate is a hit only if its data equals the object's (same
+/// buffer, or equal words): the evaluator passes each key switch a fresh host selection of
+/// the key's limbs, so the same key arrives at a new address every time.
+pub(crate) type HostKey = (Vec<usize>, Representation, u64);
 
 /// Keys and plaintexts uploaded once: each entry holds a clone of the host polynomial (whose
 /// buffer is shared copy-on-write, so it stays unchanged while cached) and its device copy.
 #[derive(Default)]
 pub(crate) struct HostCache {
-    pub map: HashMap<HostKey, (RnsPoly, DevicePoly)>,
+    pub map: HashMap<HostKey, Vec<(RnsPoly, DevicePoly)>>,
     pub order: VecDeque<HostKey>,
     pub bytes: u64,
     pub hits: u64,
