@@ -146,11 +146,7 @@ impl Backend for CudaBackend {
     fn select_limbs(&mut self, a: &DevicePoly, keep: &[usize]) -> Result<DevicePoly, MathError> {
         self.dev.select_limbs(a, keep).map_err(e)
     }
-    fn concat(
-        &mut self,
-        parts: &[&DevicePoly],
-        limbs: &[usize],
-    ) -> Result<DevicePoly, MathError> {
+    fn concat(&mut self, parts: &[&DevicePoly], limbs: &[usize]) -> Result<DevicePoly, MathError> {
         self.dev.concat(parts, limbs).map_err(e)
     }
     fn extend_limb(&mut self, a: &DevicePoly, to: &[usize]) -> Result<DevicePoly, MathError> {

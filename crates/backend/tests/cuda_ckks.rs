@@ -37,7 +37,9 @@ fn setup() -> (Arc<CkksContext>, [Ciphertext<RnsPoly>; 2], EvaluationKeys) {
     let sk = kg.secret_key().unwrap();
     let keys = kg.evaluation_keys(&sk, &[1], true).unwrap();
     let (l, scale) = (ctx.params().max_level(), ctx.params().default_scale());
-    let z: Vec<f64> = (0..512).map(|i| ((i * 37 % 101) as f64 / 101.0) - 0.5).collect();
+    let z: Vec<f64> = (0..512)
+        .map(|i| ((i * 37 % 101) as f64 / 101.0) - 0.5)
+        .collect();
     let pa = ctx.encode_real(&z, 512, l, scale).unwrap();
     let zb: Vec<f64> = z.iter().rev().copied().collect();
     let pb = ctx.encode_real(&zb, 512, l, scale).unwrap();
@@ -68,7 +70,10 @@ fn emulated_cuda_evaluator_equals_cpu() {
     let dev = cuda.device_ring().clone();
     assert_same(&want, &circuit(&ctx, cuda, &cts, &keys));
     let (hits, misses, _) = dev.cache_stats();
-    assert!(hits > 0 && misses > 0, "keys are uploaded once: {hits} hits, {misses} misses");
+    assert!(
+        hits > 0 && misses > 0,
+        "keys are uploaded once: {hits} hits, {misses} misses"
+    );
 }
 
 #[test]

@@ -173,8 +173,11 @@ impl Device {
         words: usize,
     ) -> Result<()> {
         debug_assert!(dst_off + words <= dst.words && src_off + words <= src.words);
-        self.exec
-            .copy(dst.addr + dst_off as u64 * 8, src.addr + src_off as u64 * 8, words)
+        self.exec.copy(
+            dst.addr + dst_off as u64 * 8,
+            src.addr + src_off as u64 * 8,
+            words,
+        )
     }
 
     /// Waits for every launch.

@@ -110,7 +110,9 @@ pub(crate) fn open(ordinal: usize) -> Result<CudaExec> {
 
 impl CudaExec {
     fn bind(&self) -> Result<()> {
-        self.ctx.bind_to_thread().map_err(driver_err("binding the context"))
+        self.ctx
+            .bind_to_thread()
+            .map_err(driver_err("binding the context"))
     }
 }
 
@@ -174,6 +176,8 @@ impl Executor for CudaExec {
             .map_err(driver_err(kernel.name))
     }
     fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().map_err(driver_err("synchronizing"))
+        self.stream
+            .synchronize()
+            .map_err(driver_err("synchronizing"))
     }
 }

@@ -166,7 +166,14 @@ impl Executor for HostExec {
         let _guard = self.memory.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: `args` has the kernel's parameter count (checked by the caller) and its
         // addresses are live allocations of this executor sized by the device layer.
-        unsafe { (self.run)(self.wrappers[kernel.name], args.as_ptr(), grid, kernels::BLOCK) };
+        unsafe {
+            (self.run)(
+                self.wrappers[kernel.name],
+                args.as_ptr(),
+                grid,
+                kernels::BLOCK,
+            )
+        };
         Ok(())
     }
     fn synchronize(&self) -> Result<()> {

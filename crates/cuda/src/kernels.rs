@@ -7,7 +7,10 @@ pub(crate) const SOURCES: [(&str, &str); 5] = [
     ("modarith.cuh", include_str!("../kernels/modarith.cuh")),
     ("elementwise.cu", include_str!("../kernels/elementwise.cu")),
     ("ntt.cu", include_str!("../kernels/ntt.cu")),
-    ("automorphism.cu", include_str!("../kernels/automorphism.cu")),
+    (
+        "automorphism.cu",
+        include_str!("../kernels/automorphism.cu"),
+    ),
     ("bconv.cu", include_str!("../kernels/bconv.cu")),
 ];
 
@@ -83,7 +86,9 @@ mod tests {
         let tu = translation_unit();
         for k in ALL {
             let head = format!("__global__ void {}(", k.name);
-            let at = tu.find(&head).unwrap_or_else(|| panic!("{} not defined", k.name));
+            let at = tu
+                .find(&head)
+                .unwrap_or_else(|| panic!("{} not defined", k.name));
             let rest = &tu[at + head.len()..];
             let params = &rest[..rest.find(')').expect("closing parenthesis")];
             assert_eq!(params.split(',').count(), k.params.len(), "{}", k.name);

@@ -171,7 +171,10 @@ impl DeviceRing {
         }
         c.bytes += d.bytes();
         c.order.push_back(key.clone());
-        c.map.entry(key).or_default().push((host.clone(), d.clone()));
+        c.map
+            .entry(key)
+            .or_default()
+            .push((host.clone(), d.clone()));
         Ok(d)
     }
 
@@ -304,7 +307,13 @@ impl DeviceRing {
 
     /// Pointwise `a * b` (evaluation form).
     pub fn mul(&self, a: &DevicePoly, b: &DevicePoly) -> Result<DevicePoly> {
-        self.binary(&k::EW_MUL, a, b, "multiply", Some(Representation::Evaluation))
+        self.binary(
+            &k::EW_MUL,
+            a,
+            b,
+            "multiply",
+            Some(Representation::Evaluation),
+        )
     }
 
     /// `-a`.
@@ -604,18 +613,17 @@ impl DeviceRing {
         if keep == a.limbs.as_slice() {
             return Ok(a.clone());
         }
-        self.concat(&[a], keep)
-            .map_err(|e| match e {
-                crate::CudaError::Math(MathError::LimbMismatch { left, right, .. }) => {
-                    MathError::LimbMismatch {
-                        op: "select limbs",
-                        left,
-                        right,
-                    }
-                    .into()
+        self.concat(&[a], keep).map_err(|e| match e {
+            crate::CudaError::Math(MathError::LimbMismatch { left, right, .. }) => {
+                MathError::LimbMismatch {
+                    op: "select limbs",
+                    left,
+                    right,
                 }
-                other => other,
-            })
+                .into()
+            }
+            other => other,
+        })
     }
 
     /// A polynomial over `limbs` assembled from the parts that hold them.
@@ -667,4 +675,3 @@ impl DeviceRing {
         Ok(out)
     }
 }
-

@@ -43,8 +43,12 @@ fn open_is_typed() {
     }
     // A second open shares the first (or fails the same way).
     assert_eq!(
-        Device::open(ordinal()).map(|d| d.name()).map_err(|e| e.to_string()),
-        Device::open(ordinal()).map(|d| d.name()).map_err(|e| e.to_string())
+        Device::open(ordinal())
+            .map(|d| d.name())
+            .map_err(|e| e.to_string()),
+        Device::open(ordinal())
+            .map(|d| d.name())
+            .map_err(|e| e.to_string())
     );
 }
 

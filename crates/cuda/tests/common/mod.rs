@@ -19,12 +19,7 @@ pub fn ring(n: usize) -> Arc<RingContext> {
 }
 
 /// Uniform residues over `limbs` from a deterministic stream labelled `tag`.
-pub fn random(
-    ring: &Arc<RingContext>,
-    limbs: &[usize],
-    repr: Representation,
-    tag: u8,
-) -> RnsPoly {
+pub fn random(ring: &Arc<RingContext>, limbs: &[usize], repr: Representation, tag: u8) -> RnsPoly {
     let mut xof = Xof::new(&Seed([tag; 32]), b"tessera-cuda test");
     let n = ring.n();
     let mut data = Vec::with_capacity(limbs.len() * n);
@@ -71,7 +66,11 @@ pub fn check_ring(dev: &Arc<Device>, ring: &Arc<RingContext>) {
         let mut got = dca.clone();
         dr.ntt(&mut got).unwrap();
         assert_eq!(dr.download(&got).unwrap(), want, "NTT, {ctx}");
-        assert_eq!(dr.download(&dca).unwrap(), ca, "NTT left a clone alone, {ctx}");
+        assert_eq!(
+            dr.download(&dca).unwrap(),
+            ca,
+            "NTT left a clone alone, {ctx}"
+        );
         let mut want = ea.clone();
         want.intt().unwrap();
         let mut got = dea.clone();
@@ -81,16 +80,32 @@ pub fn check_ring(dev: &Arc<Device>, ring: &Arc<RingContext>) {
         // Element-wise.
         let mut w = ea.clone();
         w.add_assign(&eb).unwrap();
-        assert_eq!(dr.download(&dr.add(&dea, &deb).unwrap()).unwrap(), w, "add, {ctx}");
+        assert_eq!(
+            dr.download(&dr.add(&dea, &deb).unwrap()).unwrap(),
+            w,
+            "add, {ctx}"
+        );
         let mut w = ea.clone();
         w.sub_assign(&eb).unwrap();
-        assert_eq!(dr.download(&dr.sub(&dea, &deb).unwrap()).unwrap(), w, "sub, {ctx}");
+        assert_eq!(
+            dr.download(&dr.sub(&dea, &deb).unwrap()).unwrap(),
+            w,
+            "sub, {ctx}"
+        );
         let mut w = ca.clone();
         w.neg_assign();
-        assert_eq!(dr.download(&dr.neg(&dca).unwrap()).unwrap(), w, "neg, {ctx}");
+        assert_eq!(
+            dr.download(&dr.neg(&dca).unwrap()).unwrap(),
+            w,
+            "neg, {ctx}"
+        );
         let mut w = ea.clone();
         w.mul_assign(&eb).unwrap();
-        assert_eq!(dr.download(&dr.mul(&dea, &deb).unwrap()).unwrap(), w, "mul, {ctx}");
+        assert_eq!(
+            dr.download(&dr.mul(&dea, &deb).unwrap()).unwrap(),
+            w,
+            "mul, {ctx}"
+        );
         let mut w = ec.clone();
         w.mul_acc(&ea, &eb).unwrap();
         let mut got = dec.clone();
@@ -104,10 +119,18 @@ pub fn check_ring(dev: &Arc<Device>, ring: &Arc<RingContext>) {
             .collect();
         let mut w = ea.clone();
         w.add_scalar_limbs(&c).unwrap();
-        assert_eq!(dr.download(&dr.add_scalar(&dea, &c).unwrap()).unwrap(), w, "add_scalar, {ctx}");
+        assert_eq!(
+            dr.download(&dr.add_scalar(&dea, &c).unwrap()).unwrap(),
+            w,
+            "add_scalar, {ctx}"
+        );
         let mut w = ca.clone();
         w.mul_scalar_limbs(&c).unwrap();
-        assert_eq!(dr.download(&dr.mul_scalar(&dca, &c).unwrap()).unwrap(), w, "mul_scalar, {ctx}");
+        assert_eq!(
+            dr.download(&dr.mul_scalar(&dca, &c).unwrap()).unwrap(),
+            w,
+            "mul_scalar, {ctx}"
+        );
 
         // Automorphisms in both representations.
         for g in [
@@ -125,8 +148,14 @@ pub fn check_ring(dev: &Arc<Device>, ring: &Arc<RingContext>) {
         // Limb movement.
         let keep: Vec<usize> = limbs.iter().rev().step_by(2).copied().collect();
         let w = ca.select_limbs(&keep).unwrap();
-        assert_eq!(dr.download(&dr.select_limbs(&dca, &keep).unwrap()).unwrap(), w, "select, {ctx}");
-        let other: Vec<usize> = (0..ring.moduli().len()).filter(|i| !limbs.contains(i)).collect();
+        assert_eq!(
+            dr.download(&dr.select_limbs(&dca, &keep).unwrap()).unwrap(),
+            w,
+            "select, {ctx}"
+        );
+        let other: Vec<usize> = (0..ring.moduli().len())
+            .filter(|i| !limbs.contains(i))
+            .collect();
         if !other.is_empty() {
             let co = random(ring, &other, Representation::Coefficient, 5);
             let all: Vec<usize> = other.iter().chain(&limbs).rev().copied().collect();
@@ -152,7 +181,12 @@ pub fn check_ring(dev: &Arc<Device>, ring: &Arc<RingContext>) {
         // Seed expansion.
         let seed = Seed([9; 32]);
         let w = RnsPoly::expand_seed(ring, &limbs, &seed).unwrap();
-        assert_eq!(dr.download(&dr.expand_seed(&seed, &limbs).unwrap()).unwrap(), w, "expand_seed, {ctx}");
+        assert_eq!(
+            dr.download(&dr.expand_seed(&seed, &limbs).unwrap())
+                .unwrap(),
+            w,
+            "expand_seed, {ctx}"
+        );
     }
 }
 
@@ -160,10 +194,19 @@ pub fn check_ring(dev: &Arc<Device>, ring: &Arc<RingContext>) {
 pub fn check_errors(dev: &Arc<Device>) {
     let r = ring(16);
     let dr = DeviceRing::new(dev, &r).unwrap();
-    let a = dr.upload(&random(&r, &[0, 1], Representation::Evaluation, 1)).unwrap();
-    let b = dr.upload(&random(&r, &[0, 2], Representation::Evaluation, 2)).unwrap();
-    let c = dr.upload(&random(&r, &[0, 1], Representation::Coefficient, 3)).unwrap();
-    assert!(matches!(dr.add(&a, &b), Err(CudaError::Math(MathError::LimbMismatch { .. }))));
+    let a = dr
+        .upload(&random(&r, &[0, 1], Representation::Evaluation, 1))
+        .unwrap();
+    let b = dr
+        .upload(&random(&r, &[0, 2], Representation::Evaluation, 2))
+        .unwrap();
+    let c = dr
+        .upload(&random(&r, &[0, 1], Representation::Coefficient, 3))
+        .unwrap();
+    assert!(matches!(
+        dr.add(&a, &b),
+        Err(CudaError::Math(MathError::LimbMismatch { .. }))
+    ));
     assert!(matches!(
         dr.mul(&a, &c),
         Err(CudaError::Math(MathError::RepresentationMismatch { .. }))
@@ -172,13 +215,28 @@ pub fn check_errors(dev: &Arc<Device>) {
         dr.bconv(&a, &[3], ConversionMode::Approximate),
         Err(CudaError::Math(MathError::RepresentationMismatch { .. }))
     ));
-    assert!(matches!(dr.automorphism(&c, 4), Err(CudaError::Math(MathError::OutOfRange { .. }))));
-    assert!(matches!(dr.mul_scalar(&a, &[1]), Err(CudaError::Math(MathError::LengthMismatch { .. }))));
-    assert!(matches!(dr.select_limbs(&a, &[5]), Err(CudaError::Math(MathError::LimbMismatch { .. }))));
-    assert!(matches!(dr.expand_seed(&Seed([0; 32]), &[0, 0]), Err(CudaError::Math(MathError::OutOfRange { .. }))));
+    assert!(matches!(
+        dr.automorphism(&c, 4),
+        Err(CudaError::Math(MathError::OutOfRange { .. }))
+    ));
+    assert!(matches!(
+        dr.mul_scalar(&a, &[1]),
+        Err(CudaError::Math(MathError::LengthMismatch { .. }))
+    ));
+    assert!(matches!(
+        dr.select_limbs(&a, &[5]),
+        Err(CudaError::Math(MathError::LimbMismatch { .. }))
+    ));
+    assert!(matches!(
+        dr.expand_seed(&Seed([0; 32]), &[0, 0]),
+        Err(CudaError::Math(MathError::OutOfRange { .. }))
+    ));
     let other = ring(16);
     let foreign = random(&other, &[0], Representation::Evaluation, 1);
-    assert!(matches!(dr.upload(&foreign), Err(CudaError::Math(MathError::RingMismatch { .. }))));
+    assert!(matches!(
+        dr.upload(&foreign),
+        Err(CudaError::Math(MathError::RingMismatch { .. }))
+    ));
 }
 
 /// Memory accounting: allocations are counted and freed, the peak is kept, an allocation over
@@ -198,7 +256,11 @@ pub fn check_memory(dev: &Arc<Device>) {
     let k1 = dr.upload_cached(&h).unwrap();
     let in_use = dev.bytes_in_use();
     let k2 = dr.upload_cached(&h.clone()).unwrap();
-    assert_eq!(dev.bytes_in_use(), in_use, "a cached key is not uploaded again");
+    assert_eq!(
+        dev.bytes_in_use(),
+        in_use,
+        "a cached key is not uploaded again"
+    );
     assert_eq!(dr.cache_stats().0, 1);
     assert_eq!(dr.download(&k2).unwrap(), dr.download(&k1).unwrap());
     let mut changed = h.clone();

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The CUDA backend's checks for a session that is lent a GPU (issue 23). Two halves:
+#
+#   scripts/gpu-check.sh build   # here (Rust machine): builds the test executables and the
+#                                # tessera binary with the `cuda` feature into gpu-bin/
+#   scripts/gpu-check.sh run [tests|bench|all]
+#                                # on the GPU machine (no Rust): runs them, outputs under $OUT
+#
+# The `run` tool carries gpu-bin/ (git-ignored) with the working tree:
+#   run(command="bash scripts/gpu-check.sh run tests", carry=["gpu-bin"], timeout_s=420)
+#   run(command="bash scripts/gpu-check.sh run bench", carry=["gpu-bin"], timeout_s=540)
+# See docs/gpu.md. Every step has its own time limit so a slow step cannot eat the budget of
+# the others; each step's output goes to $OUT/<step>.txt and its status to $OUT/summary.txt.
+set -u
+cd "$(dirname "$0")/.."
+BIN=gpu-bin
+
+build() {
+    set -e
+    : "${CARGO_TARGET_DIR:=target}"
+    rm -rf "$BIN" && mkdir -p "$BIN"
+    # Test executables: cargo prints their paths as JSON; copy each under its test name.
+    cargo test --release --no-run -p tessera-cuda -p tessera-backend --features tessera-backend/cuda \
+        --message-format=json 2>/dev/null |
+        python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["target"]["name"], m["executable"])
+' | while read -r name exe; do
+        case "$name" in
+            emulated|gpu|cuda_ckks|cuda_conformance|conformance*) cp "$exe" "$BIN/test-$name" ;;
+        esac
+    done
+    # The CLI with the CUDA backend compiled in (for `tessera bench --backend cuda`).
+    if cargo build --release -p tessera-cli --features tessera-backend/cuda 2>/dev/null; then
+        cp "$CARGO_TARGET_DIR/release/tessera" "$BIN/tessera"
+    else
+        echo "tessera-cli did not build with the cuda feature: bench step will be skipped" >&2
+    fi
+    strip "$BIN"/* 2>/dev/null || true
+    ls -la "$BIN"
+    du -sh "$BIN"
+}
+
+step() { # step <name> <seconds> <command...>
+    local name=$1 secs=$2
+    shift 2
+    local t0=$(date +%s%N)
+    timeout "$secs" "$@" >"$OUT/$name.txt" 2>&1
+    local rc=$?
+    local ms=$((($(date +%s%N) - t0) / 1000000))
+    printf '%-28s rc=%-3s %8d ms\n' "$name" "$rc" "$ms" | tee -a "$OUT/summary.txt"
+    tail -n 5 "$OUT/$name.txt"
+}
+
+run() { # run [tests|bench|all]
+    local what=${1:-all}
+    : "${OUT:=gpu-out}"
+    mkdir -p "$OUT"
+    # NVRTC and the driver are opened at run time: make the toolkit's libraries findable.
+    for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+        [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
+    done
+    export TESSERA_DATA="${TESSERA_DATA:-$PWD/data}"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$OUT/device.txt" 2>&1
+    cat "$OUT/device.txt"
+    if [ "$what" != bench ]; then
+    # 1. Device layer: every kernel against the CPU, N = 2^1 .. 2^16 (and the emulator).
+    step cuda-gpu-tests 150 "$BIN/test-gpu" --nocapture --test-threads=1
+    step cuda-emulated-tests 60 "$BIN/test-emulated"
+    # 2. The CKKS evaluator on the GPU against the CPU, bit for bit.
+    step backend-cuda-ckks 90 "$BIN/test-cuda_ckks" --nocapture --test-threads=1
+    # 3. The backend conformance suite (helper select's), run for CudaBackend.
+    for t in "$BIN"/test-cuda_conformance "$BIN"/test-conformance*; do
+        [ -x "$t" ] && step "$(basename "$t")" 150 "$t" --nocapture --test-threads=1
+    done
+    fi
+    # 4. Timings at ark on the GPU (needs the `--backend` option of tessera bench).
+    if [ "$what" != tests ] && [ -x "$BIN/tessera" ]; then
+        for op in hmult hrot bootstrap; do
+            step "bench-$op" 170 "$BIN/tessera" bench "$op" --params ark --backend cuda --json
+        done
+    fi
+    cat "$OUT/summary.txt"
+}
+
+case "${1:-}" in
+    build) build ;;
+    run) run "${2:-all}" ;;
+    *) echo "usage: $0 build | run [tests|bench|all]" >&2; exit 2 ;;
+esac
