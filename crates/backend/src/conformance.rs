@@ -861,3 +861,186 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CPU backend with one fault injected: the primary named `fault` changes one residue
+    /// of its output (or, for `"lenient"`, `select_limbs` accepts a limb it does not hold).
+    #[derive(Clone, Debug)]
+    struct Faulty {
+        inner: CpuBackend,
+        fault: &'static str,
+    }
+
+    impl Faulty {
+        fn hit(&self, op: &'static str, r: Result<RnsPoly, MathError>) -> Result<RnsPoly, MathError> {
+            let p = r?;
+            if op != self.fault {
+                return Ok(p);
+            }
+            let mut data = p.data().to_vec();
+            let q = p.moduli()[0];
+            let last = data.len() - 1;
+            data[last] = (data[last] + 1) % q;
+            RnsPoly::from_data(p.context(), p.limb_indices(), data, p.repr())
+        }
+    }
+
+    type R = Result<RnsPoly, MathError>;
+
+    impl Backend for Faulty {
+        type Poly = RnsPoly;
+        fn ring(&self) -> &Arc<RingContext> {
+            self.inner.ring()
+        }
+        fn limbs(&self, p: &RnsPoly) -> Vec<usize> {
+            self.inner.limbs(p)
+        }
+        fn repr(&self, p: &RnsPoly) -> Representation {
+            self.inner.repr(p)
+        }
+        fn load(&mut self, h: &RnsPoly, k: Kind) -> R {
+            let r = self.inner.load(h, k);
+            self.hit("load", r)
+        }
+        fn store(&mut self, p: &RnsPoly) -> R {
+            self.inner.store(p)
+        }
+        fn expand_seed(&mut self, s: &Seed, l: &[usize], k: Kind) -> R {
+            let r = self.inner.expand_seed(s, l, k);
+            self.hit("expand_seed", r)
+        }
+        fn ntt(&mut self, p: &mut RnsPoly) -> Result<(), MathError> {
+            self.inner.ntt(p)?;
+            *p = self.hit("ntt", Ok(p.clone()))?;
+            Ok(())
+        }
+        fn intt(&mut self, p: &mut RnsPoly) -> Result<(), MathError> {
+            self.inner.intt(p)?;
+            *p = self.hit("intt", Ok(p.clone()))?;
+            Ok(())
+        }
+        fn add(&mut self, a: &RnsPoly, b: &RnsPoly) -> R {
+            let r = self.inner.add(a, b);
+            self.hit("add", r)
+        }
+        fn sub(&mut self, a: &RnsPoly, b: &RnsPoly) -> R {
+            let r = self.inner.sub(a, b);
+            self.hit("sub", r)
+        }
+        fn neg(&mut self, a: &RnsPoly) -> R {
+            let r = self.inner.neg(a);
+            self.hit("neg", r)
+        }
+        fn mul(&mut self, a: &RnsPoly, b: &RnsPoly) -> R {
+            let r = self.inner.mul(a, b);
+            self.hit("mul", r)
+        }
+        fn mul_acc(&mut self, acc: &mut RnsPoly, a: &RnsPoly, b: &RnsPoly) -> Result<(), MathError> {
+            self.inner.mul_acc(acc, a, b)?;
+            *acc = self.hit("mul_acc", Ok(acc.clone()))?;
+            Ok(())
+        }
+        fn add_scalar(&mut self, a: &RnsPoly, c: &[u64]) -> R {
+            let r = self.inner.add_scalar(a, c);
+            self.hit("add_scalar", r)
+        }
+        fn dot(&mut self, a: &[&RnsPoly], b: &[&RnsPoly]) -> R {
+            let r = self.inner.dot(a, b);
+            self.hit("dot", r)
+        }
+        fn mul_scalar(&mut self, a: &RnsPoly, c: &[u64]) -> R {
+            let r = self.inner.mul_scalar(a, c);
+            self.hit("mul_scalar", r)
+        }
+        fn automorphism(&mut self, a: &RnsPoly, g: u64) -> R {
+            let r = self.inner.automorphism(a, g);
+            self.hit("automorphism", r)
+        }
+        fn bconv(&mut self, a: &RnsPoly, to: &[usize], m: ConversionMode) -> R {
+            let r = self.inner.bconv(a, to, m);
+            self.hit("bconv", r)
+        }
+        fn select_limbs(&mut self, a: &RnsPoly, keep: &[usize]) -> R {
+            let r = self.inner.select_limbs(a, keep);
+            if self.fault == "lenient" && r.is_err() {
+                return RnsPoly::zero(self.inner.ring(), keep, a.repr());
+            }
+            self.hit("select_limbs", r)
+        }
+        fn concat(&mut self, parts: &[&RnsPoly], limbs: &[usize]) -> R {
+            let r = self.inner.concat(parts, limbs);
+            self.hit("concat", r)
+        }
+        fn extend_limb(&mut self, a: &RnsPoly, to: &[usize]) -> R {
+            let r = self.inner.extend_limb(a, to);
+            self.hit("extend_limb", r)
+        }
+        fn begin_op(&mut self, _: &'static str, _: usize) {}
+        fn end_op(&mut self) {}
+    }
+
+    /// The suite finds each injected fault and names the primary (so it can fail, and says
+    /// where); without a fault it passes.
+    #[test]
+    fn every_injected_fault_is_found_and_named() {
+        let cfg = Config::degrees([4]);
+        let make = |fault| move |ring| Ok(Faulty { inner: CpuBackend::new(ring), fault });
+        let s = check(make("none"), &cfg).unwrap();
+        assert_eq!(s.rings.len(), 3);
+        for fault in [
+            "load",
+            "expand_seed",
+            "ntt",
+            "intt",
+            "add",
+            "sub",
+            "neg",
+            "mul",
+            "mul_acc",
+            "add_scalar",
+            "dot",
+            "mul_scalar",
+            "automorphism",
+            "bconv",
+            "select_limbs",
+            "concat",
+            "extend_limb",
+        ] {
+            let f = check(make(fault), &cfg).unwrap_err();
+            // The fault shows in that primary, or in one built on it (dot_pair_seeded_key runs
+            // expand_seed and dot by default).
+            assert!(
+                f.primary == fault || (f.primary == "dot_pair_seeded_key" && fault == "dot"),
+                "{fault}: {f}"
+            );
+            assert!(f.detail.contains("first difference"), "{fault}: {f}");
+            assert!(f.ring.starts_with("N=2^4"), "{f}");
+        }
+        let f = check(make("lenient"), &cfg).unwrap_err();
+        assert_eq!(f.primary, "select_limbs");
+        assert!(f.detail.contains("expected an error"), "{f}");
+    }
+
+    /// A backend that refuses a ring is skipped with its reason, not failed.
+    #[test]
+    fn refused_rings_are_skipped_with_the_reason() {
+        let cfg = Config::degrees([4]);
+        let s = check(
+            |ring: Arc<RingContext>| {
+                if ring.moduli().iter().any(|m| m.value() >= 1 << 30) {
+                    Err(MathError::Unsupported("primes of 30 bits or more".into()))
+                } else {
+                    Ok(CpuBackend::new(ring))
+                }
+            },
+            &cfg,
+        )
+        .unwrap();
+        assert_eq!(s.rings.len(), 1);
+        assert_eq!(s.skipped.len(), 2);
+        assert!(s.skipped[0].1.contains("30 bits"));
+    }
+}
