@@ -21,7 +21,7 @@ build() {
     rm -rf "$BIN" && mkdir -p "$BIN"
     # Test executables: cargo prints their paths as JSON; copy each under its test name.
     cargo test --release --no-run -p tessera-cuda -p tessera-backend --features tessera-backend/cuda \
-        --message-format=json 2>/dev/null |
+        --test emulated --test gpu --test cuda_ckks --test cuda_conformance --message-format=json 2>/dev/null |
         python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -30,7 +30,7 @@ for line in sys.stdin:
         print(m["target"]["name"], m["executable"])
 ' | while read -r name exe; do
         case "$name" in
-            emulated|gpu|cuda_ckks|cuda_conformance|conformance*) cp "$exe" "$BIN/test-$name" ;;
+            emulated|gpu|cuda_ckks|cuda_conformance) cp "$exe" "$BIN/test-$name" ;;
         esac
     done
     # The CLI with the CUDA backend compiled in (for `tessera bench --backend cuda`).
@@ -73,9 +73,7 @@ run() { # run [tests|bench|all]
     # 2. The CKKS evaluator on the GPU against the CPU, bit for bit.
     step backend-cuda-ckks 90 "$BIN/test-cuda_ckks" --nocapture --test-threads=1
     # 3. The backend conformance suite (helper select's), run for CudaBackend.
-    for t in "$BIN"/test-cuda_conformance "$BIN"/test-conformance*; do
-        [ -x "$t" ] && step "$(basename "$t")" 150 "$t" --nocapture --test-threads=1
-    done
+    step backend-cuda-conformance 150 "$BIN/test-cuda_conformance" --nocapture --test-threads=1
     fi
     # 4. Timings at ark on the GPU (needs the `--backend` option of tessera bench).
     if [ "$what" != tests ] && [ -x "$BIN/tessera" ]; then
