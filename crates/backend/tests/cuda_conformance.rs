@@ -14,11 +14,29 @@ fn assert_complete(s: &Summary, cfg: &Config) {
     assert!(s.skipped.is_empty(), "{:?}", s.skipped);
     assert_eq!(s.rings.len(), cfg.rings.len());
     for p in [
-        "load", "store", "expand_seed", "ntt", "intt", "add", "sub", "neg", "mul", "mul_acc",
-        "add_scalar", "dot", "mul_scalar", "automorphism", "bconv", "select_limbs", "concat",
+        "load",
+        "store",
+        "expand_seed",
+        "ntt",
+        "intt",
+        "add",
+        "sub",
+        "neg",
+        "mul",
+        "mul_acc",
+        "add_scalar",
+        "dot",
+        "mul_scalar",
+        "automorphism",
+        "bconv",
+        "select_limbs",
+        "concat",
         "extend_limb",
     ] {
-        assert!(s.per_primary.get(p).is_some_and(|&c| c > 0), "{p} unchecked");
+        assert!(
+            s.per_primary.get(p).is_some_and(|&c| c > 0),
+            "{p} unchecked"
+        );
     }
 }
 
@@ -50,5 +68,7 @@ fn gpu_cuda_backend_conforms() {
 /// Whether the host emulator builds here (it needs a host C++ compiler).
 fn tessera_cuda_emulator_available() -> Result<(), String> {
     let ring = Config::quick().rings[0].ring().map_err(|e| e.to_string())?;
-    CudaBackend::emulated(ring).map(|_| ()).map_err(|e| e.to_string())
+    CudaBackend::emulated(ring)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }

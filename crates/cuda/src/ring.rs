@@ -59,6 +59,9 @@ pub(crate) struct HostCache {
     pub misses: u64,
 }
 
+/// BConv tables by (source limbs, target limbs).
+type ConvCache = HashMap<(Vec<usize>, Vec<usize>), Arc<ConvTables>>;
+
 /// A ring on a device.
 pub struct DeviceRing {
     pub(crate) dev: Arc<Device>,
@@ -70,7 +73,7 @@ pub struct DeviceRing {
     pub(crate) n_inv: (Buffer, Buffer),
     pub(crate) limb_maps: Mutex<HashMap<Vec<usize>, Arc<Buffer>>>,
     pub(crate) perms: Mutex<HashMap<u64, Arc<Buffer>>>,
-    pub(crate) convs: Mutex<HashMap<(Vec<usize>, Vec<usize>), Arc<ConvTables>>>,
+    pub(crate) convs: Mutex<ConvCache>,
     pub(crate) cache: Mutex<HostCache>,
     pub(crate) cache_limit: u64,
 }
