@@ -5,6 +5,7 @@ use crate::schema::Schema;
 use clap::{Subcommand, ValueEnum};
 use serde_json::{json, Value};
 use std::time::Instant;
+use tessera_backend::{BackendChoice, Compute};
 use tessera_math::ntt::bound::{butterfly_rate, clock_hz};
 use tessera_math::primes::generate_ntt_primes;
 use tessera_math::{parallel, simd, AlignedVec, Kernel, MathError, NttPlan};
@@ -169,14 +170,19 @@ pub(crate) fn bench_json(mut v: Value) {
         map.entry("kernel").or_insert_with(|| limit.into());
         map.insert("simd".into(), limit.into());
         map.insert("cpu".into(), cpu_model().into());
+        if let Ok(b) = BackendChoice::process_default() {
+            map.insert("backend".into(), b.name().into());
+        }
     }
     json_line(schema, &v);
 }
 
 pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
     use crate::bench_ckks::{run as ckks, CkksOp};
-    // An unknown TESSERA_SIMD, or one this CPU lacks, stops here with the reason.
+    // An unknown TESSERA_SIMD, or one this CPU lacks, stops here with the reason; so does an
+    // unknown TESSERA_BACKEND.
     simd::limit()?;
+    BackendChoice::process_default()?;
     let ckks_run = |op, a: CkksBenchArgs| ckks(op, &a);
     match cmd {
         BenchCommand::Hmult(a) => Ok(ckks_run(CkksOp::HMult, a)?),
@@ -380,6 +386,12 @@ pub fn info(json: bool) -> Result<(), MathError> {
         .map(|&k| (k, k.supports(q60, 1 << 16), k.supports(q49, 1 << 16)))
         .collect();
     let cpu = cpu_model();
+    let backend = BackendChoice::process_default()?;
+    // Whether each backend can compute here: a description, or the reason it cannot.
+    let backends: Vec<(BackendChoice, Result<String, String>)> = BackendChoice::ALL
+        .iter()
+        .map(|&b| (b, Compute::available(b).map_err(|e| e.to_string())))
+        .collect();
     if json {
         json_line(
             Schema::Info,
@@ -390,6 +402,11 @@ pub fn info(json: bool) -> Result<(), MathError> {
                 "kernel": simd::limit()?.name(),
                 "kernel_source": if simd::source()? == simd::Source::Override { "TESSERA_SIMD" } else { "cpu" },
                 "kernels": kernels.iter().map(|(k, a, b)| json!({"kernel": k.name(), "primes_60_bit": a, "primes_49_bit": b})).collect::<Vec<_>>(),
+                "backend": backend.name(),
+                "backends": backends.iter().map(|(b, r)| match r {
+                    Ok(d) => json!({"backend": b.name(), "available": true, "detail": d}),
+                    Err(why) => json!({"backend": b.name(), "available": false, "detail": why}),
+                }).collect::<Vec<_>>(),
             }),
         );
     } else {
@@ -402,6 +419,16 @@ pub fn info(json: bool) -> Result<(), MathError> {
             "kernel in force: {in_force} (set TESSERA_SIMD to one of {} to choose a lower one)",
             Kernel::ALL.map(|k| k.name()).join(", ")
         ));
+        emit(&format!(
+            "backend in force: {backend} (choose with --backend or TESSERA_BACKEND: {})",
+            BackendChoice::allowed()
+        ));
+        for (b, r) in &backends {
+            match r {
+                Ok(d) => emit(&format!("  {b}: available ({d})")),
+                Err(why) => emit(&format!("  {b}: not available: {why}")),
+            }
+        }
         let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
         table(
             &["kernel", "60-bit primes", "49-bit primes"],

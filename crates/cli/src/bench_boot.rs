@@ -9,7 +9,7 @@ use num_complex::Complex64;
 use serde_json::json;
 use std::time::Instant;
 use tessera_backend::trace::TraceCounts;
-use tessera_backend::{CpuBackend, Profiled, TraceBackend};
+use tessera_backend::{BackendChoice, Compute, Profiled, TraceBackend};
 use tessera_ckks::bootstrap::{linear::BsgsPlan, Bootstrapper};
 use tessera_ckks::{decrypt, CkksContext, CkksError, Evaluator, KeyGenerator, PrecisionStats};
 use tessera_math::parallel;
@@ -35,6 +35,8 @@ pub struct Options {
 }
 
 pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(), CkksError> {
+    // A backend that cannot run here stops the benchmark before key generation.
+    Compute::available(BackendChoice::process_default()?)?;
     let Options {
         of_limb,
         min_ks,
@@ -82,7 +84,10 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
         )?,
         &sk,
     )?;
-    let mut ev = Evaluator::new(&ctx, Profiled::new(CpuBackend::new(ctx.ring().clone())))?;
+    let mut ev = Evaluator::new(
+        &ctx,
+        Profiled::new(Compute::from_default(ctx.ring().clone())?),
+    )?;
     let x = ev.load(&ct)?;
     bar.inc(1);
     // One untimed run first: it encodes the DFT diagonals, which the circuit keeps (ARK's

@@ -8,7 +8,7 @@ use num_complex::Complex64;
 use serde_json::json;
 use std::io::IsTerminal;
 use std::time::Instant;
-use tessera_backend::{CpuBackend, Profiled};
+use tessera_backend::{BackendChoice, Compute, Profiled};
 use tessera_ckks::{
     decrypt, CkksContext, CkksError, Evaluator, KeyGenerator, Parameters, PrecisionStats,
 };
@@ -57,6 +57,8 @@ fn message(slots: usize) -> Vec<Complex64> {
 }
 
 pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
+    // A backend that cannot run here stops the benchmark before key generation.
+    Compute::available(BackendChoice::process_default()?)?;
     let CkksBenchArgs {
         params,
         threads,
@@ -112,7 +114,10 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
     let scale = ctx.params().default_scale();
     let z = message(slots);
     let ct = kg.encrypt_sk(&ctx.encode(&z, slots, l, scale)?, &sk)?;
-    let mut ev = Evaluator::new(&ctx, Profiled::new(CpuBackend::new(ctx.ring().clone())))?;
+    let mut ev = Evaluator::new(
+        &ctx,
+        Profiled::new(Compute::from_default(ctx.ring().clone())?),
+    )?;
     let x = ev.load(&ct)?;
     ev.backend_mut().reset();
     progress(&format!(
@@ -217,7 +222,7 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
 }
 
 /// Per-primary times of a profiled backend, averaged per run: (name, seconds, calls).
-pub(crate) fn primary_times(b: &Profiled<CpuBackend>, reps: usize) -> Vec<(String, f64, f64)> {
+pub(crate) fn primary_times(b: &Profiled<Compute>, reps: usize) -> Vec<(String, f64, f64)> {
     b.times()
         .iter()
         .map(|(k, t)| {

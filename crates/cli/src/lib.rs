@@ -25,13 +25,24 @@ mod sweep;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
+use tessera_backend::BackendChoice;
 
 /// Tessera: an open FHE accelerator stack (RNS-CKKS library, instruction traces, simulator).
 #[derive(Parser)]
 #[command(name = "tessera", version, about, long_about = None)]
 struct Cli {
+    /// Compute backend of every command that computes (bench, run): cpu or cuda. The one
+    /// place the backend is chosen for the whole process; overrides TESSERA_BACKEND.
+    #[arg(long, global = true, value_name = "cpu|cuda", value_parser = parse_backend)]
+    backend: Option<BackendChoice>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--backend`'s parser: an unknown name is refused with the allowed values.
+fn parse_backend(s: &str) -> Result<BackendChoice, String> {
+    s.parse()
+        .map_err(|e: tessera_math::MathError| e.to_string())
 }
 
 #[derive(Subcommand)]
@@ -115,6 +126,9 @@ where
             return e.exit_code();
         }
     };
+    if let Some(choice) = cli.backend {
+        BackendChoice::set_process_default(choice);
+    }
     if matches!(cli.command, Command::Bench { .. }) {
         before_bench();
     }

@@ -7,6 +7,7 @@ use crate::schema::Schema;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::io::IsTerminal;
+use tessera_backend::{BackendChoice, Compute};
 use tessera_math::parallel;
 use tessera_programs::{RunOptions, PROGRAMS};
 
@@ -59,6 +60,9 @@ pub fn run(a: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         .into());
     }
     parallel::set_num_threads(a.threads)?;
+    // A backend that cannot run here (no CUDA in this build, no GPU) stops the run before
+    // key generation, with the reason.
+    Compute::available(BackendChoice::process_default()?)?;
     let opts = RunOptions {
         params: a.params.clone(),
         size: a.size,

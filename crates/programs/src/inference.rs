@@ -23,7 +23,7 @@ use crate::report::max_diff;
 use crate::report::{Check, Phases, Recorded, RunReport, Stopwatch};
 use crate::setup::{bootstrap_real, drop_to, Setup};
 use crate::{linreg, logreg};
-use tessera_backend::{Backend, CpuBackend, TraceBackend};
+use tessera_backend::{Backend, Compute, TraceBackend};
 use tessera_ckks::circuits::polynomial::{evaluate, Polynomial};
 use tessera_ckks::{Ciphertext, Evaluator};
 
@@ -211,7 +211,7 @@ pub fn run_cpu(
     let encrypt_s = clock.lap();
     let mut ev = Evaluator::new(
         &setup.ctx,
-        Counting::new(CpuBackend::new(setup.ctx.ring().clone())),
+        Counting::new(Compute::from_default(setup.ctx.ring().clone())?),
     )?;
     progress("compute", 0, 1);
     let w = ev.load(&w)?;

@@ -63,7 +63,7 @@ fn find_context(state: &str, id: Option<KeySetId>) -> PyResult<Arc<Inner>> {
     if let Some(i) = hit {
         return Ok(Arc::clone(i));
     }
-    Ok(Context::from_parameters(params_from_state(state)?)?.inner)
+    Ok(Context::from_parameters(params_from_state(state)?, None)?.inner)
 }
 
 /// The parameter set as a string that rebuilds it: `preset:NAME` for an unchanged preset,
@@ -217,7 +217,7 @@ pub(crate) fn _ciphertext_from_state(state: &str, data: &[u8]) -> PyResult<Ciphe
 /// Unpickles a context with its keys.
 #[pyfunction]
 pub(crate) fn _context_from_state(state: &str, keys: Option<&[u8]>) -> PyResult<Context> {
-    let c = Context::from_parameters(params_from_state(state)?)?;
+    let c = Context::from_parameters(params_from_state(state)?, None)?;
     if let Some(k) = keys {
         load_keys(&c.inner, k)?;
     }

@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::{Arc, Mutex};
-use tessera_backend::CpuBackend;
+use tessera_backend::{BackendChoice, Compute};
 use tessera_ckks::bootstrap::{BootstrapKeys, Bootstrapper};
 use tessera_ckks::params::ParametersLiteral;
 use tessera_ckks::serialize::{ciphertext_from_bytes, ciphertext_to_bytes};
@@ -49,7 +49,7 @@ struct Keys {
 struct Inner {
     ctx: Arc<CkksContext>,
     keys: Mutex<Option<Keys>>,
-    evaluator: Mutex<Evaluator<CpuBackend>>,
+    evaluator: Mutex<Evaluator<Compute>>,
     keygen: Mutex<KeyGenerator>,
 }
 
@@ -64,7 +64,7 @@ impl Inner {
 
     fn eval<T>(
         &self,
-        f: impl FnOnce(&mut Evaluator<CpuBackend>, &EvaluationKeys) -> Result<T, CkksError>,
+        f: impl FnOnce(&mut Evaluator<Compute>, &EvaluationKeys) -> Result<T, CkksError>,
     ) -> PyResult<T> {
         self.with_keys(|k| {
             let mut ev = self.evaluator.lock().unwrap_or_else(|e| e.into_inner());
@@ -126,10 +126,12 @@ impl Ciphertext {
 #[pymethods]
 impl Context {
     /// A context for a parameter preset (`ark`, `reed`, `lattigo`, `test-small`, ...) or a
-    /// parameter file (docs/parameters.md).
+    /// parameter file (docs/parameters.md), computing on `backend` (`"cpu"` or `"cuda"`; by
+    /// default the process's choice: `TESSERA_BACKEND`, else the CPU).
     #[new]
-    fn new(params: &str) -> PyResult<Self> {
-        Self::from_parameters(Parameters::resolve(params).map_err(err)?)
+    #[pyo3(signature = (params, backend=None))]
+    fn new(params: &str, backend: Option<&str>) -> PyResult<Self> {
+        Self::from_parameters(Parameters::resolve(params).map_err(err)?, backend)
     }
 
     /// A context for custom parameters: ring degree 2^log_n, chain and special prime sizes in
@@ -137,7 +139,7 @@ impl Context {
     /// double-prime rescaling, and extra special primes for per-level dynamic decomposition.
     /// Sets that fail the 128-bit check must be named `test-*` and pass `insecure=True`.
     #[staticmethod]
-    #[pyo3(signature = (name, log_n, log_q, log_p, dnum, log_scale, hamming_weight=None, sigma=3.2, double_prime=false, dynamic_special=0, insecure=false))]
+    #[pyo3(signature = (name, log_n, log_q, log_p, dnum, log_scale, hamming_weight=None, sigma=3.2, double_prime=false, dynamic_special=0, insecure=false, backend=None))]
     #[allow(clippy::too_many_arguments)]
     fn custom(
         name: &str,
@@ -151,6 +153,7 @@ impl Context {
         double_prime: bool,
         dynamic_special: usize,
         insecure: bool,
+        backend: Option<&str>,
     ) -> PyResult<Self> {
         let lit = ParametersLiteral {
             name: name.to_string(),
@@ -173,7 +176,18 @@ impl Context {
             source: "custom parameters from Python",
             allow_insecure: insecure,
         };
-        Self::from_parameters(Parameters::new(lit).map_err(err)?)
+        Self::from_parameters(Parameters::new(lit).map_err(err)?, backend)
+    }
+
+    /// The compute backend this context's evaluator runs on (`"cpu"` or `"cuda"`).
+    #[getter]
+    fn backend(&self) -> String {
+        let ev = self
+            .inner
+            .evaluator
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        ev.backend().choice().name().to_string()
     }
 
     /// Ring degree N.
@@ -418,9 +432,19 @@ impl Context {
         Ok(())
     }
 
-    fn from_parameters(params: Parameters) -> PyResult<Self> {
+    /// A context over `params` computing on `backend` (a name; `None`: the process's choice).
+    /// An unknown name, or a backend this build or machine cannot run, is a `TesseraError`
+    /// with the reason.
+    pub(crate) fn from_parameters(params: Parameters, backend: Option<&str>) -> PyResult<Self> {
+        let choice = match backend {
+            Some(name) => name.parse::<BackendChoice>(),
+            None => BackendChoice::process_default(),
+        }
+        .map_err(|e| TesseraError::new_err(e.to_string()))?;
         let ctx = CkksContext::new(params).map_err(err)?;
-        let evaluator = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).map_err(err)?;
+        let compute = Compute::new(ctx.ring().clone(), choice)
+            .map_err(|e| TesseraError::new_err(e.to_string()))?;
+        let evaluator = Evaluator::new(&ctx, compute).map_err(err)?;
         let keygen = KeyGenerator::new(&ctx).map_err(err)?;
         let inner = Arc::new(Inner {
             ctx,

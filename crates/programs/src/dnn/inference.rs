@@ -16,7 +16,7 @@ use crate::counter::{Counting, OpCounts};
 use crate::error::Result;
 use crate::lola::model::argmax;
 use crate::report::{max_diff, Check, Phases, Recorded, RunReport, Stopwatch};
-use tessera_backend::{Backend, CpuBackend, TraceBackend};
+use tessera_backend::{Backend, Compute, TraceBackend};
 use tessera_ckks::{Ciphertext, Evaluator};
 
 /// The decrypted outputs must match the replica's within this (absolute; the outputs fit
@@ -60,7 +60,7 @@ pub fn run_cpu(cfg: &DnnConfig, progress: &mut dyn FnMut(&str, usize, usize)) ->
     let keygen_s = clock.lap();
     let mut ev = Evaluator::new(
         &p.setup.ctx,
-        Counting::new(CpuBackend::new(p.setup.ctx.ring().clone())),
+        Counting::new(Compute::from_default(p.setup.ctx.ring().clone())?),
     )?;
     progress("compute", 0, cfg.iterations);
     let (outs, boots) = infer(&p, &mut ev, &dims, &layout, &mut |t| {

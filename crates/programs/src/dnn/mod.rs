@@ -25,7 +25,7 @@ use he::{Batch, State};
 use model::{Digits, Dims};
 use packing::Layout;
 use std::path::PathBuf;
-use tessera_backend::{Backend, CpuBackend, TraceBackend};
+use tessera_backend::{Backend, Compute, CpuBackend, TraceBackend};
 use tessera_ckks::{Ciphertext, Evaluator};
 use tessera_math::RnsPoly;
 
@@ -185,7 +185,7 @@ pub fn run_cpu(cfg: &DnnConfig, progress: &mut dyn FnMut(&str, usize, usize)) ->
     let keygen_s = clock.lap();
     let mut ev = Evaluator::new(
         &p.setup.ctx,
-        Counting::new(CpuBackend::new(p.setup.ctx.ring().clone())),
+        Counting::new(Compute::from_default(p.setup.ctx.ring().clone())?),
     )?;
     progress("compute", 0, cfg.iterations);
     let (w, boots) = train(&p, &mut ev, &dims, &layout, false, &mut |t| {

@@ -16,7 +16,7 @@ use crate::report::{Check, Phases, Recorded, RunReport, Stopwatch};
 use crate::setup::Setup;
 use dataset::{Dataset, PADDED};
 use std::path::PathBuf;
-use tessera_backend::{CpuBackend, TraceBackend};
+use tessera_backend::{Compute, TraceBackend};
 use tessera_ckks::Evaluator;
 
 /// The weights must match the replica's within this (workloads.md 2.9; issue 20).
@@ -148,8 +148,8 @@ pub fn run_cpu(
 /// iterations), with the phase times so far: what HELR, logreg and linreg all start with.
 pub(crate) struct Trained {
     pub setup: Setup,
-    pub ev: Evaluator<Counting<CpuBackend>>,
-    pub out: he::Outcome<<CpuBackend as tessera_backend::Backend>::Poly>,
+    pub ev: Evaluator<Counting<Compute>>,
+    pub out: he::Outcome<<Compute as tessera_backend::Backend>::Poly>,
     pub clock: Stopwatch,
     pub keygen_s: f64,
     pub encrypt_s: f64,
@@ -174,7 +174,7 @@ pub(crate) fn train_encrypted(
     let encrypt_s = clock.lap();
     let mut ev = Evaluator::new(
         &setup.ctx,
-        Counting::new(CpuBackend::new(setup.ctx.ring().clone())),
+        Counting::new(Compute::from_default(setup.ctx.ring().clone())?),
     )?;
     let plan = he::Plan {
         m: cfg.batch,

@@ -12,7 +12,7 @@ use crate::report::{Check, Phases, Recorded, RunReport, Stopwatch};
 use model::{argmax, Model, CLASSES};
 use std::path::PathBuf;
 use std::sync::Arc;
-use tessera_backend::{Backend, CpuBackend, TraceBackend};
+use tessera_backend::{Backend, Compute, TraceBackend};
 use tessera_ckks::{
     Ciphertext, CkksContext, EvaluationKeys, Evaluator, KeyGenerator, Parameters,
     ParametersLiteral, SecretKey,
@@ -156,7 +156,10 @@ pub fn run_cpu(
     progress("encrypt", 0, 1);
     let batches = encrypt(&mut p)?;
     let encrypt_s = clock.lap();
-    let mut ev = Evaluator::new(&p.ctx, Counting::new(CpuBackend::new(p.ctx.ring().clone())))?;
+    let mut ev = Evaluator::new(
+        &p.ctx,
+        Counting::new(Compute::from_default(p.ctx.ring().clone())?),
+    )?;
     let n = batches.len();
     progress("compute", 0, n);
     let outs = infer_all(&p, &mut ev, &batches, &mut |i| progress("compute", i, n))?;

@@ -16,7 +16,7 @@ use crate::error::{ProgramError, Result};
 use crate::report::{Check, Phases, Recorded, RunReport, Stopwatch};
 use crate::setup::Setup;
 use std::path::PathBuf;
-use tessera_backend::{Backend, CpuBackend, TraceBackend};
+use tessera_backend::{Backend, Compute, TraceBackend};
 use tessera_ckks::circuits::linear::LinearTransform;
 use tessera_ckks::circuits::sign::CompositeSign;
 use tessera_ckks::Evaluator;
@@ -147,7 +147,7 @@ pub fn run_cpu(
     let keygen_s = clock.lap();
     let ev = Evaluator::new(
         &p.setup.ctx,
-        Counting::new(CpuBackend::new(p.setup.ctx.ring().clone())),
+        Counting::new(Compute::from_default(p.setup.ctx.ring().clone())?),
     )?;
     progress("compute", 0, 1);
     let Inferred {

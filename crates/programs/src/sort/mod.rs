@@ -17,7 +17,7 @@ use crate::error::{ProgramError, Result};
 use crate::report::max_diff;
 use crate::report::{Check, Phases, Recorded, RunReport, Stopwatch};
 use crate::setup::Setup;
-use tessera_backend::{CpuBackend, TraceBackend};
+use tessera_backend::{Compute, TraceBackend};
 use tessera_ckks::circuits::sign::CompositeSign;
 use tessera_ckks::Evaluator;
 
@@ -114,7 +114,7 @@ pub fn run_cpu(
     let encrypt_s = clock.lap();
     let mut ev = Evaluator::new(
         &setup.ctx,
-        Counting::new(CpuBackend::new(setup.ctx.ring().clone())),
+        Counting::new(Compute::from_default(setup.ctx.ring().clone())?),
     )?;
     let total = network::steps(cfg.size.trailing_zeros() as usize).len();
     progress("compute", 0, total);

@@ -23,7 +23,7 @@ def record(
 ) -> Trace: ...
 
 class Context:
-    def __init__(self, params: str) -> None: ...
+    def __init__(self, params: str, backend: Optional[str] = ...) -> None: ...
     @staticmethod
     def custom(
         name: str,
@@ -37,7 +37,10 @@ class Context:
         double_prime: bool = ...,
         dynamic_special: int = ...,
         insecure: bool = ...,
+        backend: Optional[str] = ...,
     ) -> Context: ...
+    @property
+    def backend(self) -> str: ...
     @property
     def n(self) -> int: ...
     @property
