@@ -126,6 +126,7 @@ impl std::str::FromStr for BackendChoice {
 }
 
 /// The error of a choice this build cannot run.
+#[cfg(not(feature = "cuda"))]
 fn no_cuda() -> MathError {
     MathError::Unsupported("this build has no CUDA support: rebuild with --features cuda".into())
 }
