@@ -8,10 +8,12 @@
 //! ([`trace`] documents the format).
 
 mod cpu;
+mod cpu32;
 mod profile;
 pub mod trace;
 
 pub use cpu::CpuBackend;
+pub use cpu32::{Cpu32Backend, Poly32, Word};
 pub use profile::{OpTime, Profiled};
 use std::sync::Arc;
 use tessera_math::sampling::Seed;

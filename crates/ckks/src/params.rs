@@ -597,6 +597,7 @@ mod tests {
             "reed-boot",
             "reed-dnum3-boot",
             "cifher-boot",
+            "w32-boot",
         ] {
             let p = Parameters::preset(name).unwrap();
             let s = p.security();

@@ -284,6 +284,13 @@ impl Wide32 for Avx2 {
         _mm256_mul_epu32(_mm256_shuffle_epi32::<0b1011_0001>(y), c)
     }
     #[inline(always)]
+    unsafe fn mul_odd_pair(a: __m256i, b: __m256i) -> __m256i {
+        _mm256_mul_epu32(
+            _mm256_shuffle_epi32::<0b1011_0001>(a),
+            _mm256_shuffle_epi32::<0b1011_0001>(b),
+        )
+    }
+    #[inline(always)]
     unsafe fn add64(a: __m256i, b: __m256i) -> __m256i {
         _mm256_add_epi64(a, b)
     }
@@ -303,6 +310,13 @@ impl Wide32 for Avx512 {
     #[inline(always)]
     unsafe fn mul_odd(y: __m512i, c: __m512i) -> __m512i {
         _mm512_mul_epu32(_mm512_shuffle_epi32::<0b1011_0001>(y), c)
+    }
+    #[inline(always)]
+    unsafe fn mul_odd_pair(a: __m512i, b: __m512i) -> __m512i {
+        _mm512_mul_epu32(
+            _mm512_shuffle_epi32::<0b1011_0001>(a),
+            _mm512_shuffle_epi32::<0b1011_0001>(b),
+        )
     }
     #[inline(always)]
     unsafe fn add64(a: __m512i, b: __m512i) -> __m512i {
@@ -334,4 +348,72 @@ pub(super) unsafe fn mac_row_avx512(
     out: &mut [u32],
 ) -> usize {
     bconv::mac_row::<Avx512>(ys, c, m, out)
+}
+
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn dot_row_avx2(
+    xs: &[&[u32]],
+    ys: &[&[u32]],
+    m: &Modulus32,
+    out: &mut [u32],
+) -> usize {
+    super::dot::dot_row::<Avx2>(xs, ys, m, out)
+}
+
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn dot_row_avx512(
+    xs: &[&[u32]],
+    ys: &[&[u32]],
+    m: &Modulus32,
+    out: &mut [u32],
+) -> usize {
+    super::dot::dot_row::<Avx512>(xs, ys, m, out)
+}
+
+/// `out[k] = input[perm[k]]` eight words at a time where the eight indices lie in one
+/// aligned block of eight input words (always, for an automorphism in bit-reversed slot order:
+/// see [`crate::automorphism::apply_permutation_with`]): one load and one `vpermd`, which reads
+/// only the low three bits of each index. Other vectors take the scalar loop. Returns how many
+/// leading words it wrote.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn permute_avx2(input: &[u32], perm: &[u32], out: &mut [u32]) -> usize {
+    let mut k = 0;
+    while k + 8 <= out.len() {
+        let idx = _mm256_loadu_si256(perm.as_ptr().add(k) as *const __m256i);
+        let blocks = _mm256_srli_epi32::<3>(idx);
+        let first = _mm256_permutevar8x32_epi32(blocks, _mm256_setzero_si256());
+        let same = _mm256_movemask_epi8(_mm256_cmpeq_epi32(blocks, first)) == -1;
+        let start = 8 * (perm[k] as usize / 8);
+        if same && start + 8 <= input.len() {
+            let v = _mm256_loadu_si256(input.as_ptr().add(start) as *const __m256i);
+            let r = _mm256_permutevar8x32_epi32(v, idx);
+            _mm256_storeu_si256(out.as_mut_ptr().add(k) as *mut __m256i, r);
+        } else {
+            super::automorphism::permute_scalar(input, &perm[k..k + 8], &mut out[k..k + 8]);
+        }
+        k += 8;
+    }
+    k
+}
+
+/// [`permute_avx2`] sixteen words at a time with AVX-512F (`vpermd` reads four index bits).
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn permute_avx512(input: &[u32], perm: &[u32], out: &mut [u32]) -> usize {
+    let mut k = 0;
+    while k + 16 <= out.len() {
+        let idx = _mm512_loadu_si512(perm.as_ptr().add(k) as *const _);
+        let blocks = _mm512_srli_epi32::<4>(idx);
+        let first = _mm512_set1_epi32((perm[k] >> 4) as i32);
+        let same = _mm512_cmpeq_epi32_mask(blocks, first) == 0xFFFF;
+        let start = 16 * (perm[k] as usize / 16);
+        if same && start + 16 <= input.len() {
+            let v = _mm512_loadu_si512(input.as_ptr().add(start) as *const _);
+            let r = _mm512_permutexvar_epi32(idx, v);
+            _mm512_storeu_si512(out.as_mut_ptr().add(k) as *mut _, r);
+        } else {
+            super::automorphism::permute_scalar(input, &perm[k..k + 16], &mut out[k..k + 16]);
+        }
+        k += 16;
+    }
+    k
 }
