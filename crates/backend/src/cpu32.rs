@@ -18,7 +18,7 @@ use tessera_math::parallel::install;
 use tessera_math::sampling::{limb_stream, Seed};
 use tessera_math::word32::automorphism::{apply_permutation_u32, automorphism_coeff_u32};
 use tessera_math::word32::bconv::BaseConverter32;
-use tessera_math::word32::dot::dot_row_u32;
+use tessera_math::word32::dot::{dot_row_u32, mul_acc_row_u32};
 use tessera_math::word32::{pointwise, supports, Modulus32, NttPlan32, MAX_MODULUS_BITS32};
 use tessera_math::Kernel;
 use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
@@ -242,6 +242,22 @@ impl Cpu32Backend {
             data.par_chunks_mut(n)
                 .zip(limbs.par_iter())
                 .try_for_each(|(limb, &i)| f(&t.moduli[i], i, limb))
+        })
+    }
+
+    /// Runs `f(position, modulus, limb)` on every limb of `p` in parallel.
+    fn par_limbs_at(
+        &self,
+        p: &mut Poly32,
+        f: impl Fn(usize, &Modulus32, &mut [u32]) -> Result<(), MathError> + Sync + Send,
+    ) -> Result<(), MathError> {
+        let (n, t, limbs) = (self.n(), &self.tables, &p.limbs);
+        let data = &mut p.data;
+        install(|| {
+            data.par_chunks_mut(n)
+                .zip(limbs.par_iter())
+                .enumerate()
+                .try_for_each(|(k, (limb, &i))| f(k, &t.moduli[i], limb))
         })
     }
 
@@ -503,36 +519,22 @@ impl Backend for Cpu32Backend {
             pointwise::mul,
         )
     }
-    /// `acc + a b` as a one-term-longer inner product row (exact, reduced once).
+    /// `acc + a b`, reduced once per word.
     fn mul_acc(&mut self, acc: &mut Poly32, a: &Poly32, b: &Poly32) -> Result<(), MathError> {
         let need = Some(Representation::Evaluation);
         self.check_compatible(a, b, "multiply-accumulate", need)?;
         self.check_compatible(acc, a, "multiply-accumulate", need)?;
-        let n = self.n();
-        let one = vec![1u32; n];
-        let (t, kernel) = (&self.tables, Some(self.kernel));
-        let limbs = acc.limbs.clone();
-        let data = &mut acc.data;
-        install(|| {
-            data.par_chunks_mut(n)
-                .zip(limbs.par_iter())
-                .enumerate()
-                .try_for_each(|(k, (o, &i))| {
-                    let prev = o.to_vec();
-                    let xs = [prev.as_slice(), a.limb(k, n)];
-                    let ys = [one.as_slice(), b.limb(k, n)];
-                    dot_row_u32(kernel, &xs, &ys, &t.moduli[i], o)
-                })
+        let (n, kernel) = (self.n(), Some(self.kernel));
+        self.par_limbs_at(acc, |k, m, o| {
+            mul_acc_row_u32(kernel, a.limb(k, n), b.limb(k, n), m, o)
         })
     }
     fn add_scalar(&mut self, a: &Poly32, c: &[u64]) -> Result<Poly32, MathError> {
         Self::require(a, "add scalar", Representation::Evaluation)?;
         let c = self.constants(a, c)?;
         let mut r = a.clone();
-        let pos: HashMap<usize, u32> = r.limbs.iter().copied().zip(c).collect();
-        self.par_limbs(&mut r, |m, i, limb| {
-            let v = pos[&i];
-            limb.iter_mut().for_each(|x| *x = m.add(*x, v));
+        self.par_limbs_at(&mut r, |k, m, limb| {
+            limb.iter_mut().for_each(|x| *x = m.add(*x, c[k]));
             Ok(())
         })?;
         Ok(r)
@@ -559,10 +561,9 @@ impl Backend for Cpu32Backend {
     fn mul_scalar(&mut self, a: &Poly32, c: &[u64]) -> Result<Poly32, MathError> {
         let c = self.constants(a, c)?;
         let mut r = a.clone();
-        let pos: HashMap<usize, u32> = r.limbs.iter().copied().zip(c).collect();
         let kernel = Some(self.kernel);
-        self.par_limbs(&mut r, |m, i, limb| {
-            pointwise::mul_scalar(kernel, m, limb, pos[&i])
+        self.par_limbs_at(&mut r, |k, m, limb| {
+            pointwise::mul_scalar(kernel, m, limb, c[k])
         })?;
         Ok(r)
     }

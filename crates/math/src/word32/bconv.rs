@@ -234,6 +234,13 @@ impl BaseConverter32 {
         mode: crate::ConversionMode,
     ) -> Result<()> {
         use rayon::prelude::*;
+        let kernel = word32(kernel.unwrap_or_else(crate::simd::active));
+        if !kernel.cpu_supports() {
+            return Err(MathError::Unsupported(format!(
+                "kernel {} for 32-bit BConv on this CPU",
+                kernel.name()
+            )));
+        }
         for (len, limbs, what) in [
             (input.len(), self.from.len(), "32-bit BConv input"),
             (output.len(), self.to.len(), "32-bit BConv output"),
@@ -249,7 +256,7 @@ impl BaseConverter32 {
         let mut y = input.to_vec();
         y.par_chunks_mut(n)
             .zip(self.from.par_iter().zip(&self.qhat_inv))
-            .try_for_each(|(yl, (m, &c))| super::pointwise::mul_scalar(kernel, m, yl, c))?;
+            .try_for_each(|(yl, (m, &c))| super::pointwise::mul_scalar(Some(kernel), m, yl, c))?;
         let exact = mode == crate::ConversionMode::ExactCentered;
         let mut blocks: Vec<Vec<&mut [u32]>> = (0..n.div_ceil(BLOCK))
             .map(|_| Vec::with_capacity(self.to.len()))
@@ -269,16 +276,12 @@ impl BaseConverter32 {
                 let mut v = [0u32; BLOCK];
                 let v = &mut v[..len];
                 if exact {
-                    self.overflow_counts(&ys, v);
+                    self.overflow_counts(kernel, &ys, v);
                 }
                 for (j, out) in outs.into_iter().enumerate() {
-                    mac_row_u32(kernel, &ys, &self.rows[j], &self.to[j], out)?;
+                    mac_row_u32(Some(kernel), &ys, &self.rows[j], &self.to[j], out)?;
                     if exact {
-                        let (t, p) = (&self.tables[j], self.to[j].value());
-                        for (o, &u) in out.iter_mut().zip(v.iter()) {
-                            let d = o.wrapping_sub(t[u as usize]);
-                            *o = d.min(d.wrapping_add(p));
-                        }
+                        subtract_multiples(kernel, &self.tables[j], self.to[j].value(), v, out);
                     }
                 }
                 Ok(())
@@ -286,16 +289,51 @@ impl BaseConverter32 {
     }
 
     /// `v_k = min(floor(sum_i y_ik (1 / q_i) + 1/2), l_in)`: the 64-bit BConv's count, from the
-    /// same values in the same order (a `u32` converts to `f64` exactly, as its `u64` does).
-    fn overflow_counts(&self, ys: &[&[u32]], v: &mut [u32]) {
-        let l = self.from.len() as u64;
-        for (k, o) in v.iter_mut().enumerate() {
+    /// same values in the same order (a `u32` converts to `f64` exactly, as its `u64` does),
+    /// on `kernel` (every kernel writes the same counts: the same IEEE operations in the same
+    /// order, no fused multiply-add).
+    fn overflow_counts(&self, kernel: Kernel, ys: &[&[u32]], v: &mut [u32]) {
+        let l = self.from.len() as u32;
+        // SAFETY: `convert` checked that the CPU supports `kernel`.
+        let done = unsafe {
+            match kernel {
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx512 => super::x86::overflow_counts_avx512(ys, &self.q_inv_f64, l, v),
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx2 => super::x86::overflow_counts_avx2(ys, &self.q_inv_f64, l, v),
+                _ => 0,
+            }
+        };
+        for (k, o) in v.iter_mut().enumerate().skip(done) {
             let mut a = 0f64;
             for (y, &qi) in ys.iter().zip(&self.q_inv_f64) {
                 a += y[k] as f64 * qi;
             }
-            *o = ((a + 0.5).floor() as u64).min(l) as u32;
+            *o = ((a + 0.5).floor() as u64).min(l as u64) as u32;
         }
+    }
+}
+
+/// `out[k] = out[k] - table[v[k]] mod p` (both below `p`): the vector kernels hold the table
+/// in one register (AVX-512: up to 16 entries, AVX2: up to 8), else the scalar loop.
+fn subtract_multiples(kernel: Kernel, table: &[u32], p: u32, v: &[u32], out: &mut [u32]) {
+    // SAFETY: the caller checked the CPU; the table sizes are checked here.
+    let done = unsafe {
+        match kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 if table.len() <= 16 => {
+                super::x86::subtract_multiples_avx512(table, p, v, out)
+            }
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 if table.len() <= 8 => {
+                super::x86::subtract_multiples_avx2(table, p, v, out)
+            }
+            _ => 0,
+        }
+    };
+    for (o, &u) in out.iter_mut().zip(v).skip(done) {
+        let d = o.wrapping_sub(table[u as usize]);
+        *o = d.min(d.wrapping_add(p));
     }
 }
 
@@ -357,7 +395,7 @@ mod tests {
     fn converter_equals_the_64_bit_one() {
         use crate::{BaseConverter, ConversionMode, RnsBasis};
         let n = 1 << 11; // two blocks
-        let ps = super::super::generate_ntt_primes32(30, n, 9, &[]).unwrap();
+        let ps = super::super::generate_ntt_primes32(30, n, 20, &[]).unwrap();
         let ps: Vec<u64> = ps.into_iter().map(u64::from).collect();
         let mut rng = crate::testutil::XorShift::new(0xc0);
         for (from, to) in [

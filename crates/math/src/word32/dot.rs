@@ -13,20 +13,26 @@ use super::ntt::word32;
 use crate::error::{MathError, Result};
 use crate::ntt::Kernel;
 
-/// The vector body over `out[..whole]`, `whole` a multiple of `S::L`; returns `whole`.
+/// The vector body over `out[..whole]`, `whole` a multiple of `S::L`; returns `whole`. With
+/// `accumulate`, `out`'s words (residues below `q`) are added to the sums.
 #[inline(always)]
 pub(crate) unsafe fn dot_row<S: Wide32>(
     xs: &[&[u32]],
     ys: &[&[u32]],
     m: &Modulus32,
     out: &mut [u32],
+    accumulate: bool,
 ) -> usize {
     let whole = out.len() - out.len() % S::L;
     let f = Fold::new(m);
     let q = S::splat(m.value());
     let mut k = 0;
     while k < whole {
-        let mut acc = S::splat(0);
+        let mut acc = if accumulate {
+            S::load(out.as_ptr().add(k))
+        } else {
+            S::splat(0)
+        };
         for (xc, yc) in xs.chunks(TERMS).zip(ys.chunks(TERMS)) {
             let (mut even, mut odd) = (S::splat(0), S::splat(0));
             for (x, y) in xc.iter().zip(yc) {
@@ -45,10 +51,17 @@ pub(crate) unsafe fn dot_row<S: Wide32>(
 }
 
 /// Scalar row over `out[from..]`: the same chunked 64-bit sums, reduced with `%`.
-fn dot_row_scalar(xs: &[&[u32]], ys: &[&[u32]], m: &Modulus32, out: &mut [u32], from: usize) {
+fn dot_row_scalar(
+    xs: &[&[u32]],
+    ys: &[&[u32]],
+    m: &Modulus32,
+    out: &mut [u32],
+    from: usize,
+    accumulate: bool,
+) {
     let q = m.value() as u64;
     for (k, o) in out.iter_mut().enumerate().skip(from) {
-        let mut acc = 0u64;
+        let mut acc = if accumulate { *o as u64 } else { 0 };
         for (xc, yc) in xs.chunks(TERMS).zip(ys.chunks(TERMS)) {
             let s: u64 = xc
                 .iter()
@@ -70,6 +83,30 @@ pub fn dot_row_u32(
     ys: &[&[u32]],
     m: &Modulus32,
     out: &mut [u32],
+) -> Result<()> {
+    row(kernel, xs, ys, m, out, false)
+}
+
+/// `acc[k] = acc[k] + a[k] b[k] mod q` (multiply-accumulate, reduced once), on `kernel`; every
+/// word below `q`, `a` and `b` at least as long as `acc`.
+pub fn mul_acc_row_u32(
+    kernel: Option<Kernel>,
+    a: &[u32],
+    b: &[u32],
+    m: &Modulus32,
+    acc: &mut [u32],
+) -> Result<()> {
+    debug_assert!(acc.iter().all(|&v| v < m.value()));
+    row(kernel, &[a], &[b], m, acc, true)
+}
+
+fn row(
+    kernel: Option<Kernel>,
+    xs: &[&[u32]],
+    ys: &[&[u32]],
+    m: &Modulus32,
+    out: &mut [u32],
+    accumulate: bool,
 ) -> Result<()> {
     if xs.is_empty() || xs.len() != ys.len() {
         return Err(MathError::LengthMismatch {
@@ -106,13 +143,13 @@ pub fn dot_row_u32(
     let done = unsafe {
         match kernel {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => super::x86::dot_row_avx2(xs, ys, m, out),
+            Kernel::Avx2 => super::x86::dot_row_avx2(xs, ys, m, out, accumulate),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => super::x86::dot_row_avx512(xs, ys, m, out),
+            Kernel::Avx512 => super::x86::dot_row_avx512(xs, ys, m, out, accumulate),
             _ => 0,
         }
     };
-    dot_row_scalar(xs, ys, m, out, done);
+    dot_row_scalar(xs, ys, m, out, done, accumulate);
     Ok(())
 }
 
@@ -147,10 +184,17 @@ mod tests {
                 .collect();
             let xr: Vec<&[u32]> = xs.iter().map(|v| v.as_slice()).collect();
             let yr: Vec<&[u32]> = ys.iter().map(|v| v.as_slice()).collect();
+            let acc0: Vec<u32> = xs[0].iter().rev().copied().collect();
+            let want_acc: Vec<u32> = (0..n)
+                .map(|k| ((acc0[k] as u128 + xs[0][k] as u128 * ys[0][k] as u128) % q as u128) as u32)
+                .collect();
             for kernel in crate::simd::kernels_for_tests("dot32") {
                 let mut out = vec![0u32; n];
                 dot_row_u32(Some(kernel), &xr, &yr, &m, &mut out).unwrap();
                 prop_assert_eq!(&out, &want, "kernel {}", kernel.name());
+                let mut acc = acc0.clone();
+                mul_acc_row_u32(Some(kernel), &xs[0], &ys[0], &m, &mut acc).unwrap();
+                prop_assert_eq!(&acc, &want_acc, "mul_acc kernel {}", kernel.name());
             }
         }
     }

@@ -356,8 +356,9 @@ pub(super) unsafe fn dot_row_avx2(
     ys: &[&[u32]],
     m: &Modulus32,
     out: &mut [u32],
+    accumulate: bool,
 ) -> usize {
-    super::dot::dot_row::<Avx2>(xs, ys, m, out)
+    super::dot::dot_row::<Avx2>(xs, ys, m, out, accumulate)
 }
 
 #[target_feature(enable = "avx512f")]
@@ -366,8 +367,9 @@ pub(super) unsafe fn dot_row_avx512(
     ys: &[&[u32]],
     m: &Modulus32,
     out: &mut [u32],
+    accumulate: bool,
 ) -> usize {
-    super::dot::dot_row::<Avx512>(xs, ys, m, out)
+    super::dot::dot_row::<Avx512>(xs, ys, m, out, accumulate)
 }
 
 /// `out[k] = input[perm[k]]` eight words at a time where the eight indices lie in one
@@ -416,4 +418,113 @@ pub(super) unsafe fn permute_avx512(input: &[u32], perm: &[u32], out: &mut [u32]
         k += 16;
     }
     k
+}
+
+/// The vector part of `BaseConverter32::overflow_counts`, eight coefficients at a time: the
+/// same IEEE products and sums in the same order as the scalar loop (no fused multiply-add; a
+/// word below 2^30 converts to `f64` exactly as a signed 32-bit integer). Returns how many it
+/// did.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn overflow_counts_avx512(
+    ys: &[&[u32]],
+    q_inv: &[f64],
+    l: u32,
+    v: &mut [u32],
+) -> usize {
+    let full = v.len() - v.len() % 8;
+    let (half, lv) = (_mm512_set1_pd(0.5), _mm256_set1_epi32(l as i32));
+    let mut k = 0;
+    while k < full {
+        let mut a = _mm512_setzero_pd();
+        for (y, &qi) in ys.iter().zip(q_inv) {
+            let yv = _mm512_cvtepi32_pd(_mm256_loadu_si256(y.as_ptr().add(k) as *const __m256i));
+            a = _mm512_add_pd(a, _mm512_mul_pd(yv, _mm512_set1_pd(qi)));
+        }
+        let r = _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(
+            _mm512_add_pd(a, half),
+        );
+        let r = _mm256_min_epi32(_mm512_cvttpd_epi32(r), lv);
+        _mm256_storeu_si256(v.as_mut_ptr().add(k) as *mut __m256i, r);
+        k += 8;
+    }
+    full
+}
+
+/// [`overflow_counts_avx512`] four coefficients at a time with AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn overflow_counts_avx2(
+    ys: &[&[u32]],
+    q_inv: &[f64],
+    l: u32,
+    v: &mut [u32],
+) -> usize {
+    let full = v.len() - v.len() % 4;
+    let (half, lv) = (_mm256_set1_pd(0.5), _mm_set1_epi32(l as i32));
+    let mut k = 0;
+    while k < full {
+        let mut a = _mm256_setzero_pd();
+        for (y, &qi) in ys.iter().zip(q_inv) {
+            let yv = _mm256_cvtepi32_pd(_mm_loadu_si128(y.as_ptr().add(k) as *const __m128i));
+            a = _mm256_add_pd(a, _mm256_mul_pd(yv, _mm256_set1_pd(qi)));
+        }
+        let r = _mm256_round_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(_mm256_add_pd(
+            a, half,
+        ));
+        let r = _mm_min_epi32(_mm256_cvttpd_epi32(r), lv);
+        _mm_storeu_si128(v.as_mut_ptr().add(k) as *mut __m128i, r);
+        k += 4;
+    }
+    full
+}
+
+/// `out[k] = out[k] - table[v[k]] mod p` sixteen words at a time, the table (at most 16
+/// entries, each below `p`) in one register and each lookup a lane permutation. Returns how
+/// many it did.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn subtract_multiples_avx512(
+    table: &[u32],
+    p: u32,
+    v: &[u32],
+    out: &mut [u32],
+) -> usize {
+    let mut padded = [0u32; 16];
+    padded[..table.len()].copy_from_slice(table);
+    let t = _mm512_loadu_si512(padded.as_ptr() as *const _);
+    let pv = _mm512_set1_epi32(p as i32);
+    let full = out.len() - out.len() % 16;
+    let mut k = 0;
+    while k < full {
+        let idx = _mm512_loadu_si512(v.as_ptr().add(k) as *const _);
+        let o = _mm512_loadu_si512(out.as_ptr().add(k) as *const _);
+        let d = _mm512_sub_epi32(o, _mm512_permutexvar_epi32(idx, t));
+        let r = _mm512_min_epu32(d, _mm512_add_epi32(d, pv));
+        _mm512_storeu_si512(out.as_mut_ptr().add(k) as *mut _, r);
+        k += 16;
+    }
+    full
+}
+
+/// [`subtract_multiples_avx512`] eight words at a time with AVX2 (a table of at most 8).
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn subtract_multiples_avx2(
+    table: &[u32],
+    p: u32,
+    v: &[u32],
+    out: &mut [u32],
+) -> usize {
+    let mut padded = [0u32; 8];
+    padded[..table.len()].copy_from_slice(table);
+    let t = _mm256_loadu_si256(padded.as_ptr() as *const __m256i);
+    let pv = _mm256_set1_epi32(p as i32);
+    let full = out.len() - out.len() % 8;
+    let mut k = 0;
+    while k < full {
+        let idx = _mm256_loadu_si256(v.as_ptr().add(k) as *const __m256i);
+        let o = _mm256_loadu_si256(out.as_ptr().add(k) as *const __m256i);
+        let d = _mm256_sub_epi32(o, _mm256_permutevar8x32_epi32(t, idx));
+        let r = _mm256_min_epu32(d, _mm256_add_epi32(d, pv));
+        _mm256_storeu_si256(out.as_mut_ptr().add(k) as *mut __m256i, r);
+        k += 8;
+    }
+    full
 }
