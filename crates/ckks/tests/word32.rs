@@ -15,13 +15,14 @@ use tessera_ckks::*;
 use tessera_math::sampling::Seed;
 use tessera_math::RnsPoly;
 
-/// `test-boot-double` with 30-bit special primes: every prime below 2^30 (INSECURE, N = 2^10).
+/// `test-boot-double` with 29- and 30-bit pairs (as `w32-boot`: the pairing keeps each partner
+/// at its size) and 30-bit special primes: every prime below 2^30 (INSECURE, N = 2^10).
 const SET: &str = r#"
 name = "test-boot-w32"
 source = "test only: test-boot-double with 30-bit special primes, every prime below 2^30 (INSECURE)"
 security = "test"
 log_n = 10
-chain = [{ bits = 30, count = 2 }, { bits = 23 }, { bits = 22 }, { bits = 23 }, { bits = 22 }, { bits = 23 }, { bits = 22 }, { bits = 30, count = 28 }]
+chain = [{ bits = 29 }, { bits = 30 }, { bits = 23 }, { bits = 22 }, { bits = 23 }, { bits = 22 }, { bits = 23 }, { bits = 22 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }, { bits = 29 }, { bits = 30 }]
 special = [{ bits = 30, count = 7 }]
 dnum = 6
 dynamic_special = 0
@@ -54,7 +55,11 @@ struct Setup {
 fn setup() -> Setup {
     let file = ParamsFile::parse(SET, "test-boot-w32").unwrap();
     let ctx = CkksContext::new(file.parameters().unwrap()).unwrap();
-    assert!(Cpu32Backend::supports(ctx.ring()), "every prime below 2^30");
+    assert!(
+        Cpu32Backend::supports(ctx.ring()),
+        "every prime below 2^30: {:?}",
+        ctx.ring()
+    );
     let boot = Bootstrapper::new(&ctx, file.bootstrap.clone().unwrap()).unwrap();
     let mut kg = KeyGenerator::from_seed(&ctx, &Seed([3; 32])).unwrap();
     let sk = kg.secret_key().unwrap();
