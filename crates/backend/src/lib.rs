@@ -7,14 +7,19 @@
 //! computes, and the trace backend records the same calls as an instruction stream
 //! ([`trace`] documents the format).
 
+mod compute;
+pub mod conformance;
 mod cpu;
 mod cpu32;
 mod profile;
+mod reference;
 pub mod trace;
 
+pub use compute::{BackendChoice, Compute, ComputePoly};
 pub use cpu::CpuBackend;
 pub use cpu32::{Cpu32Backend, Poly32, Word};
 pub use profile::{OpTime, Profiled};
+pub use reference::{RefPoly, ReferenceBackend};
 use std::sync::Arc;
 use tessera_math::sampling::Seed;
 use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
