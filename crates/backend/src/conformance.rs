@@ -875,7 +875,11 @@ mod tests {
     }
 
     impl Faulty {
-        fn hit(&self, op: &'static str, r: Result<RnsPoly, MathError>) -> Result<RnsPoly, MathError> {
+        fn hit(
+            &self,
+            op: &'static str,
+            r: Result<RnsPoly, MathError>,
+        ) -> Result<RnsPoly, MathError> {
             let p = r?;
             if op != self.fault {
                 return Ok(p);
@@ -938,7 +942,12 @@ mod tests {
             let r = self.inner.mul(a, b);
             self.hit("mul", r)
         }
-        fn mul_acc(&mut self, acc: &mut RnsPoly, a: &RnsPoly, b: &RnsPoly) -> Result<(), MathError> {
+        fn mul_acc(
+            &mut self,
+            acc: &mut RnsPoly,
+            a: &RnsPoly,
+            b: &RnsPoly,
+        ) -> Result<(), MathError> {
             self.inner.mul_acc(acc, a, b)?;
             *acc = self.hit("mul_acc", Ok(acc.clone()))?;
             Ok(())
@@ -987,7 +996,14 @@ mod tests {
     #[test]
     fn every_injected_fault_is_found_and_named() {
         let cfg = Config::degrees([4]);
-        let make = |fault| move |ring| Ok(Faulty { inner: CpuBackend::new(ring), fault });
+        let make = |fault| {
+            move |ring| {
+                Ok(Faulty {
+                    inner: CpuBackend::new(ring),
+                    fault,
+                })
+            }
+        };
         let s = check(make("none"), &cfg).unwrap();
         assert_eq!(s.rings.len(), 3);
         for fault in [

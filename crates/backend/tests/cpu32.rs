@@ -312,3 +312,34 @@ fn refuses_primes_of_30_bits_or_more_and_bad_operands() {
         Err(MathError::RingMismatch { .. })
     ));
 }
+
+/// The generic conformance suite (crates/backend/src/conformance.rs) on every kernel: against
+/// the CPU backend at every degree 2^4 ..= 2^12, and against the slow reference backend at the
+/// small degrees. Rings with primes of 2^30 or more are refused, and the suite reports them
+/// as skipped with the reason.
+#[test]
+fn conformance_suite_on_every_kernel() {
+    use tessera_backend::conformance::{check, check_against, Config};
+    use tessera_backend::ReferenceBackend;
+    for kernel in tessera_math::simd::kernels_for_tests("cpu32 conformance") {
+        for (cfg, reference) in [(Config::standard(), false), (Config::degrees(4..=7), true)] {
+            let make = |r| Cpu32Backend::with_kernel(r, kernel);
+            let s = if reference {
+                check_against(ReferenceBackend::new, make, &cfg)
+            } else {
+                check(make, &cfg)
+            }
+            .unwrap_or_else(|f| panic!("kernel {}: {f}", kernel.name()));
+            // Of each degree's three prime families, the 28-bit one runs; the 49- and
+            // 60-bit ones are refused with the 2^30 bound named.
+            let degrees = cfg.rings.len() / 3;
+            assert_eq!(s.skipped.len(), 2 * degrees, "{:?}", s.skipped);
+            assert!(
+                s.skipped.iter().all(|(_, why)| why.contains("2^30")),
+                "{:?}",
+                s.skipped
+            );
+            assert!(s.checks > 0);
+        }
+    }
+}
