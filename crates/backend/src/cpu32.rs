@@ -51,6 +51,12 @@ impl Poly32 {
     }
 }
 
+/// `out[k] = x[k]` as a 32-bit word (each a residue below 2^30, so exact).
+#[inline]
+fn narrow(x: &[u64], out: &mut [u32]) {
+    out.iter_mut().zip(x).for_each(|(o, &v)| *o = v as u32);
+}
+
 /// Per-ring tables built once: the 32-bit moduli and NTT plans of every ring prime.
 struct Tables {
     moduli: Vec<Modulus32>,
@@ -393,7 +399,7 @@ impl Backend for Cpu32Backend {
             p.data
                 .par_chunks_mut(self.n())
                 .zip(src.par_chunks(self.n()))
-                .for_each(|(o, s)| o.iter_mut().zip(s).for_each(|(o, &x)| *o = x as u32))
+                .for_each(|(o, s)| narrow(s, o))
         });
         Ok(p)
     }
@@ -428,7 +434,9 @@ impl Backend for Cpu32Backend {
         Ok(p)
     }
     /// One fused pass per limb, as the 64-bit backend: the key's `a` halves are generated
-    /// [`SEED_CHUNK`] words at a time and consumed from cache by the two inner products.
+    /// [`SEED_CHUNK`] words at a time and consumed from cache by the two inner products, and
+    /// its `b` halves are read from the host words and narrowed a chunk at a time (no 32-bit
+    /// copy of the key is made).
     fn dot_pair_seeded_key(
         &mut self,
         ups: &[&Poly32],
@@ -436,17 +444,48 @@ impl Backend for Cpu32Backend {
         seeds: &[Seed],
         limbs: &[usize],
     ) -> Result<(Poly32, Poly32), MathError> {
+        let op = "dot product";
         let bs = key_b
             .iter()
-            .map(|b| self.load_host(b, Kind::EvalKey))
+            .map(|b| match b {
+                HostPoly::Data(p) if !Arc::ptr_eq(p.context(), &self.ring) => {
+                    Err(MathError::RingMismatch { op: "load" })
+                }
+                HostPoly::Data(p) => Ok(p),
+                HostPoly::Shape(_) => Err(crate::shape_unsupported("load")),
+            })
             .collect::<Result<Vec<_>, _>>()?;
         if ups.first().is_some_and(|u| u.limbs != limbs) {
             return Err(MathError::Unsupported(
                 "a seeded key's limbs must be those of the digits it multiplies".into(),
             ));
         }
-        let bs: Vec<&Poly32> = bs.iter().collect();
-        self.check_dot(ups, &bs)?;
+        if ups.is_empty() || ups.len() != bs.len() {
+            return Err(MathError::LengthMismatch {
+                what: "dot product operands",
+                expected: ups.len().max(1),
+                found: bs.len(),
+            });
+        }
+        for (x, y) in ups.iter().zip(&bs) {
+            if x.limbs != y.limb_indices() {
+                return Err(MathError::LimbMismatch {
+                    op,
+                    left: self.moduli_of(&x.limbs),
+                    right: y.moduli(),
+                });
+            }
+            for r in [x.repr, y.repr()] {
+                if r != Representation::Evaluation {
+                    return Err(MathError::RepresentationMismatch {
+                        op,
+                        expected: repr_name(Representation::Evaluation),
+                        found: repr_name(r),
+                    });
+                }
+            }
+            self.check_compatible(ups[0], x, op, Some(Representation::Evaluation))?;
+        }
         if seeds.len() != ups.len() {
             return Err(MathError::LengthMismatch {
                 what: "seeds of a seeded dot product",
@@ -470,17 +509,19 @@ impl Backend for Cpu32Backend {
                     let mut xofs: Vec<_> = seeds.iter().map(|s| limb_stream(s, q)).collect();
                     let mut wide = vec![0u64; SEED_CHUNK];
                     let mut u = vec![0u32; seeds.len() * SEED_CHUNK];
+                    let mut kb = vec![0u32; seeds.len() * SEED_CHUNK];
                     for start in (0..n).step_by(SEED_CHUNK) {
                         let len = SEED_CHUNK.min(n - start);
                         let range = k * n + start..k * n + start + len;
                         for (xof, ut) in xofs.iter_mut().zip(u.chunks_mut(SEED_CHUNK)) {
                             xof.fill_below(q, &mut wide[..len]);
-                            ut.iter_mut()
-                                .zip(&wide[..len])
-                                .for_each(|(o, &x)| *o = x as u32);
+                            narrow(&wide[..len], &mut ut[..len]);
+                        }
+                        for (b, bt) in bs.iter().zip(kb.chunks_mut(SEED_CHUNK)) {
+                            narrow(&b.data()[range.clone()], &mut bt[..len]);
                         }
                         let xs: Vec<&[u32]> = ups.iter().map(|x| &x.data[range.clone()]).collect();
-                        let ys: Vec<&[u32]> = bs.iter().map(|y| &y.data[range.clone()]).collect();
+                        let ys: Vec<&[u32]> = kb.chunks(SEED_CHUNK).map(|c| &c[..len]).collect();
                         let us: Vec<&[u32]> = u.chunks(SEED_CHUNK).map(|c| &c[..len]).collect();
                         dot_row_u32(kernel, &xs, &ys, m, &mut o0[start..start + len])?;
                         dot_row_u32(kernel, &xs, &us, m, &mut o1[start..start + len])?;
