@@ -28,11 +28,19 @@ use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPo
 const SEED_CHUNK: usize = 1024;
 
 /// A polynomial of [`Cpu32Backend`]: limb-major `u32` residues over a limb set of the ring.
+///
+/// Copy-on-write, as the 64-bit `RnsPoly`: a clone, and a selection of a run of consecutive
+/// limbs (what rescaling, ModDown and the digits of ModUp keep), share the buffer; the first
+/// write copies the view out ([`Poly32::data_mut`]).
 #[derive(Clone)]
 pub struct Poly32 {
     limbs: Vec<usize>,
     repr: Representation,
-    data: Vec<u32>,
+    buf: Arc<Vec<u32>>,
+    /// First word of this polynomial in `buf`.
+    start: usize,
+    /// Its words: `limbs.len() * N`.
+    len: usize,
 }
 
 impl std::fmt::Debug for Poly32 {
@@ -45,9 +53,34 @@ impl std::fmt::Debug for Poly32 {
 }
 
 impl Poly32 {
+    /// A polynomial owning `data`.
+    fn owned(limbs: Vec<usize>, repr: Representation, data: Vec<u32>) -> Self {
+        Self {
+            limbs,
+            repr,
+            len: data.len(),
+            buf: Arc::new(data),
+            start: 0,
+        }
+    }
+
+    /// The words of the limbs, limb-major.
+    fn data(&self) -> &[u32] {
+        &self.buf[self.start..self.start + self.len]
+    }
+
+    /// The words, writable: copies the view out first when the buffer is shared or larger.
+    fn data_mut(&mut self) -> &mut [u32] {
+        if self.start != 0 || self.buf.len() != self.len || Arc::get_mut(&mut self.buf).is_none() {
+            self.buf = Arc::new(self.data().to_vec());
+            self.start = 0;
+        }
+        Arc::get_mut(&mut self.buf).expect("unshared after the copy")
+    }
+
     /// Limb `k` of `n` words.
     fn limb(&self, k: usize, n: usize) -> &[u32] {
-        &self.data[k * n..(k + 1) * n]
+        &self.data()[k * n..(k + 1) * n]
     }
 }
 
@@ -229,11 +262,11 @@ impl Cpu32Backend {
     /// A polynomial over `limbs` with unspecified (zero) words, for a caller that writes them.
     fn alloc(&self, limbs: &[usize], repr: Representation) -> Result<Poly32, MathError> {
         self.check_limbs(limbs)?;
-        Ok(Poly32 {
-            limbs: limbs.to_vec(),
+        Ok(Poly32::owned(
+            limbs.to_vec(),
             repr,
-            data: vec![0; limbs.len() * self.n()],
-        })
+            vec![0; limbs.len() * self.n()],
+        ))
     }
 
     /// Runs `f(modulus, ring index, limb)` on every limb of `p` in parallel.
@@ -242,8 +275,8 @@ impl Cpu32Backend {
         p: &mut Poly32,
         f: impl Fn(&Modulus32, usize, &mut [u32]) -> Result<(), MathError> + Sync + Send,
     ) -> Result<(), MathError> {
-        let (n, t, limbs) = (self.n(), &self.tables, &p.limbs);
-        let data = &mut p.data;
+        let (n, t, limbs) = (self.n(), &self.tables, p.limbs.clone());
+        let data = p.data_mut();
         install(|| {
             data.par_chunks_mut(n)
                 .zip(limbs.par_iter())
@@ -257,8 +290,8 @@ impl Cpu32Backend {
         p: &mut Poly32,
         f: impl Fn(usize, &Modulus32, &mut [u32]) -> Result<(), MathError> + Sync + Send,
     ) -> Result<(), MathError> {
-        let (n, t, limbs) = (self.n(), &self.tables, &p.limbs);
-        let data = &mut p.data;
+        let (n, t, limbs) = (self.n(), &self.tables, p.limbs.clone());
+        let data = p.data_mut();
         install(|| {
             data.par_chunks_mut(n)
                 .zip(limbs.par_iter())
@@ -280,11 +313,11 @@ impl Cpu32Backend {
         let n = self.n();
         let mut r = a.clone();
         let limbs = r.limbs.clone();
-        let data = &mut r.data;
+        let data = r.data_mut();
         let (t, kernel) = (&self.tables, Some(self.kernel));
         install(|| {
             data.par_chunks_mut(n)
-                .zip(b.data.par_chunks(n))
+                .zip(b.data().par_chunks(n))
                 .zip(limbs.par_iter())
                 .try_for_each(|((x, y), &i)| f(kernel, &t.moduli[i], x, y))
         })?;
@@ -396,7 +429,7 @@ impl Backend for Cpu32Backend {
         let mut p = self.alloc(host.limb_indices(), host.repr())?;
         let src = host.data();
         install(|| {
-            p.data
+            p.data_mut()
                 .par_chunks_mut(self.n())
                 .zip(src.par_chunks(self.n()))
                 .for_each(|(o, s)| narrow(s, o))
@@ -405,7 +438,7 @@ impl Backend for Cpu32Backend {
     }
     /// Widens each residue back to a `u64` word.
     fn store(&mut self, p: &Poly32) -> Result<RnsPoly, MathError> {
-        let data = p.data.iter().map(|&x| x as u64).collect();
+        let data = p.data().iter().map(|&x| x as u64).collect();
         RnsPoly::from_data(&self.ring, &p.limbs, data, p.repr)
     }
     /// The 64-bit expansion's residues: the same XOF stream per limb, sampled below `q` as
@@ -498,9 +531,9 @@ impl Backend for Cpu32Backend {
         let mut out1 = self.alloc(limbs, Representation::Evaluation)?;
         let (t, kernel) = (&self.tables, Some(self.kernel));
         install(|| {
-            out0.data
+            out0.data_mut()
                 .par_chunks_mut(n)
-                .zip(out1.data.par_chunks_mut(n))
+                .zip(out1.data_mut().par_chunks_mut(n))
                 .zip(limbs.par_iter())
                 .enumerate()
                 .try_for_each(|(k, ((o0, o1), &i))| -> Result<(), MathError> {
@@ -520,7 +553,8 @@ impl Backend for Cpu32Backend {
                         for (b, bt) in bs.iter().zip(kb.chunks_mut(SEED_CHUNK)) {
                             narrow(&b.data()[range.clone()], &mut bt[..len]);
                         }
-                        let xs: Vec<&[u32]> = ups.iter().map(|x| &x.data[range.clone()]).collect();
+                        let xs: Vec<&[u32]> =
+                            ups.iter().map(|x| &x.data()[range.clone()]).collect();
                         let ys: Vec<&[u32]> = kb.chunks(SEED_CHUNK).map(|c| &c[..len]).collect();
                         let us: Vec<&[u32]> = u.chunks(SEED_CHUNK).map(|c| &c[..len]).collect();
                         dot_row_u32(kernel, &xs, &ys, m, &mut o0[start..start + len])?;
@@ -586,7 +620,7 @@ impl Backend for Cpu32Backend {
         let mut out = self.alloc(&a[0].limbs, Representation::Evaluation)?;
         let (t, kernel) = (&self.tables, Some(self.kernel));
         let limbs = out.limbs.clone();
-        let data = &mut out.data;
+        let data = out.data_mut();
         install(|| {
             data.par_chunks_mut(n)
                 .zip(limbs.par_iter())
@@ -613,13 +647,13 @@ impl Backend for Cpu32Backend {
         let mut out = self.alloc(&a.limbs, a.repr)?;
         let (t, kernel) = (&self.tables, Some(self.kernel));
         let limbs = out.limbs.clone();
-        let data = &mut out.data;
+        let data = out.data_mut();
         match a.repr {
             Representation::Coefficient => {
                 galois_check(g, n)?;
                 install(|| {
                     data.par_chunks_mut(n)
-                        .zip(a.data.par_chunks(n))
+                        .zip(a.data().par_chunks(n))
                         .zip(limbs.par_iter())
                         .try_for_each(|((o, x), &i)| {
                             automorphism_coeff_u32(x, g, t.moduli[i].value(), o)
@@ -630,7 +664,7 @@ impl Backend for Cpu32Backend {
                 let perm = self.permutation(g)?;
                 install(|| {
                     data.par_chunks_mut(n)
-                        .zip(a.data.par_chunks(n))
+                        .zip(a.data().par_chunks(n))
                         .try_for_each(|(o, x)| apply_permutation_u32(kernel, x, &perm, o))
                 })?;
             }
@@ -648,10 +682,24 @@ impl Backend for Cpu32Backend {
         let conv = self.converter(&a.limbs, to)?;
         let mut out = self.alloc(to, Representation::Coefficient)?;
         let (n, kernel) = (self.n(), Some(self.kernel));
-        install(|| conv.convert(kernel, &a.data, &mut out.data, n, mode))?;
+        install(|| conv.convert(kernel, a.data(), out.data_mut(), n, mode))?;
         Ok(out)
     }
+    /// A run of consecutive limbs of `a`, in order, shares `a`'s buffer (copy-on-write);
+    /// any other selection is copied.
     fn select_limbs(&mut self, a: &Poly32, keep: &[usize]) -> Result<Poly32, MathError> {
+        if let Some(first) = a.limbs.iter().position(|x| Some(x) == keep.first()) {
+            if a.limbs[first..].starts_with(keep) {
+                let n = self.n();
+                return Ok(Poly32 {
+                    limbs: keep.to_vec(),
+                    repr: a.repr,
+                    buf: a.buf.clone(),
+                    start: a.start + first * n,
+                    len: keep.len() * n,
+                });
+            }
+        }
         self.concat(&[a], keep).map_err(|e| match e {
             MathError::LimbMismatch { left, right, .. } => MathError::LimbMismatch {
                 op: "select limbs",
@@ -684,7 +732,7 @@ impl Backend for Cpu32Backend {
                         .collect(),
                     right: self.moduli_of(&[*i]),
                 })?;
-            out.data[k * n..(k + 1) * n].copy_from_slice(p.limb(pos, n));
+            out.data_mut()[k * n..(k + 1) * n].copy_from_slice(p.limb(pos, n));
         }
         Ok(out)
     }
@@ -702,7 +750,7 @@ impl Backend for Cpu32Backend {
         let src = self.tables.moduli[a.limbs[0]].value();
         let half = src / 2;
         let mut out = self.alloc(to, Representation::Coefficient)?;
-        let x = &a.data;
+        let x = a.data();
         self.par_limbs(&mut out, |m, _, limb| {
             // `x - src mod p` for the negative half: `x + (p - src mod p)`, both below p.
             let shift = m.neg(m.reduce_u64(src as u64));
@@ -752,12 +800,13 @@ impl Word {
         }
     }
 
-    /// Whether 32-bit words are the faster choice on `kernel` when the ring allows them
-    /// (measured with `tessera bench` at the same preset on both word sizes, docs/benchmarks.md
-    /// "32-bit words end to end").
+    /// Whether 32-bit words are the faster choice on `kernel` when the ring allows them,
+    /// measured with `tessera bench hmult|hrot --params w32-boot --word 32|64` in one run
+    /// (docs/benchmarks.md, "32-bit words end to end"): on AVX2 and on AVX-512 (IFMA host)
+    /// the 32-bit words took 0.53 to 0.76 of the 64-bit time at the same ring. The scalar
+    /// kernel was not measured, so it keeps 64-bit words.
     pub fn faster_32(kernel: Kernel) -> bool {
-        // Filled from the same-run measurements in docs/benchmarks.md.
-        matches!(kernel, Kernel::Scalar | Kernel::Avx2)
+        matches!(kernel, Kernel::Avx2 | Kernel::Avx512 | Kernel::Avx512Ifma)
     }
 
     /// The word for `ring`: `requested` (a command-line choice) or else `TESSERA_WORD`, refused

@@ -210,6 +210,24 @@ fn check_ring(n: usize, count: usize, kernel: Kernel, seed: u64) {
             t.c32.select_limbs(&a32, &keep).unwrap(),
         );
         t.same("select_limbs", &r.0, &r.1);
+        // A run of leading limbs is a shared view: writing to it leaves the source as it was.
+        let lead = &limbs[..limbs.len().div_ceil(2)];
+        let sel = |t: &mut Pair, x: &(RnsPoly, tessera_backend::Poly32), l: &[usize]| {
+            (
+                t.c64.select_limbs(&x.0, l).unwrap(),
+                t.c32.select_limbs(&x.1, l).unwrap(),
+            )
+        };
+        let (a, b) = ((a64.clone(), a32.clone()), (b64.clone(), b32.clone()));
+        let (mut v64, mut v32) = sel(&mut t, &a, lead);
+        let (w64, w32) = sel(&mut t, &b, lead);
+        t.c64.mul_acc(&mut v64, &w64, &w64).unwrap();
+        t.c32.mul_acc(&mut v32, &w32, &w32).unwrap();
+        t.same("mul_acc on a selected view", &v64, &v32);
+        t.same("the view's source after a write", &a64, &a32);
+        let r = sel(&mut t, &a, &limbs[limbs.len() / 2..]);
+        let r = (t.c64.neg(&r.0).unwrap(), t.c32.neg(&r.1).unwrap());
+        t.same("neg of a trailing view", &r.0, &r.1);
         let rest: Vec<usize> = all.iter().copied().filter(|i| !limbs.contains(i)).collect();
         if !rest.is_empty() {
             let (o64, o32) = t.load(&random(&ring, &rest, Representation::Evaluation, &mut rng));
