@@ -84,6 +84,9 @@ impl Poly32 {
     }
 }
 
+/// A 32-bit element-wise kernel of [`pointwise`] (`a op= b` on one limb).
+type Row32 = fn(Option<Kernel>, &Modulus32, &mut [u32], &[u32]) -> tessera_math::Result<()>;
+
 /// `out[k] = x[k]` as a 32-bit word (each a residue below 2^30, so exact).
 #[inline]
 fn narrow(x: &[u64], out: &mut [u32]) {
@@ -307,7 +310,7 @@ impl Cpu32Backend {
         b: &Poly32,
         op: &'static str,
         need: Option<Representation>,
-        f: fn(Option<Kernel>, &Modulus32, &mut [u32], &[u32]) -> tessera_math::Result<()>,
+        f: Row32,
     ) -> Result<Poly32, MathError> {
         self.check_compatible(a, b, op, need)?;
         let n = self.n();

@@ -379,7 +379,7 @@ impl Backend for ReferenceBackend {
     /// form: slot `k` (at `psi^e`) takes the slot at `psi^(e g mod 2N)`.
     fn automorphism(&mut self, a: &RefPoly, g: u64) -> Result<RefPoly, MathError> {
         let n = self.n();
-        if g % 2 == 0 || g >= 2 * n as u64 {
+        if g.is_multiple_of(2) || g >= 2 * n as u64 {
             return Err(MathError::OutOfRange {
                 name: "Galois element",
                 value: g.to_string(),
