@@ -68,6 +68,8 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
     bp.min_ks |= min_ks;
     bp.meta_log_scale = meta_bts.or(bp.meta_log_scale);
     let ctx = CkksContext::new(ckks_params)?;
+    // Refused here, before the keys are made, when 32-bit words cannot hold the primes.
+    let word = crate::bench::word_choice(word.as_deref(), ctx.ring())?;
     let boot = Bootstrapper::new(&ctx, bp.clone())?;
     bar.inc(1);
     bar.set_message(format!(
@@ -89,7 +91,6 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
         )?,
         &sk,
     )?;
-    let word = crate::bench::word_choice(word.as_deref(), ctx.ring())?;
     let m = Measured {
         params,
         threads,

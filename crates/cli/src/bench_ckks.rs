@@ -86,6 +86,8 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
         op.name()
     ));
     let ctx = CkksContext::new(Parameters::resolve(params)?)?;
+    // Refused here, before the keys are made, when 32-bit words cannot hold the primes.
+    let word = crate::bench::word_choice(word.as_deref(), ctx.ring())?;
     let mut kg = KeyGenerator::new(&ctx)?;
     let sk = kg.secret_key()?;
     let steps: Vec<i64> = match op {
@@ -116,7 +118,6 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
     let scale = ctx.params().default_scale();
     let z = message(slots);
     let ct = kg.encrypt_sk(&ctx.encode(&z, slots, l, scale)?, &sk)?;
-    let word = crate::bench::word_choice(word.as_deref(), ctx.ring())?;
     let setup = Measured {
         op,
         params,
