@@ -28,7 +28,7 @@
 //! assert!(e.contains("cpu") && e.contains("cuda"), "{e}");
 //! ```
 
-use crate::{Backend, CpuBackend, HostPoly, Kind};
+use crate::{Backend, Cpu32Backend, CpuBackend, HostPoly, Kind, Poly32, Word};
 use std::sync::{Arc, RwLock};
 use tessera_math::primes::generate_ntt_primes;
 use tessera_math::sampling::Seed;
@@ -40,8 +40,9 @@ pub const BACKEND_ENV: &str = "TESSERA_BACKEND";
 /// Which compute backend to run on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BackendChoice {
-    /// This machine's CPU ([`CpuBackend`]). The hook for choosing the word size per CPU (64-bit
-    /// words today; a 32-bit-word backend when it measures faster) is [`Compute::new`].
+    /// This machine's CPU: [`Cpu32Backend`] (32-bit words) when every prime of the ring is below
+    /// 2^30 and 32-bit words measure faster on the kernel in force, else [`CpuBackend`]
+    /// (64-bit words); `TESSERA_WORD=32|64` overrides ([`Word::choose`], in [`Compute::new`]).
     #[default]
     Cpu,
     /// An NVIDIA GPU through CUDA (cargo feature `cuda` of tessera-backend).
@@ -142,8 +143,10 @@ fn mixed(op: &'static str) -> MathError {
 /// primary to the one it holds.
 #[derive(Clone, Debug)]
 pub enum Compute {
-    /// Computes on the CPU.
+    /// Computes on the CPU, 64-bit words.
     Cpu(CpuBackend),
+    /// Computes on the CPU, 32-bit words.
+    Cpu32(Cpu32Backend),
     /// Computes on an NVIDIA GPU.
     #[cfg(feature = "cuda")]
     Cuda(crate::cuda::CudaBackend),
@@ -155,6 +158,8 @@ pub enum Compute {
 pub enum ComputePoly {
     /// A polynomial of the CPU backend.
     Cpu(RnsPoly),
+    /// A polynomial of the 32-bit-word CPU backend.
+    Cpu32(Poly32),
     /// A polynomial of the CUDA backend.
     #[cfg(feature = "cuda")]
     Cuda(<crate::cuda::CudaBackend as Backend>::Poly),
@@ -193,6 +198,7 @@ macro_rules! delegate {
     ($self:ident, $op:expr, |$b:ident $(, $p:ident)* $(; $l:ident)*| $body:expr, $wrap:ident) => {
         match $self {
             Compute::Cpu($b) => arm!(Cpu, $op, [$($p),*], [$($l),*], $body, $wrap),
+            Compute::Cpu32($b) => arm!(Cpu32, $op, [$($p),*], [$($l),*], $body, $wrap),
             #[cfg(feature = "cuda")]
             Compute::Cuda($b) => arm!(Cuda, $op, [$($p),*], [$($l),*], $body, $wrap),
         }
@@ -226,6 +232,7 @@ impl Backend for Compute {
     fn ring(&self) -> &Arc<RingContext> {
         match self {
             Compute::Cpu(b) => b.ring(),
+            Compute::Cpu32(b) => b.ring(),
             #[cfg(feature = "cuda")]
             Compute::Cuda(b) => b.ring(),
         }
@@ -235,6 +242,7 @@ impl Backend for Compute {
     fn limbs(&self, p: &ComputePoly) -> Vec<usize> {
         match (self, p) {
             (Compute::Cpu(b), ComputePoly::Cpu(x)) => b.limbs(x),
+            (Compute::Cpu32(b), ComputePoly::Cpu32(x)) => b.limbs(x),
             #[cfg(feature = "cuda")]
             (Compute::Cuda(b), ComputePoly::Cuda(x)) => b.limbs(x),
             #[allow(unreachable_patterns)]
@@ -246,6 +254,7 @@ impl Backend for Compute {
     fn repr(&self, p: &ComputePoly) -> Representation {
         match (self, p) {
             (Compute::Cpu(b), ComputePoly::Cpu(x)) => b.repr(x),
+            (Compute::Cpu32(b), ComputePoly::Cpu32(x)) => b.repr(x),
             #[cfg(feature = "cuda")]
             (Compute::Cuda(b), ComputePoly::Cuda(x)) => b.repr(x),
             #[allow(unreachable_patterns)]
@@ -350,6 +359,7 @@ impl Backend for Compute {
     fn begin_op(&mut self, name: &'static str, level: usize) {
         match self {
             Compute::Cpu(b) => b.begin_op(name, level),
+            Compute::Cpu32(b) => b.begin_op(name, level),
             #[cfg(feature = "cuda")]
             Compute::Cuda(b) => b.begin_op(name, level),
         }
@@ -357,6 +367,7 @@ impl Backend for Compute {
     fn end_op(&mut self) {
         match self {
             Compute::Cpu(b) => b.end_op(),
+            Compute::Cpu32(b) => b.end_op(),
             #[cfg(feature = "cuda")]
             Compute::Cuda(b) => b.end_op(),
         }
@@ -367,7 +378,7 @@ impl Compute {
     /// Which choice this backend is.
     pub fn choice(&self) -> BackendChoice {
         match self {
-            Compute::Cpu(_) => BackendChoice::Cpu,
+            Compute::Cpu(_) | Compute::Cpu32(_) => BackendChoice::Cpu,
             #[cfg(feature = "cuda")]
             Compute::Cuda(_) => BackendChoice::Cuda,
         }
@@ -376,9 +387,13 @@ impl Compute {
     /// The backend `choice` over `ring`, or a typed error saying why it cannot run here.
     pub fn new(ring: Arc<RingContext>, choice: BackendChoice) -> Result<Self, MathError> {
         match choice {
-            // The hook for a per-CPU word size: pick a 32-bit-word backend here when the ring
-            // fits it and it measures faster on this CPU.
-            BackendChoice::Cpu => Ok(Compute::Cpu(CpuBackend::new(ring))),
+            // The word size per CPU: 32-bit words when the ring fits them and they measure
+            // faster on this kernel, or as `TESSERA_WORD` says (refused when 32 cannot hold
+            // the ring's primes).
+            BackendChoice::Cpu => Ok(match Word::choose(None, &ring)? {
+                Word::W32 => Compute::Cpu32(Cpu32Backend::new(ring)?),
+                Word::W64 => Compute::Cpu(CpuBackend::new(ring)),
+            }),
             BackendChoice::Cuda => Self::cuda(ring),
         }
     }
@@ -407,6 +422,10 @@ impl Compute {
             Compute::Cpu(_) => Ok(format!(
                 "CPU, 64-bit words, kernel {}",
                 tessera_math::simd::active().name()
+            )),
+            Compute::Cpu32(b) => Ok(format!(
+                "CPU, 32-bit words where every prime is below 2^30 (64-bit otherwise), kernel {}",
+                b.kernel().name()
             )),
             #[allow(unreachable_patterns)]
             _ => Ok(format!("{choice} available")),

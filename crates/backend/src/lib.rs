@@ -12,6 +12,7 @@ pub mod conformance;
 mod cpu;
 #[cfg(feature = "cuda")]
 mod cuda;
+mod cpu32;
 mod profile;
 mod reference;
 pub mod trace;
@@ -20,6 +21,7 @@ pub use compute::{BackendChoice, Compute, ComputePoly};
 pub use cpu::CpuBackend;
 #[cfg(feature = "cuda")]
 pub use cuda::CudaBackend;
+pub use cpu32::{Cpu32Backend, Poly32, Word};
 pub use profile::{OpTime, Profiled};
 pub use reference::{RefPoly, ReferenceBackend};
 use std::sync::Arc;

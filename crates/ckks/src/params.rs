@@ -597,6 +597,7 @@ mod tests {
             "reed-boot",
             "reed-dnum3-boot",
             "cifher-boot",
+            "w32-boot",
         ] {
             let p = Parameters::preset(name).unwrap();
             let s = p.security();
@@ -620,11 +621,19 @@ mod tests {
             }
             if double {
                 // Every rescale divides by a product within 1/64 bit of 2^(b + b') (measured: 0.009).
+                // w32-boot's pairs of 25-bit primes come from a scarce supply (about 38 NTT
+                // primes below 2^26 at N = 2^16), so its bound is 1/16 bit (measured 0.024 at
+                // level 5); the scale each ciphertext carries absorbs the difference.
+                let bound = if name == "w32-boot" {
+                    1.0 / 16.0
+                } else {
+                    1.0 / 64.0
+                };
                 let lq = &p.literal().log_q;
                 for l in (p.base_level() + 2..=p.max_level()).rev().step_by(2) {
                     let want = (lq[l] + lq[l - 1]) as f64;
                     let got = p.rescale_divisor(l).log2();
-                    assert!((got - want).abs() < 1.0 / 64.0, "{name} level {l}: {got}");
+                    assert!((got - want).abs() < bound, "{name} level {l}: {got}");
                 }
             }
         }

@@ -90,6 +90,10 @@ pub const PRESET_FILES: &[(&str, &str)] = &[
         "cifher-boot",
         include_str!("../../../configs/params/cifher-boot.toml"),
     ),
+    (
+        "w32-boot",
+        include_str!("../../../configs/params/w32-boot.toml"),
+    ),
 ];
 
 /// Largest parameter file read from disk, in bytes (the shipped ones are under 3 kB).

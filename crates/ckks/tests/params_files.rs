@@ -233,6 +233,18 @@ fn legacy_literal(name: &str) -> Option<ParametersLiteral> {
             rescaling: Rescaling::DoublePrime,
             ..base("test-double", 12, "test only: N = 2^12, double-prime rescaling (INSECURE)")
         },
+        // Added as a file (session 31, issue 22 item 3): ark-boot's levels as pairs of
+        // primes below 2^30 for 32-bit words: a 29 + 30-bit base, 11 levels of two 25-bit
+        // primes (Delta = 2^50), 12 levels of a 29- and a 30-bit prime, 12 30-bit special
+        // primes, dnum = 4.
+        "w32-boot" => ParametersLiteral {
+            log_q: [vec![29, 30], rep(25, 22), [29, 30].repeat(12)].concat(),
+            log_p: rep(30, 12),
+            dnum: 4,
+            log_default_scale: 50,
+            rescaling: Rescaling::DoublePrime,
+            ..base("w32-boot", 16, "ark-boot's levels (ark.md Table III: N, L_boot = 15, dnum = 4) as pairs of primes below 2^30 (ours)")
+        },
         _ => return None,
     })
 }
@@ -293,6 +305,14 @@ fn legacy_bootstrap(name: &str) -> Result<(&'static str, BootstrapParameters)> {
                 ..base.clone()
             },
         ),
+        // ark-boot's circuit with minimum key-switching (docs/benchmarks.md, "32-bit words").
+        "w32-boot" => (
+            "w32-boot",
+            BootstrapParameters {
+                min_ks: true,
+                ..base.clone()
+            },
+        ),
         "test-boot" | "test-boot-double" => (
             if name == "test-boot" {
                 "test-boot"
@@ -319,7 +339,7 @@ fn legacy_bootstrap(name: &str) -> Result<(&'static str, BootstrapParameters)> {
 /// Rust table gave.
 #[test]
 fn every_preset_file_is_the_preset_it_replaced() {
-    assert_eq!(preset_names().len(), 17);
+    assert_eq!(preset_names().len(), 18);
     for name in preset_names() {
         let want = legacy_literal(name).unwrap_or_else(|| panic!("{name} has no reference"));
         let got = preset_literal(name).unwrap_or_else(|| panic!("{name} does not load"));
@@ -345,6 +365,7 @@ fn every_preset_file_is_the_preset_it_replaced() {
         "reed-dnum3",
         "cifher",
         "cifher-boot",
+        "w32-boot",
         "test-boot",
         "test-boot-double",
         "test-small",
@@ -373,7 +394,8 @@ fn bootstrap_names_and_word_widths() {
             "h3",
             "reed",
             "reed-dnum3",
-            "cifher"
+            "cifher",
+            "w32-boot"
         ]
     );
     let words = |name: &str| {
@@ -383,6 +405,9 @@ fn bootstrap_names_and_word_widths() {
     };
     assert_eq!(words("h3-boot"), (50, 36));
     assert_eq!(words("cifher-boot"), (33, 32));
+    // Every prime of w32-boot fits a 32-bit word's 30-bit residues (the pairing keeps each
+    // partner at its size here).
+    assert_eq!(words("w32-boot"), (30, 30));
     assert_eq!(words("test-small"), (46, 46));
 }
 

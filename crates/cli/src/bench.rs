@@ -74,6 +74,9 @@ pub enum BenchCommand {
         /// Also report the time spent in each primary function (NTT, BConv, ...) per run.
         #[arg(long)]
         profile: bool,
+        /// Limb word size of the CPU backend (32 or 64; see `bench hmult --help`).
+        #[arg(long, value_parser = ["32", "64"])]
+        word: Option<String>,
     },
 }
 
@@ -101,6 +104,37 @@ pub struct CkksBenchArgs {
     /// Use per-level dynamic decomposition keys (h3.md 3.1) instead of the fixed dnum.
     #[arg(long)]
     pub(crate) dynamic: bool,
+    /// Limb word size of the CPU backend: 32 (every prime below 2^30) or 64. Default:
+    /// TESSERA_WORD, else 32 where the set allows it and it is the faster on this kernel.
+    #[arg(long, value_parser = ["32", "64"])]
+    pub(crate) word: Option<String>,
+}
+
+pub(crate) use tessera_backend::Word;
+
+/// The word size of a bench run at `ring` ([`Word::choose`]).
+pub(crate) fn word_choice(
+    arg: Option<&str>,
+    ring: &tessera_math::RingContext,
+) -> Result<Word, MathError> {
+    let requested = arg.map(|a| Word::parse(a, "--word")).transpose()?;
+    Word::choose(requested, ring)
+}
+
+/// The backend a CKKS benchmark measures: the process's backend choice (`--backend`), and on
+/// the CPU the word size `word` ([`word_choice`]: `--word` or the per-CPU default).
+pub(crate) fn compute_for(
+    word: Word,
+    ring: std::sync::Arc<tessera_math::RingContext>,
+) -> Result<tessera_backend::Compute, MathError> {
+    use tessera_backend::{BackendChoice, Compute, Cpu32Backend, CpuBackend};
+    Ok(match BackendChoice::process_default()? {
+        BackendChoice::Cpu => match word {
+            Word::W64 => Compute::Cpu(CpuBackend::new(ring)),
+            Word::W32 => Compute::Cpu32(Cpu32Backend::new(ring)?),
+        },
+        other => Compute::new(ring, other)?,
+    })
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -197,6 +231,7 @@ pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
             meta_bts,
             json,
             profile,
+            word,
         } => Ok(crate::bench_boot::run(
             &params,
             threads,
@@ -207,6 +242,7 @@ pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
                 meta_bts,
                 json,
                 profile,
+                word,
             },
         )?),
         BenchCommand::Ntt {

@@ -3,16 +3,20 @@
 //! uniform in [-1, 1]), levels left, key sizes, the DFT's rotation and plaintext counts, and
 //! the failure-probability estimate. A progress bar on an interactive terminal.
 
+use crate::bench::Word;
 use crate::output::{emit, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use num_complex::Complex64;
 use serde_json::json;
 use std::time::Instant;
 use tessera_backend::trace::TraceCounts;
-use tessera_backend::{BackendChoice, Compute, Profiled, TraceBackend};
-use tessera_ckks::bootstrap::{linear::BsgsPlan, Bootstrapper};
-use tessera_ckks::{decrypt, CkksContext, CkksError, Evaluator, KeyGenerator, PrecisionStats};
+use tessera_backend::{Backend, BackendChoice, Compute, Profiled, TraceBackend};
+use tessera_ckks::bootstrap::{linear::BsgsPlan, BootstrapKeys, BootstrapParameters, Bootstrapper};
+use tessera_ckks::{
+    decrypt, Ciphertext, CkksContext, CkksError, Evaluator, KeyGenerator, PrecisionStats, SecretKey,
+};
 use tessera_math::parallel;
+use tessera_math::RnsPoly;
 
 fn message(slots: usize) -> Vec<Complex64> {
     let mut s = 0x2545_F491_4F6C_DD1Du64;
@@ -32,6 +36,8 @@ pub struct Options {
     pub meta_bts: Option<u32>,
     pub json: bool,
     pub profile: bool,
+    /// `--word` (32 or 64), else [`Word::choose`]'s default.
+    pub word: Option<String>,
 }
 
 pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(), CkksError> {
@@ -43,6 +49,7 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
         meta_bts,
         json,
         profile,
+        word,
     } = opts;
     parallel::set_num_threads(threads)?;
     let reps = reps.max(1);
@@ -63,6 +70,8 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
     bp.min_ks |= min_ks;
     bp.meta_log_scale = meta_bts.or(bp.meta_log_scale);
     let ctx = CkksContext::new(ckks_params)?;
+    // Refused here, before the keys are made, when 32-bit words cannot hold the primes.
+    let word = crate::bench::word_choice(word.as_deref(), ctx.ring())?;
     let boot = Bootstrapper::new(&ctx, bp.clone())?;
     bar.inc(1);
     bar.set_message(format!(
@@ -84,23 +93,80 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
         )?,
         &sk,
     )?;
-    let mut ev = Evaluator::new(
-        &ctx,
-        Profiled::new(Compute::from_default(ctx.ring().clone())?),
-    )?;
-    let x = ev.load(&ct)?;
+    let m = Measured {
+        params,
+        threads,
+        reps,
+        json,
+        profile,
+        word,
+        ctx: &ctx,
+        boot: &boot,
+        bp: &bp,
+        keys: &keys,
+        sk: &sk,
+        ct: &ct,
+        z: &z,
+        bar,
+    };
+    measure(m, crate::bench::compute_for(word, ctx.ring().clone())?)
+}
+
+/// What [`measure`] runs: the set, circuit, keys and input, and the report's switches.
+struct Measured<'a> {
+    params: &'a str,
+    threads: usize,
+    reps: usize,
+    json: bool,
+    profile: bool,
+    word: Word,
+    ctx: &'a std::sync::Arc<CkksContext>,
+    boot: &'a Bootstrapper,
+    bp: &'a BootstrapParameters,
+    keys: &'a BootstrapKeys,
+    sk: &'a SecretKey,
+    ct: &'a Ciphertext<RnsPoly>,
+    z: &'a [Complex64],
+    bar: ProgressBar,
+}
+
+/// Times bootstrapping on `backend` (the word size's CPU backend) and reports it.
+fn measure<B>(m: Measured<'_>, backend: B) -> Result<(), CkksError>
+where
+    B: Backend + Send,
+    B::Poly: Send + Sync,
+{
+    let Measured {
+        params,
+        threads,
+        reps,
+        json,
+        profile,
+        word,
+        ctx,
+        boot,
+        bp,
+        keys,
+        sk,
+        ct,
+        z,
+        bar,
+    } = m;
+    let slots = ctx.params().max_slots();
+    let mut ev = Evaluator::new(ctx, Profiled::new(backend))?;
+    let x = ev.load(ct)?;
     bar.inc(1);
     // One untimed run first: it encodes the DFT diagonals, which the circuit keeps (ARK's
     // "plaintexts prepared" for every H-(I)DFT).
     bar.set_message("warm-up run (encodes the DFT plaintexts)");
-    parallel::install(|| boot.bootstrap(&mut ev, &x, &keys))?;
+    parallel::install(|| boot.bootstrap(&mut ev, &x, keys))?;
     ev.backend_mut().reset();
     let mut times = Vec::with_capacity(reps);
     let mut last = None;
     for rep in 0..reps {
         bar.set_message(format!("bootstrapping, run {} of {reps}", rep + 1));
         let start = Instant::now();
-        let out = parallel::install(|| boot.bootstrap(&mut ev, &x, &keys))?;
+        let out = parallel::install(|| boot.bootstrap(&mut ev, &x, keys))?;
         times.push(start.elapsed().as_secs_f64());
         last = Some(out);
         bar.inc(1);
@@ -113,12 +179,12 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
     // Rescales left before the base modulus (levels of two primes with double-prime rescaling).
     let levels_left = (out.level - ctx.params().base_level()) / ctx.params().primes_per_rescale();
     // The same circuit on the trace backend (no arithmetic): its memory traffic.
-    let mut tr = Evaluator::new(&ctx, TraceBackend::trace(ctx.ring().clone()))?;
-    let tx = tr.load(&ct)?;
-    boot.bootstrap(&mut tr, &tx, &keys)?;
+    let mut tr = Evaluator::new(ctx, TraceBackend::trace(ctx.ring().clone()))?;
+    let tx = tr.load(ct)?;
+    boot.bootstrap(&mut tr, &tx, keys)?;
     let counts = TraceCounts::from_instructions(tr.backend().instructions());
-    let got = ctx.decode(&decrypt(&ev.store(&out)?, &sk)?)?;
-    let st = PrecisionStats::new(&z, &got);
+    let got = ctx.decode(&decrypt(&ev.store(&out)?, sk)?)?;
+    let st = PrecisionStats::new(z, &got);
     let key_bytes: usize = keys.eval.all().map(|k| k.stored_bytes()).sum::<usize>()
         + keys
             .encapsulation
@@ -138,7 +204,7 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
     let (stc_rot, stc_pm) = count(&stc);
     if json {
         crate::bench::bench_json(json!({
-            "op": "bootstrap", "params": params, "ckks_params": ctx.params().name(), "threads": threads, "median_s": median,
+            "op": "bootstrap", "params": params, "ckks_params": ctx.params().name(), "threads": threads, "word_bits": word.bits(), "median_s": median,
             "min_s": times[0], "reps": reps,
             "precision_bits": st.mean_precision_bits(), "max_error_bits": st.max_error_bits(),
             "levels_left": levels_left, "failure_log2": boot.failure_log2(),
@@ -161,11 +227,12 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
         }
     } else {
         emit(&format!(
-            "bootstrapping at '{params}' (CKKS set '{}', N = {}, {slots} slots, L = {}, depth {}), CPU backend, kernel {}, {threads} thread(s), {reps} run(s)",
+            "bootstrapping at '{params}' (CKKS set '{}', N = {}, {slots} slots, L = {}, depth {}), CPU backend, {}-bit words, kernel {}, {threads} thread(s), {reps} run(s)",
             ctx.params().name(),
             ctx.params().n(),
             ctx.params().max_level(),
             bp.depth(),
+            word.bits(),
             crate::bench::kernel_label()?
         ));
         table(

@@ -3,16 +3,19 @@
 //! clear computation, so a fast but wrong result cannot go unnoticed.
 
 use crate::bench::CkksBenchArgs;
+use crate::bench::Word;
 use crate::output::{emit, table};
 use num_complex::Complex64;
 use serde_json::json;
 use std::io::IsTerminal;
 use std::time::Instant;
-use tessera_backend::{BackendChoice, Compute, Profiled};
+use tessera_backend::{Backend, BackendChoice, Compute, Profiled};
 use tessera_ckks::{
-    decrypt, CkksContext, CkksError, Evaluator, KeyGenerator, Parameters, PrecisionStats,
+    decrypt, Ciphertext, CkksContext, CkksError, EvaluationKeys, Evaluator, KeyGenerator,
+    Parameters, PrecisionStats, SecretKey,
 };
 use tessera_math::parallel;
+use tessera_math::RnsPoly;
 
 /// Which operation.
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +70,7 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
         profile,
         level,
         dynamic,
+        word,
     } = args;
     let (params, threads, reps, json, profile, level, dynamic) = (
         params.as_str(),
@@ -84,6 +88,8 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
         op.name()
     ));
     let ctx = CkksContext::new(Parameters::resolve(params)?)?;
+    // Refused here, before the keys are made, when 32-bit words cannot hold the primes.
+    let word = crate::bench::word_choice(word.as_deref(), ctx.ring())?;
     let mut kg = KeyGenerator::new(&ctx)?;
     let sk = kg.secret_key()?;
     let steps: Vec<i64> = match op {
@@ -114,11 +120,71 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
     let scale = ctx.params().default_scale();
     let z = message(slots);
     let ct = kg.encrypt_sk(&ctx.encode(&z, slots, l, scale)?, &sk)?;
-    let mut ev = Evaluator::new(
-        &ctx,
-        Profiled::new(Compute::from_default(ctx.ring().clone())?),
-    )?;
-    let x = ev.load(&ct)?;
+    let setup = Measured {
+        op,
+        params,
+        threads,
+        reps,
+        json,
+        profile,
+        level: l,
+        dynamic,
+        word,
+        ctx: &ctx,
+        sk: &sk,
+        keys: &keys,
+        ct: &ct,
+        z: &z,
+        steps: &steps,
+    };
+    measure(setup, crate::bench::compute_for(word, ctx.ring().clone())?)
+}
+
+/// What [`measure`] times: the set, its keys and input, and the report's switches.
+struct Measured<'a> {
+    op: CkksOp,
+    params: &'a str,
+    threads: usize,
+    reps: usize,
+    json: bool,
+    profile: bool,
+    level: usize,
+    dynamic: bool,
+    word: Word,
+    ctx: &'a std::sync::Arc<CkksContext>,
+    sk: &'a SecretKey,
+    keys: &'a EvaluationKeys,
+    ct: &'a Ciphertext<RnsPoly>,
+    z: &'a [Complex64],
+    steps: &'a [i64],
+}
+
+/// Times the operation on `backend` (the word size's CPU backend) and reports it.
+fn measure<B>(m: Measured<'_>, backend: B) -> Result<(), CkksError>
+where
+    B: Backend + Send,
+    B::Poly: Send + Sync,
+{
+    let Measured {
+        op,
+        params,
+        threads,
+        reps,
+        json,
+        profile,
+        level: l,
+        dynamic,
+        word,
+        ctx,
+        sk,
+        keys,
+        ct,
+        z,
+        steps,
+    } = m;
+    let slots = ctx.params().max_slots();
+    let mut ev = Evaluator::new(ctx, Profiled::new(backend))?;
+    let x = ev.load(ct)?;
     ev.backend_mut().reset();
     progress(&format!(
         "{}: measuring {reps} runs with {threads} thread(s)...",
@@ -135,10 +201,10 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
         let out = parallel::install(|| -> Result<_, CkksError> {
             Ok(match op {
                 CkksOp::HMult => {
-                    vec![ev.mul_relin_rescale(&x, &x, &keys)?]
+                    vec![ev.mul_relin_rescale(&x, &x, keys)?]
                 }
-                CkksOp::HRot => vec![ev.rotate(&x, 1, &keys)?],
-                CkksOp::Hoisted16 => ev.rotate_hoisted(&x, &steps, &keys)?,
+                CkksOp::HRot => vec![ev.rotate(&x, 1, keys)?],
+                CkksOp::Hoisted16 => ev.rotate_hoisted(&x, steps, keys)?,
             })
         })?;
         if rep > 0 {
@@ -161,7 +227,7 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
     };
     // Per-primary times, averaged per run (taken before the decryption check below).
     let prims = primary_times(ev.backend(), reps);
-    let got = ctx.decode(&decrypt(&ev.store(out.last().expect("one output"))?, &sk)?)?;
+    let got = ctx.decode(&decrypt(&ev.store(out.last().expect("one output"))?, sk)?)?;
     let st = PrecisionStats::new(&want, &got);
     // Evaluation-key storage: seeded (b halves + seeds) against both halves stored.
     let key_bytes = keys.all().fold((0usize, 0usize), |(s, e), k| {
@@ -174,14 +240,14 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
             "decomposition": if dynamic { "dynamic" } else { "fixed" },
             "dnum": ctx.params().dnum(), "precision_bits": st.mean_precision_bits(),
             "evk_stored_bytes": key_bytes.0, "evk_expanded_bytes": key_bytes.1,
-            "max_error_bits": st.max_error_bits(),
+            "max_error_bits": st.max_error_bits(), "word_bits": word.bits(),
         }));
         if profile {
             emit_profile(op.name(), &prims, median, true);
         }
     } else {
         emit(&format!(
-            "{} at '{params}' (N = {}, level {l}, dnum = {}{}), CPU backend, kernel {}, {threads} thread(s), median of {reps}",
+            "{} at '{params}' (N = {}, level {l}, dnum = {}{}), CPU backend, {}-bit words, kernel {}, {threads} thread(s), median of {reps}",
             op.name(),
             ctx.params().n(),
             ctx.params().dnum(),
@@ -190,6 +256,7 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
             } else {
                 ""
             },
+            word.bits(),
             crate::bench::kernel_label()?
         ));
         table(
@@ -222,7 +289,7 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
 }
 
 /// Per-primary times of a profiled backend, averaged per run: (name, seconds, calls).
-pub(crate) fn primary_times(b: &Profiled<Compute>, reps: usize) -> Vec<(String, f64, f64)> {
+pub(crate) fn primary_times<B: Backend>(b: &Profiled<B>, reps: usize) -> Vec<(String, f64, f64)> {
     b.times()
         .iter()
         .map(|(k, t)| {

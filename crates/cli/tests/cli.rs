@@ -78,6 +78,25 @@ fn bench_ckks_ops_print_the_documented_json() {
     let (code, _, err) = tessera(&["bench", "hmult", "--params", "nope"]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown parameter preset"), "{err}");
+    // 32-bit words are refused, naming the prime, where a prime is 2^30 or more; the JSON
+    // names the word measured.
+    let (code, _, err) = tessera(&["bench", "hmult", "--params", "test-small", "--word", "32"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("2^30") && err.contains("word size"), "{err}");
+    let (code, out, err) = tessera(&[
+        "bench",
+        "hrot",
+        "--params",
+        "test-small",
+        "--word",
+        "64",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["word_bits"], 64);
 }
 
 #[test]

@@ -217,6 +217,28 @@ impl BaseConverter {
         &self.to
     }
 
+    /// `[qhat_i^-1]_(q_i)` per source limb: the constants of step 1 (another word size's
+    /// BConv, e.g. [`crate::word32`]'s, reuses them to give exactly this converter's output).
+    pub fn qhat_inv_mod_q(&self) -> Vec<u64> {
+        self.from.qhat_inv.iter().map(|&(inv, _)| inv).collect()
+    }
+
+    /// `[qhat_i]_(p_j)`: row `j` holds the `l_in` constants of output limb `j` (step 2).
+    pub fn qhat_mod_p(&self) -> &[Vec<u64>] {
+        &self.qhat_mod_p
+    }
+
+    /// `[Q]_(p_j)` per output limb (the exact correction subtracts multiples of it).
+    pub fn q_mod_p(&self) -> &[u64] {
+        &self.q_mod_p
+    }
+
+    /// `1 / q_i` in double precision per source limb: the exact mode rounds
+    /// `sum_i y_i (1 / q_i)`, summed in limb order with no fused multiply-add.
+    pub fn q_inv_f64(&self) -> &[f64] {
+        &self.q_inv_f64
+    }
+
     /// Step 1: `y_i = [x_i * qhat_i^{-1}]_(q_i)`, limb-parallel. `input` is `l_in` limbs of
     /// `n` coefficients each, limb-major.
     pub fn scale(&self, input: &[u64], n: usize) -> Result<Vec<u64>> {

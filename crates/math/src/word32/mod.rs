@@ -7,9 +7,11 @@
 //! modulus costs two 30-bit limbs, so the word size pays when two 32-bit transforms beat one
 //! 64-bit transform; docs/benchmarks.md ("32-bit words") records the measurement per kernel.
 //!
-//! Scope today: the math kernels only ([`Modulus32`], [`generate_ntt_primes32`],
-//! [`NttPlan32`], [`pointwise`], the BConv row [`bconv::mac_row_u32`]). `RnsPoly`, key switching and bootstrapping still run on 64-bit
-//! words; the design note in docs/benchmarks.md says how they would take the word size.
+//! Contents: [`Modulus32`], [`generate_ntt_primes32`], [`NttPlan32`], [`pointwise`], the
+//! inner-product row [`dot::dot_row_u32`], [`automorphism`], the BConv row
+//! [`bconv::mac_row_u32`] and the whole conversion [`BaseConverter32`]. `RnsPoly` stays on
+//! 64-bit words; `tessera_backend::Cpu32Backend` computes every primary on these kernels,
+//! narrowing on load and widening on store, and equals the 64-bit CPU backend bit for bit.
 //!
 //! Kernels follow `TESSERA_SIMD` ([`crate::simd`]) as every other primary does: scalar, AVX2
 //! and AVX-512F (the IFMA setting runs the AVX-512F code, IFMA's 52-bit products add nothing for
@@ -33,7 +35,9 @@
 //! # }
 //! ```
 
+pub mod automorphism;
 pub mod bconv;
+pub mod dot;
 mod lanes;
 mod modulus;
 mod ntt;
@@ -41,6 +45,7 @@ pub mod pointwise;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+pub use bconv::BaseConverter32;
 pub use modulus::{Modulus32, MAX_MODULUS_BITS32, MIN_MODULUS_BITS32};
 pub use ntt::{supports, NttPlan32};
 

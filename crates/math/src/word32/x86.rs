@@ -284,6 +284,13 @@ impl Wide32 for Avx2 {
         _mm256_mul_epu32(_mm256_shuffle_epi32::<0b1011_0001>(y), c)
     }
     #[inline(always)]
+    unsafe fn mul_odd_pair(a: __m256i, b: __m256i) -> __m256i {
+        _mm256_mul_epu32(
+            _mm256_shuffle_epi32::<0b1011_0001>(a),
+            _mm256_shuffle_epi32::<0b1011_0001>(b),
+        )
+    }
+    #[inline(always)]
     unsafe fn add64(a: __m256i, b: __m256i) -> __m256i {
         _mm256_add_epi64(a, b)
     }
@@ -303,6 +310,13 @@ impl Wide32 for Avx512 {
     #[inline(always)]
     unsafe fn mul_odd(y: __m512i, c: __m512i) -> __m512i {
         _mm512_mul_epu32(_mm512_shuffle_epi32::<0b1011_0001>(y), c)
+    }
+    #[inline(always)]
+    unsafe fn mul_odd_pair(a: __m512i, b: __m512i) -> __m512i {
+        _mm512_mul_epu32(
+            _mm512_shuffle_epi32::<0b1011_0001>(a),
+            _mm512_shuffle_epi32::<0b1011_0001>(b),
+        )
     }
     #[inline(always)]
     unsafe fn add64(a: __m512i, b: __m512i) -> __m512i {
@@ -334,4 +348,183 @@ pub(super) unsafe fn mac_row_avx512(
     out: &mut [u32],
 ) -> usize {
     bconv::mac_row::<Avx512>(ys, c, m, out)
+}
+
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn dot_row_avx2(
+    xs: &[&[u32]],
+    ys: &[&[u32]],
+    m: &Modulus32,
+    out: &mut [u32],
+    accumulate: bool,
+) -> usize {
+    super::dot::dot_row::<Avx2>(xs, ys, m, out, accumulate)
+}
+
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn dot_row_avx512(
+    xs: &[&[u32]],
+    ys: &[&[u32]],
+    m: &Modulus32,
+    out: &mut [u32],
+    accumulate: bool,
+) -> usize {
+    super::dot::dot_row::<Avx512>(xs, ys, m, out, accumulate)
+}
+
+/// `out[k] = input[perm[k]]` eight words at a time where the eight indices lie in one
+/// aligned block of eight input words (always, for an automorphism in bit-reversed slot order:
+/// see [`crate::automorphism::apply_permutation_with`]): one load and one `vpermd`, which reads
+/// only the low three bits of each index. Other vectors take the scalar loop. Returns how many
+/// leading words it wrote.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn permute_avx2(input: &[u32], perm: &[u32], out: &mut [u32]) -> usize {
+    let mut k = 0;
+    while k + 8 <= out.len() {
+        let idx = _mm256_loadu_si256(perm.as_ptr().add(k) as *const __m256i);
+        let blocks = _mm256_srli_epi32::<3>(idx);
+        let first = _mm256_permutevar8x32_epi32(blocks, _mm256_setzero_si256());
+        let same = _mm256_movemask_epi8(_mm256_cmpeq_epi32(blocks, first)) == -1;
+        let start = 8 * (perm[k] as usize / 8);
+        if same && start + 8 <= input.len() {
+            let v = _mm256_loadu_si256(input.as_ptr().add(start) as *const __m256i);
+            let r = _mm256_permutevar8x32_epi32(v, idx);
+            _mm256_storeu_si256(out.as_mut_ptr().add(k) as *mut __m256i, r);
+        } else {
+            super::automorphism::permute_scalar(input, &perm[k..k + 8], &mut out[k..k + 8]);
+        }
+        k += 8;
+    }
+    k
+}
+
+/// [`permute_avx2`] sixteen words at a time with AVX-512F (`vpermd` reads four index bits).
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn permute_avx512(input: &[u32], perm: &[u32], out: &mut [u32]) -> usize {
+    let mut k = 0;
+    while k + 16 <= out.len() {
+        let idx = _mm512_loadu_si512(perm.as_ptr().add(k) as *const _);
+        let blocks = _mm512_srli_epi32::<4>(idx);
+        let first = _mm512_set1_epi32((perm[k] >> 4) as i32);
+        let same = _mm512_cmpeq_epi32_mask(blocks, first) == 0xFFFF;
+        let start = 16 * (perm[k] as usize / 16);
+        if same && start + 16 <= input.len() {
+            let v = _mm512_loadu_si512(input.as_ptr().add(start) as *const _);
+            let r = _mm512_permutexvar_epi32(idx, v);
+            _mm512_storeu_si512(out.as_mut_ptr().add(k) as *mut _, r);
+        } else {
+            super::automorphism::permute_scalar(input, &perm[k..k + 16], &mut out[k..k + 16]);
+        }
+        k += 16;
+    }
+    k
+}
+
+/// The vector part of `BaseConverter32::overflow_counts`, eight coefficients at a time: the
+/// same IEEE products and sums in the same order as the scalar loop (no fused multiply-add; a
+/// word below 2^30 converts to `f64` exactly as a signed 32-bit integer). Returns how many it
+/// did.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn overflow_counts_avx512(
+    ys: &[&[u32]],
+    q_inv: &[f64],
+    l: u32,
+    v: &mut [u32],
+) -> usize {
+    let full = v.len() - v.len() % 8;
+    let (half, lv) = (_mm512_set1_pd(0.5), _mm256_set1_epi32(l as i32));
+    let mut k = 0;
+    while k < full {
+        let mut a = _mm512_setzero_pd();
+        for (y, &qi) in ys.iter().zip(q_inv) {
+            let yv = _mm512_cvtepi32_pd(_mm256_loadu_si256(y.as_ptr().add(k) as *const __m256i));
+            a = _mm512_add_pd(a, _mm512_mul_pd(yv, _mm512_set1_pd(qi)));
+        }
+        let r = _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(
+            _mm512_add_pd(a, half),
+        );
+        let r = _mm256_min_epi32(_mm512_cvttpd_epi32(r), lv);
+        _mm256_storeu_si256(v.as_mut_ptr().add(k) as *mut __m256i, r);
+        k += 8;
+    }
+    full
+}
+
+/// [`overflow_counts_avx512`] four coefficients at a time with AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn overflow_counts_avx2(
+    ys: &[&[u32]],
+    q_inv: &[f64],
+    l: u32,
+    v: &mut [u32],
+) -> usize {
+    let full = v.len() - v.len() % 4;
+    let (half, lv) = (_mm256_set1_pd(0.5), _mm_set1_epi32(l as i32));
+    let mut k = 0;
+    while k < full {
+        let mut a = _mm256_setzero_pd();
+        for (y, &qi) in ys.iter().zip(q_inv) {
+            let yv = _mm256_cvtepi32_pd(_mm_loadu_si128(y.as_ptr().add(k) as *const __m128i));
+            a = _mm256_add_pd(a, _mm256_mul_pd(yv, _mm256_set1_pd(qi)));
+        }
+        let r = _mm256_round_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(_mm256_add_pd(
+            a, half,
+        ));
+        let r = _mm_min_epi32(_mm256_cvttpd_epi32(r), lv);
+        _mm_storeu_si128(v.as_mut_ptr().add(k) as *mut __m128i, r);
+        k += 4;
+    }
+    full
+}
+
+/// `out[k] = out[k] - table[v[k]] mod p` sixteen words at a time, the table (at most 16
+/// entries, each below `p`) in one register and each lookup a lane permutation. Returns how
+/// many it did.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn subtract_multiples_avx512(
+    table: &[u32],
+    p: u32,
+    v: &[u32],
+    out: &mut [u32],
+) -> usize {
+    let mut padded = [0u32; 16];
+    padded[..table.len()].copy_from_slice(table);
+    let t = _mm512_loadu_si512(padded.as_ptr() as *const _);
+    let pv = _mm512_set1_epi32(p as i32);
+    let full = out.len() - out.len() % 16;
+    let mut k = 0;
+    while k < full {
+        let idx = _mm512_loadu_si512(v.as_ptr().add(k) as *const _);
+        let o = _mm512_loadu_si512(out.as_ptr().add(k) as *const _);
+        let d = _mm512_sub_epi32(o, _mm512_permutexvar_epi32(idx, t));
+        let r = _mm512_min_epu32(d, _mm512_add_epi32(d, pv));
+        _mm512_storeu_si512(out.as_mut_ptr().add(k) as *mut _, r);
+        k += 16;
+    }
+    full
+}
+
+/// [`subtract_multiples_avx512`] eight words at a time with AVX2 (a table of at most 8).
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn subtract_multiples_avx2(
+    table: &[u32],
+    p: u32,
+    v: &[u32],
+    out: &mut [u32],
+) -> usize {
+    let mut padded = [0u32; 8];
+    padded[..table.len()].copy_from_slice(table);
+    let t = _mm256_loadu_si256(padded.as_ptr() as *const __m256i);
+    let pv = _mm256_set1_epi32(p as i32);
+    let full = out.len() - out.len() % 8;
+    let mut k = 0;
+    while k < full {
+        let idx = _mm256_loadu_si256(v.as_ptr().add(k) as *const __m256i);
+        let o = _mm256_loadu_si256(out.as_ptr().add(k) as *const __m256i);
+        let d = _mm256_sub_epi32(o, _mm256_permutevar8x32_epi32(t, idx));
+        let r = _mm256_min_epu32(d, _mm256_add_epi32(d, pv));
+        _mm256_storeu_si256(out.as_mut_ptr().add(k) as *mut __m256i, r);
+        k += 8;
+    }
+    full
 }
