@@ -232,7 +232,12 @@ fn extended_rows_run_only_in_the_extended_group() {
     let f = parse(&text, "t.toml").unwrap();
     assert_eq!(f.rows.len(), 2);
     let items = |ext: bool| -> Vec<String> {
-        f.clone().group(ext).rows.iter().map(|r| r.item.clone()).collect()
+        f.clone()
+            .group(ext)
+            .rows
+            .iter()
+            .map(|r| r.item.clone())
+            .collect()
     };
     assert_eq!(items(false), vec!["area"]);
     assert_eq!(items(true), vec!["area", "slow"]);

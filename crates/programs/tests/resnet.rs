@@ -343,7 +343,10 @@ fn recorded_rotations_are_declared_keys() {
             recorded.len(),
             declared.len()
         );
-        assert!(boots > 0 && recorded.len() > 1, "{params}: nothing recorded");
+        assert!(
+            boots > 0 && recorded.len() > 1,
+            "{params}: nothing recorded"
+        );
         assert!(missing.is_empty(), "{params}: undeclared {missing:?}");
     }
 }
@@ -369,4 +372,40 @@ fn recording_with_arks_circuit_names_it() {
     assert!(with.label.contains("+min-ks+of-limb"), "{}", with.label);
     assert_eq!(plain.boots, with.boots);
     assert_ne!(plain.instrs, with.instrs);
+}
+
+/// One real-message bootstrapping at `ark` in the program's 2^14 slots with ARK's circuit
+/// (multi-hop rotations and OF-Limb), as `resnet20` is simulated at `ark`: values in the
+/// range the network bootstraps (`|x| <= 0.68` in units of B = 40) come back within 1e-4 and
+/// at the level the set leaves. Full size, so not in CI (about a minute and 2 GB here).
+#[test]
+#[ignore = "full size: N = 2^16 keys and one bootstrapping (about a minute, 2 GB)"]
+fn ark_real_bootstrapping_with_arks_circuit_is_precise() {
+    use tessera_backend::CpuBackend;
+    use tessera_ckks::Evaluator;
+    use tessera_programs::setup::{bootstrap_real, with_circuit, CircuitOptions, Setup};
+    let n = 1 << 14;
+    let ark = CircuitOptions {
+        min_ks: true,
+        of_limb: true,
+    };
+    let (s, _) = with_circuit(ark, || Setup::new("ark", n, &[]).unwrap());
+    let mut s = s;
+    let x: Vec<f64> = (0..n)
+        .map(|i| 0.68 * (((i * 7919) % 2001) as f64 / 1000.0 - 1.0))
+        .collect();
+    let base = s.ctx.params().base_level();
+    let ct = s.encrypt(&x, n, base).unwrap();
+    let mut ev = Evaluator::new(&s.ctx, CpuBackend::new(s.ctx.ring().clone())).unwrap();
+    let ct = ev.load(&ct).unwrap();
+    let out = bootstrap_real(&s, &mut ev, &ct).unwrap();
+    assert_eq!(out.level, s.boot.output_level());
+    let got = s.decrypt(&ev.store(&out).unwrap()).unwrap();
+    let err = max_diff(&got[..n], &x);
+    eprintln!(
+        "ark, min-ks + OF-Limb, 2^14 slots, real message: max error {err:e} ({:.1} bits), {} levels left",
+        -err.log2(),
+        s.boot.levels_left()
+    );
+    assert!(err < 1e-4, "{err}");
 }

@@ -87,7 +87,7 @@ pub fn packed_forward(
     Ok((y[..model::CLASSES].to_vec(), clear.rotations))
 }
 
-/// The rotation amounts the network uses on `side x side` images in `n` slots (they depend
+/// The rotation steps (keys) the network takes on `side x side` images in `n` slots (they depend
 /// on the layout and on which weight vectors are zero, not on the image).
 pub fn rotations(model: &Model, side: usize, n: usize, sign: &CompositeSign) -> Result<Vec<i64>> {
     let zero = Tensor::zeros(3, side, side);
