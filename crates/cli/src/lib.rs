@@ -88,6 +88,10 @@ enum Command {
         /// A Markdown table (the one docs/simulator.md keeps) instead of the text table.
         #[arg(long)]
         markdown: bool,
+        /// Also the extended group: rows whose recordings take more than a few seconds
+        /// (ResNet-20 at ARK, CiFHER and H3).
+        #[arg(long)]
+        extended: bool,
     },
     /// A design's predicted area, peak power and cost, component by component.
     Area(area::AreaArgs),
@@ -145,6 +149,7 @@ where
             paper,
             json,
             markdown,
+            extended,
         } => {
             let format = if json {
                 reproduce::Format::Json
@@ -153,7 +158,7 @@ where
             } else {
                 reproduce::Format::Table
             };
-            reproduce::run(paper.as_deref(), format).map_err(Into::into)
+            reproduce::run(paper.as_deref(), extended, format).map_err(Into::into)
         }
     };
     match result {

@@ -14,14 +14,15 @@ pub enum Format {
     Markdown,
 }
 
-pub fn run(paper: Option<&str>, format: Format) -> Result<(), LabError> {
+/// Runs the targets of `paper` (all when `None`), the extended group too when `extended`.
+pub fn run(paper: Option<&str>, extended: bool, format: Format) -> Result<(), LabError> {
     // What is being recorded, on a terminal only: quiet in --json mode and in pipes.
     let bar = if format == Format::Json || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         indicatif::ProgressBar::hidden()
     } else {
         indicatif::ProgressBar::new_spinner()
     };
-    let rows = reproduce::targets(paper, &|msg| {
+    let rows = reproduce::targets_with(paper, extended, &|msg| {
         bar.set_message(format!("{msg}..."));
         bar.tick();
     })?;

@@ -147,7 +147,11 @@ impl<'a> Lab<'a> {
                 iterations: None,
                 data_dir: None,
             };
-            match tessera_programs::record(&name, &opts, true) {
+            let circuit = tessera_programs::setup::CircuitOptions {
+                min_ks: m.min_ks,
+                of_limb: m.of_limb,
+            };
+            match tessera_programs::registry::record_with_circuit(&name, &opts, true, circuit) {
                 Ok(r) => (
                     Meta {
                         window: Some(Window::of(&r)),

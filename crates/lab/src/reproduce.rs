@@ -92,14 +92,25 @@ impl std::fmt::Display for Tally {
     }
 }
 
-/// The targets of `paper` (all papers when `None`); `progress` is told what is running.
+/// The targets of `paper` (all papers when `None`) without the extended group
+/// ([`targets_with`]); `progress` is told what is running.
 pub fn targets(paper: Option<&str>, progress: &dyn Fn(&str)) -> Result<Vec<Target>> {
+    targets_with(paper, false, progress)
+}
+
+/// The targets of `paper` (all papers when `None`), with the extended group's rows
+/// ([`crate::targets::Row::extended`]) when `extended`.
+pub fn targets_with(
+    paper: Option<&str>,
+    extended: bool,
+    progress: &dyn Fn(&str),
+) -> Result<Vec<Target>> {
     let files: Vec<TargetFile> = match paper {
         None => papers()
             .into_iter()
-            .map(targets::builtin)
+            .map(|p| Ok(targets::builtin(p)?.group(extended)))
             .collect::<Result<_>>()?,
-        Some(p) => vec![targets::builtin(p)?],
+        Some(p) => vec![targets::builtin(p)?.group(extended)],
     };
     run_files(&files, progress)
 }

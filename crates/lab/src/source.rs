@@ -99,14 +99,12 @@ pub fn record(
 fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
     for (flag, set) in [
         ("--level", r.level.is_some()),
-        ("--of-limb", r.of_limb),
-        ("--min-ks", r.min_ks),
         ("--no-hoisting", !r.hoisting),
         ("--streamed-keyswitch", r.streamed_keyswitch),
     ] {
         if set {
             return Err(SimError::Unsupported(format!(
-                "{flag} with the program '{}' (programs run their parameter set's own circuit)",
+                "{flag} with the program '{}' (programs run their parameter set's own circuit, with --min-ks / --of-limb added)",
                 r.workload
             ))
             .into());
@@ -125,7 +123,12 @@ fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
             .as_deref()
             .unwrap_or(tessera_programs::registry::default_params(&r.workload))
     ));
-    let rec = tessera_programs::record(&r.workload, &opts, true)
+    // ARK's techniques in the program's bootstrapping circuit (`--min-ks`, `--of-limb`).
+    let circuit = tessera_programs::setup::CircuitOptions {
+        min_ks: r.min_ks,
+        of_limb: r.of_limb,
+    };
+    let rec = tessera_programs::registry::record_with_circuit(&r.workload, &opts, true, circuit)
         .map_err(|e| SimError::Unsupported(e.to_string()))?;
     let window = Window::of(&rec);
     Ok((

@@ -187,6 +187,11 @@ pub struct Row {
     pub measure: Measure,
     /// How the measure combines with its baseline.
     pub compare: Option<Compare>,
+    /// In the extended group: run by `tessera reproduce --extended` only, for rows whose
+    /// recording alone takes more than a few seconds of CPU (a whole ResNet-20 inference), so
+    /// the default `reproduce` stays quick.
+    #[serde(default)]
+    pub extended: bool,
 }
 
 /// A paper's target file.
@@ -196,6 +201,14 @@ pub struct TargetFile {
     pub paper: String,
     #[serde(rename = "row")]
     pub rows: Vec<Row>,
+}
+
+impl TargetFile {
+    /// The file without its extended rows ([`Row::extended`]) unless `extended`.
+    pub fn group(mut self, extended: bool) -> Self {
+        self.rows.retain(|r| extended || !r.extended);
+        self
+    }
 }
 
 /// Parses and checks a target file; `origin` names it in errors.

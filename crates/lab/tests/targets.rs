@@ -224,3 +224,21 @@ measure = { arch = "ark", workload = "dnn-train", params = "test-program", size 
     );
     assert_eq!(rows[0].model_value, Some(r.time_s * 1e3));
 }
+
+/// Rows marked `extended` run only in the extended group (`tessera reproduce --extended`).
+#[test]
+fn extended_rows_run_only_in_the_extended_group() {
+    let text = format!("{GOOD}\n[[row]]\nitem = \"slow\"\nunit = \"mm2\"\nkind = \"input\"\ncite = \"x\"\nextended = true\nmeasure = {{ arch = \"cofhee\", metric = \"area_mm2\" }}\n");
+    let f = parse(&text, "t.toml").unwrap();
+    assert_eq!(f.rows.len(), 2);
+    let items = |ext: bool| -> Vec<String> {
+        f.clone()
+            .group(ext)
+            .rows
+            .iter()
+            .map(|r| r.item.clone())
+            .collect()
+    };
+    assert_eq!(items(false), vec!["area"]);
+    assert_eq!(items(true), vec!["area", "slow"]);
+}

@@ -210,6 +210,24 @@ pub fn record(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
     crate::setup::recording_shapes(|| record_with_data(program, o, steady))
 }
 
+/// [`record`] with ARK's bootstrapping techniques `circuit` added to the program's circuit
+/// ([`crate::setup::with_circuit`]); options given to a program that makes no bootstrapping
+/// circuit are an error, not ignored.
+pub fn record_with_circuit(
+    program: &str,
+    o: &RunOptions,
+    steady: bool,
+    circuit: crate::setup::CircuitOptions,
+) -> Result<Recorded> {
+    let (rec, made) = crate::setup::with_circuit(circuit, || record(program, o, steady));
+    if circuit != crate::setup::CircuitOptions::default() && !made {
+        return Err(ProgramError::Unsupported(format!(
+            "--min-ks / --of-limb with the program '{program}': it makes no bootstrapping circuit"
+        )));
+    }
+    rec
+}
+
 /// [`record`] with keys generated and plaintexts encoded for real (outside
 /// [`crate::setup::recording_shapes`]): what recording did before issue 25, kept to check
 /// that recording shapes changes no instruction.

@@ -69,6 +69,56 @@ pub fn recording_shapes<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// ARK's bootstrapping techniques a program's circuit may add to its parameter set's own
+/// (ark.md IV-A and IV-B): what `tessera simulate --workload PROGRAM --min-ks --of-limb` and a
+/// target row's `min_ks` / `of_limb` ask for, as they do of the `bootstrap` workload.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CircuitOptions {
+    /// Minimum key-switching (multi-hop rotations) in the DFTs.
+    pub min_ks: bool,
+    /// OF-Limb plaintexts for the DFT diagonals.
+    pub of_limb: bool,
+}
+
+thread_local! {
+    /// The options [`parameter_set`] adds (inside [`with_circuit`]) and whether a circuit was
+    /// made with them.
+    static CIRCUIT: std::cell::Cell<(CircuitOptions, bool)> =
+        const { std::cell::Cell::new((CircuitOptions { min_ks: false, of_limb: false }, false)) };
+}
+
+/// Runs `f` with `opts` turned on in every bootstrapping circuit the programs make
+/// ([`parameter_set`]; a set's own options stay on either way, as in the `bootstrap`
+/// workload). Returns `f`'s result and whether a circuit was made, so a caller can refuse the
+/// options for a program that does not bootstrap. Per thread, restored when `f` returns or
+/// unwinds, like [`recording_shapes`].
+pub fn with_circuit<T>(opts: CircuitOptions, f: impl FnOnce() -> T) -> (T, bool) {
+    struct Restore((CircuitOptions, bool));
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CIRCUIT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CIRCUIT.with(|c| c.replace((opts, false))));
+    let out = f();
+    (out, CIRCUIT.with(|c| c.get().1))
+}
+
+/// The circuit options of `boot` as a label suffix (`+min-ks`, `+of-limb`, `+no-hoisting`),
+/// empty for a plain circuit: recordings name the circuit they ran.
+pub fn circuit_suffix(boot: &Bootstrapper) -> String {
+    let bp = boot.parameters();
+    [
+        (bp.min_ks, "+min-ks"),
+        (bp.of_limb, "+of-limb"),
+        (!bp.hoisting, "+no-hoisting"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, s)| *s)
+    .collect()
+}
+
 /// A CKKS context for `params`: shape-only inside [`recording_shapes`], computing otherwise.
 pub fn context(params: Parameters) -> Result<Arc<CkksContext>> {
     Ok(if SHAPE_ONLY.with(|c| c.get()) {
@@ -80,7 +130,7 @@ pub fn context(params: Parameters) -> Result<Arc<CkksContext>> {
 
 /// The CKKS parameters and bootstrapping circuit of a set in [`PARAMETER_SETS`] or of a
 /// parameter file with a `[bootstrap]` table (`tessera_ckks::params_file`), bootstrapping
-/// `slots` slots.
+/// `slots` slots, with the options of [`with_circuit`] added.
 pub fn parameter_set(name: &str, slots: usize) -> Result<(Arc<CkksContext>, Bootstrapper)> {
     let unknown = || ProgramError::Invalid {
         name: "params",
@@ -107,6 +157,10 @@ pub fn parameter_set(name: &str, slots: usize) -> Result<(Arc<CkksContext>, Boot
         });
     }
     bp.slots = Some(slots);
+    let (opts, _) = CIRCUIT.with(|c| c.get());
+    bp.min_ks |= opts.min_ks;
+    bp.of_limb |= opts.of_limb;
+    CIRCUIT.with(|c| c.set((opts, true)));
     let ctx = context(params)?;
     let boot = Bootstrapper::new(&ctx, bp)?;
     Ok((ctx, boot))

@@ -90,9 +90,9 @@ fn packed_replica_equals_the_tensor_replica() {
 /// The encrypted network equals the packed replica: a reduced network (channels 2, 4, 8, one
 /// block per stage, so the stem, an identity-shortcut block, two stride-2 blocks with
 /// option-A shortcuts, pooling and FC) on an 8 x 8 crop of one image at `test-program`
-/// (N = 2^10, 256 slots), bootstrapped by the level rule.
-#[test]
-fn encrypted_reduced_network_equals_the_replica() {
+/// (N = 2^10, 256 slots), bootstrapped by the level rule with the circuit `circuit` adds to
+/// the set's own ([`tessera_programs::setup::with_circuit`]). Returns the bootstrappings.
+fn encrypted_reduced_network(circuit: tessera_programs::setup::CircuitOptions) -> usize {
     use tessera_backend::CpuBackend;
     use tessera_ckks::circuits::sign::CompositeSign;
     use tessera_ckks::Evaluator;
@@ -107,7 +107,13 @@ fn encrypted_reduced_network_equals_the_replica() {
     let (side, n) = (8, 256);
     let t = image_tensor(&imgs[0], side);
     let (want, _) = packed_forward(&model, &t, n, sign).unwrap();
-    let mut s = setup("test-program", &model, side, n, sign).unwrap();
+    let (s, made) = tessera_programs::setup::with_circuit(circuit, || {
+        setup("test-program", &model, side, n, sign).unwrap()
+    });
+    let mut s = s;
+    assert!(made);
+    let bp = s.boot.parameters();
+    assert_eq!((bp.min_ks, bp.of_limb), (circuit.min_ks, circuit.of_limb));
     let top = s.boot.output_level();
     let ct = s.encrypt(&packed_input(&t, n).unwrap(), n, top).unwrap();
     let ev = Evaluator::new(&s.ctx, CpuBackend::new(s.ctx.ring().clone())).unwrap();
@@ -120,12 +126,29 @@ fn encrypted_reduced_network_equals_the_replica() {
     let got = s.decrypt(&host).unwrap();
     let d = max_diff(&got[..10], &want);
     eprintln!(
-        "encrypted {:?}\nreplica {:?}\nmax diff {d:e}, {boots} bootstrappings",
+        "{circuit:?}: encrypted {:?}\nreplica {:?}\nmax diff {d:e}, {boots} bootstrappings",
         &got[..10],
         want
     );
     assert!(d < 1e-4, "{d}");
     assert_eq!(argmax(&got[..10]), argmax(&want));
+    boots
+}
+
+/// [`encrypted_reduced_network`] with the set's own circuit.
+#[test]
+fn encrypted_reduced_network_equals_the_replica() {
+    encrypted_reduced_network(Default::default());
+}
+
+/// [`encrypted_reduced_network`] with ARK's circuit (multi-hop rotations and OF-Limb), as
+/// `resnet20` is simulated at `ark`: the same result within the same bound.
+#[test]
+fn encrypted_reduced_network_with_arks_bootstrapping_equals_the_replica() {
+    encrypted_reduced_network(tessera_programs::setup::CircuitOptions {
+        min_ks: true,
+        of_limb: true,
+    });
 }
 
 /// HRot and PMult counts of each linear layer of the full network in 2^14 slots, against the
@@ -259,4 +282,130 @@ fn linear_layer_counts() {
         fc.plan().hrot_count(false)
     );
     assert_eq!(fc.matrix().diags.len(), 73);
+}
+
+/// Every rotation the encrypted network takes has a declared key, at each accelerator
+/// parameter set the program runs at (`ark`, `cifher`, `reed`, `h3`): the reduced network in
+/// 256 slots recorded shape-only on the trace backend (no key generation), and the Galois
+/// element of every automorphism in the recording checked against the declared steps (the
+/// bootstrapping circuit's `Bootstrapper::rotations`, the network's `resnet::rotations`, and
+/// conjugation). Session 30's `cifher` recording stopped on a missing key: the FC's BSGS took
+/// a negative giant step while the key list held it reduced modulo the slots (another Galois
+/// element on a sparse ciphertext); at `ark` a bootstrapping step hid it.
+#[test]
+fn recorded_rotations_are_declared_keys() {
+    use std::collections::BTreeSet;
+    use tessera_backend::{Op, TraceBackend};
+    use tessera_ckks::circuits::sign::CompositeSign;
+    use tessera_ckks::Evaluator;
+    use tessera_math::automorphism::{conjugation_element, galois_element};
+    use tessera_programs::resnet::replica::image_tensor;
+    use tessera_programs::resnet::{encrypted_forward, he, layers, packed_input, rotations, setup};
+    use tessera_programs::setup::recording_shapes;
+    let dir = data_dir(None);
+    let model = Model::load(&dir).unwrap().reduced([2, 4, 8], 1).unwrap();
+    let (imgs, _) = images(&dir, 1).unwrap();
+    let sign = CompositeSign::lee_relu().unwrap();
+    let (side, n) = (8, 256);
+    let t = image_tensor(&imgs[0], side);
+    for params in ["ark", "cifher", "reed", "h3"] {
+        let (declared, recorded, boots) = recording_shapes(|| {
+            let mut s = setup(params, &model, side, n, sign).unwrap();
+            let ring_n = s.ctx.params().n();
+            let mut steps = rotations(&model, side, n, sign).unwrap();
+            steps.extend(s.boot.rotations());
+            let mut declared: BTreeSet<u64> = steps
+                .iter()
+                .map(|&r| galois_element(r, ring_n).unwrap())
+                .collect();
+            declared.insert(conjugation_element(ring_n).unwrap());
+            let top = s.boot.output_level();
+            let ct = s.encrypt(&packed_input(&t, n).unwrap(), n, top).unwrap();
+            let ev = Evaluator::new(&s.ctx, TraceBackend::trace(s.ctx.ring().clone())).unwrap();
+            let fc_m = layers::fc_matrix(&model, n).unwrap();
+            let mut enc = he::Encrypted::new(&s, ev, sign);
+            let x = enc.ev.load(&ct).unwrap();
+            encrypted_forward(&mut enc, &model, &fc_m, &x, side, &mut |_, _| {})
+                .unwrap_or_else(|e| panic!("recording at {params}: {e}"));
+            let recorded: BTreeSet<u64> = enc
+                .ev
+                .backend()
+                .instructions()
+                .iter()
+                .filter(|i| i.op == Op::Automorphism)
+                .filter_map(|i| i.galois)
+                .collect();
+            (declared, recorded, enc.boots)
+        });
+        let missing: Vec<&u64> = recorded.difference(&declared).collect();
+        eprintln!(
+            "{params}: {} Galois elements recorded, {} declared, {boots} bootstrappings",
+            recorded.len(),
+            declared.len()
+        );
+        assert!(
+            boots > 0 && recorded.len() > 1,
+            "{params}: nothing recorded"
+        );
+        assert!(missing.is_empty(), "{params}: undeclared {missing:?}");
+    }
+}
+
+/// `record_with_circuit` adds ARK's techniques to the program's bootstrapping circuit (the
+/// recording names them and differs), and refuses them for a program that makes no circuit.
+#[test]
+fn recording_with_arks_circuit_names_it() {
+    use tessera_programs::registry::record_with_circuit;
+    use tessera_programs::setup::CircuitOptions;
+    let o = tessera_programs::RunOptions {
+        params: Some("test-program".into()),
+        size: Some(1),
+        ..Default::default()
+    };
+    let ark = CircuitOptions {
+        min_ks: true,
+        of_limb: true,
+    };
+    let plain = record_with_circuit("resnet20", &o, true, CircuitOptions::default()).unwrap();
+    let with = record_with_circuit("resnet20", &o, true, ark).unwrap();
+    assert!(!plain.label.contains('+'), "{}", plain.label);
+    assert!(with.label.contains("+min-ks+of-limb"), "{}", with.label);
+    assert_eq!(plain.boots, with.boots);
+    assert_ne!(plain.instrs, with.instrs);
+}
+
+/// One real-message bootstrapping at `ark` in the program's 2^14 slots with ARK's circuit
+/// (multi-hop rotations and OF-Limb), as `resnet20` is simulated at `ark`: values in the
+/// range the network bootstraps (`|x| <= 0.68` in units of B = 40) come back within 1e-4 and
+/// at the level the set leaves. Full size, so not in CI (about a minute and 2 GB here).
+#[test]
+#[ignore = "full size: N = 2^16 keys and one bootstrapping (about a minute, 2 GB)"]
+fn ark_real_bootstrapping_with_arks_circuit_is_precise() {
+    use tessera_backend::CpuBackend;
+    use tessera_ckks::Evaluator;
+    use tessera_programs::setup::{bootstrap_real, with_circuit, CircuitOptions, Setup};
+    let n = 1 << 14;
+    let ark = CircuitOptions {
+        min_ks: true,
+        of_limb: true,
+    };
+    let (s, _) = with_circuit(ark, || Setup::new("ark", n, &[]).unwrap());
+    let mut s = s;
+    let x: Vec<f64> = (0..n)
+        .map(|i| 0.68 * (((i * 7919) % 2001) as f64 / 1000.0 - 1.0))
+        .collect();
+    let base = s.ctx.params().base_level();
+    let ct = s.encrypt(&x, n, base).unwrap();
+    let mut ev = Evaluator::new(&s.ctx, CpuBackend::new(s.ctx.ring().clone())).unwrap();
+    let ct = ev.load(&ct).unwrap();
+    let out = bootstrap_real(&s, &mut ev, &ct).unwrap();
+    assert_eq!(out.level, s.boot.output_level());
+    let got = s.decrypt(&ev.store(&out).unwrap()).unwrap();
+    let err = max_diff(&got[..n], &x);
+    eprintln!(
+        "ark, min-ks + OF-Limb, 2^14 slots, real message: max error {err:e} ({:.1} bits), {} levels left",
+        -err.log2(),
+        s.boot.levels_left()
+    );
+    assert!(err < 1e-4, "{err}");
 }

@@ -12,7 +12,7 @@
 //!   A stage whose input has fewer levels left is preceded by a bootstrapping, so the count
 //!   follows the parameter set.
 
-use super::slots::{reduce, SlotOps};
+use super::slots::{rotation_step, SlotOps};
 use crate::error::Result;
 use crate::setup::{bootstrap_real, drop_to, Setup};
 use tessera_backend::Backend;
@@ -61,22 +61,21 @@ impl<B: Backend> SlotOps for Encrypted<'_, B> {
     }
 
     fn rotate(&mut self, x: &Self::Ct, r: i64) -> Result<Self::Ct> {
-        let r = reduce(r, x.slots);
-        if r == 0 {
-            return Ok(x.clone());
+        match rotation_step(r, x.slots) {
+            None => Ok(x.clone()),
+            Some(step) => Ok(self.ev.rotate(x, step, &self.setup.keys.eval)?),
         }
-        Ok(self.ev.rotate(x, r, &self.setup.keys.eval)?)
     }
 
     fn rotate_many(&mut self, x: &Self::Ct, rs: &[i64]) -> Result<Vec<Self::Ct>> {
-        let rs: Vec<i64> = rs.iter().map(|&r| reduce(r, x.slots)).collect();
-        if rs.is_empty() {
-            return Ok(Vec::new());
+        let steps: Option<Vec<i64>> = rs.iter().map(|&r| rotation_step(r, x.slots)).collect();
+        match steps {
+            Some(steps) if !steps.is_empty() => {
+                Ok(self.ev.rotate_hoisted(x, &steps, &self.setup.keys.eval)?)
+            }
+            // A zero step among them (or none): one at a time.
+            _ => rs.iter().map(|&r| self.rotate(x, r)).collect(),
         }
-        if rs.contains(&0) {
-            return rs.iter().map(|&r| self.rotate(x, r)).collect();
-        }
-        Ok(self.ev.rotate_hoisted(x, &rs, &self.setup.keys.eval)?)
     }
 
     fn add(&mut self, a: &Self::Ct, b: &Self::Ct) -> Result<Self::Ct> {

@@ -71,7 +71,8 @@ pub fn replica_accuracy(
 
 /// The packed replica: `image` (a normalised `(3, h, w)` tensor) packed in `n` slots in units
 /// of [`BOUND`], the network of [`layers`] in the clear with AppReLU by `sign`. Returns the
-/// logits and the rotation amounts used (reduced to `[0, n)`, the FC's BSGS ones included).
+/// logits and the rotation steps the encrypted network takes ([`slots::Clear::rotations`]:
+/// the layers' rotations and the FC's BSGS steps, recorded as the layer code makes them).
 pub fn packed_forward(
     model: &Model,
     image: &Tensor,
@@ -83,17 +84,10 @@ pub fn packed_forward(
     let fc_m = layers::fc_matrix(model, n)?;
     let mut clear = Clear::new(n, sign);
     let y = layers::network(&mut clear, model, &fc_m, &x, &sh, BOUND, &mut |_, _| {})?;
-    let mut rot = clear.rotations;
-    rot.extend(
-        fc_m.rotations()
-            .into_iter()
-            .map(|r| slots::reduce(r, n))
-            .filter(|&r| r != 0),
-    );
-    Ok((y[..model::CLASSES].to_vec(), rot))
+    Ok((y[..model::CLASSES].to_vec(), clear.rotations))
 }
 
-/// The rotation amounts the network uses on `side x side` images in `n` slots (they depend
+/// The rotation steps (keys) the network takes on `side x side` images in `n` slots (they depend
 /// on the layout and on which weight vectors are zero, not on the image).
 pub fn rotations(model: &Model, side: usize, n: usize, sign: &CompositeSign) -> Result<Vec<i64>> {
     let zero = Tensor::zeros(3, side, side);

@@ -236,7 +236,12 @@ pub fn record(cfg: &ResnetConfig) -> Result<Recorded> {
     }
     let instrs = ev.backend().instructions().to_vec();
     Ok(Recorded {
-        label: format!("resnet20@{} ({} image(s))", cfg.params, p.images.len()),
+        label: format!(
+            "resnet20@{}{} ({} image(s))",
+            cfg.params,
+            crate::setup::circuit_suffix(&p.setup.boot),
+            p.images.len()
+        ),
         counts: OpCounts::from_trace(&instrs),
         instrs,
         iterations: p.images.len(),

@@ -3,8 +3,11 @@
 //!
 //! [`super::layers`] is written once over [`SlotOps`]: with [`Clear`] it is the packed
 //! replica (compared with the tensor replica), with [`super::he::Encrypted`] the encrypted
-//! network (compared with the packed replica). [`Clear`] also records every rotation amount,
-//! which is how the encrypted run learns which rotation keys it needs.
+//! network (compared with the packed replica). [`Clear`] also records every rotation step the
+//! encrypted network will ask the evaluator for ([`rotation_step`], and a linear transform's
+//! own [`LinearTransform::rotations`]), which is how the encrypted run learns which rotation
+//! keys it needs: the key list comes from the layer code that rotates, not from a list kept
+//! beside it.
 
 use crate::error::Result;
 use num_complex::Complex64;
@@ -55,11 +58,22 @@ pub fn reduce(r: i64, n: usize) -> i64 {
     r.rem_euclid(n as i64)
 }
 
+/// The step the evaluator rotates by when the network rotates a vector of `n` slots by `r`:
+/// `r` reduced to `[0, n)`, `None` for no rotation. Both implementations of [`SlotOps`] call
+/// it, so the steps [`Clear`] records are the steps [`super::he::Encrypted`] takes. (On a
+/// sparse ciphertext, `n < N/2`, `r` and `r - n` move the slots alike but are different
+/// Galois elements, so the key must be made for the step actually taken.)
+pub fn rotation_step(r: i64, n: usize) -> Option<i64> {
+    Some(reduce(r, n)).filter(|&s| s != 0)
+}
+
 /// The clear implementation: `f64` vectors; records rotation amounts.
 pub struct Clear<'a> {
     n: usize,
     sign: &'a CompositeSign,
-    /// Every nonzero rotation amount used, reduced to `[0, n)`.
+    /// Every rotation step the encrypted network takes (its keys): [`rotation_step`] of each
+    /// rotation, and each linear transform's [`LinearTransform::rotations`] (signed, as its
+    /// BSGS evaluation rotates).
     pub rotations: BTreeSet<i64>,
     /// Rotations performed (nonzero amounts; the FC's BSGS ones are not seen here).
     pub hrots: usize,
@@ -88,11 +102,12 @@ impl SlotOps for Clear<'_> {
     }
 
     fn rotate(&mut self, x: &Vec<f64>, r: i64) -> Result<Vec<f64>> {
-        let r = reduce(r, self.n) as usize;
-        if r != 0 {
-            self.rotations.insert(r as i64);
+        let step = rotation_step(r, self.n);
+        if let Some(step) = step {
+            self.rotations.insert(step);
             self.hrots += 1;
         }
+        let r = step.unwrap_or(0) as usize;
         Ok((0..self.n).map(|s| x[(s + r) % self.n]).collect())
     }
 
@@ -118,6 +133,8 @@ impl SlotOps for Clear<'_> {
     }
 
     fn linear(&mut self, x: &Vec<f64>, m: &LinearTransform) -> Result<Vec<f64>> {
+        // The steps `LinearTransform::apply` rotates by (its plan's, with its options).
+        self.rotations.extend(m.rotations());
         let z: Vec<Complex64> = x.iter().map(|&v| Complex64::new(v, 0.0)).collect();
         Ok(m.apply_clear(&z).iter().map(|c| c.re).collect())
     }

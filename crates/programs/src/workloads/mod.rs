@@ -399,16 +399,11 @@ fn bootstrap_with(
     let x = ev.load(&ct)?;
     let out = boot.bootstrap(&mut ev, &x, &keys)?;
     store(&mut ev, &out);
-    let mut label = format!("bootstrap@{}", spec.params);
-    if boot.parameters().min_ks {
-        label.push_str("+min-ks");
-    }
-    if boot.parameters().of_limb {
-        label.push_str("+of-limb");
-    }
-    if !boot.parameters().hoisting {
-        label.push_str("+no-hoisting");
-    }
+    let label = format!(
+        "bootstrap@{}{}",
+        spec.params,
+        crate::setup::circuit_suffix(&boot)
+    );
     Ok(Workload {
         label,
         instrs: ev.backend().instructions().to_vec(),
