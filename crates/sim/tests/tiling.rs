@@ -1,0 +1,106 @@
+//! Limb tiling in the scheduling pass (issue 25 item 2): the split of recorded traces into
+//! limb tiles computes the recorded dataflow with the same work (checked tile by tile and
+//! limb by limb), its checker rejects broken splits, the tile size follows the scratchpad,
+//! and a machine file names the policy.
+
+use tessera_backend::trace::{Instr, Op};
+use tessera_programs::workloads::{record, WorkloadSpec};
+use tessera_sim::machine::Machine;
+use tessera_sim::schedule::tiling::{split, tile_limbs, LimbTiled};
+use tessera_sim::schedule::verify::{check_tiled, tiled_work};
+use tessera_sim::schedule::{apply, reorder, PolicyName, DEFAULT_WINDOW};
+
+fn trace(workload: &str) -> Vec<Instr> {
+    record(&WorkloadSpec::new(workload, "test-boot"))
+        .unwrap()
+        .instrs
+}
+
+#[test]
+fn limb_tiled_streams_of_recorded_traces_compute_the_recorded_dataflow() {
+    for name in ["keyswitch", "bootstrap"] {
+        let t = trace(name);
+        for tile in [1, 2, 5, 64] {
+            let s = split(&t, tile);
+            check_tiled(&t, &s.instrs, s.base)
+                .unwrap_or_else(|e| panic!("{name}, tile {tile}, split: {e}"));
+            for window in [DEFAULT_WINDOW, 500] {
+                let out = reorder(&mut LimbTiled::default(), &s.instrs, window);
+                check_tiled(&t, &out, s.base)
+                    .unwrap_or_else(|e| panic!("{name}, tile {tile}, window {window}: {e}"));
+            }
+            if tile < 64 {
+                assert!(s.tiles > s.split, "{name}, tile {tile}: nothing split");
+            }
+            // The same multiply-adds: limbs per operation, BConv's input times output limbs.
+            assert_eq!(tiled_work(&t, s.base), tiled_work(&s.instrs, s.base));
+        }
+    }
+}
+
+#[test]
+fn the_tile_checker_rejects_broken_splits() {
+    let t = trace("keyswitch");
+    let s = split(&t, 2);
+    let base = s.base;
+    let tile_pos = |op: Op| {
+        s.instrs
+            .iter()
+            .position(|i| i.op == op && i.dst.is_some_and(|d| d >= base))
+            .unwrap()
+    };
+    // A dropped tile: its limbs are not computed (and the work differs).
+    let mut dropped = s.instrs.clone();
+    dropped.remove(tile_pos(Op::Ntt));
+    assert!(check_tiled(&t, &dropped, base).is_err());
+    // A tile computed twice.
+    let mut twice = s.instrs.clone();
+    let k = tile_pos(Op::Intt);
+    twice.insert(k + 1, twice[k].clone());
+    assert!(check_tiled(&t, &twice, base).is_err());
+    // A consumer tile moved before the tile it reads.
+    let mut early = s.instrs.clone();
+    let k = tile_pos(Op::Dot);
+    let d = early.remove(k);
+    early.insert(tile_pos(Op::Bconv), d);
+    let e = check_tiled(&t, &early, base).unwrap_err();
+    assert!(e.contains("seq"), "{e}");
+    // A BConv tile that reads only one tile of its input.
+    let mut partial = s.instrs.clone();
+    let k = partial
+        .iter()
+        .position(|i| i.op == Op::Bconv && i.srcs.len() > 1)
+        .unwrap();
+    partial[k].srcs = partial[k].srcs[..1].into();
+    assert!(check_tiled(&t, &partial, base).is_err());
+}
+
+#[test]
+fn the_tile_follows_the_scratchpad_and_the_machine_file_names_the_policy() {
+    let t = trace("keyswitch");
+    let h3 = Machine::load("h3-hbm").unwrap();
+    let n = t.iter().find(|i| i.n > 0).unwrap().n as f64;
+    let limbs = (h3.scratchpad_mb() * 1048576.0 / (n * h3.word_bytes())) as usize;
+    // The widest splittable instruction here is the inner product: eight sources, one
+    // destination.
+    assert_eq!(tile_limbs(&h3, &t), Some((limbs / 9).max(1)));
+    let small = h3
+        .with_setting("memory.scratchpad.capacity_mb", "2")
+        .unwrap();
+    assert!(tile_limbs(&small, &t) < tile_limbs(&h3, &t));
+    let fixed = h3.with_setting("schedule.tile_limbs", "3").unwrap();
+    assert_eq!(tile_limbs(&fixed, &t), Some(3));
+    let e = h3
+        .with_setting("schedule.tile_limbs", "0")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("schedule.tile_limbs"), "{e}");
+    let lt = h3.with_setting("schedule.policy", "limb-tiled").unwrap();
+    assert_eq!(lt.schedule.policy, PolicyName::LimbTiled);
+    let out = apply(
+        &fixed.with_setting("schedule.policy", "limb-tiled").unwrap(),
+        &t,
+    );
+    assert!(out.len() > t.len(), "limb-tiled split nothing");
+    check_tiled(&t, &out, split(&t, 3).base).unwrap();
+}
