@@ -121,10 +121,10 @@ pub struct ScheduleSpec {
     /// Instructions (markers excluded) per window; windows are scheduled one after another.
     #[serde(default = "default_window")]
     pub window: usize,
-    /// Limbs per tile of `limb-tiled` (absent: derived from the scratchpad capacity,
-    /// [`tiling::tile_limbs`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tile_limbs: Option<usize>,
+    /// Limbs per tile of `limb-tiled` (0, the default: derived from the scratchpad
+    /// capacity, [`tiling::tile_limbs`]).
+    #[serde(default)]
+    pub tile_limbs: usize,
     /// Instructions a key or plaintext fetch moves ahead of where the policy put it (0: off,
     /// the default).
     #[serde(default)]
@@ -142,7 +142,7 @@ impl Default for ScheduleSpec {
         Self {
             policy: PolicyName::ProgramOrder,
             window: DEFAULT_WINDOW,
-            tile_limbs: None,
+            tile_limbs: 0,
             prefetch: 0,
             fuse: false,
             cite: String::new(),
@@ -160,9 +160,7 @@ impl ScheduleSpec {
     /// Checks the window's and the tile's ranges.
     pub fn validate(&self) -> Result<(), SimError> {
         crate::limits::count("schedule.window", self.window, 1, MAX_WINDOW)?;
-        if let Some(t) = self.tile_limbs {
-            crate::limits::count("schedule.tile_limbs", t, 1, MAX_TILE_LIMBS)?;
-        }
+        crate::limits::count("schedule.tile_limbs", self.tile_limbs, 0, MAX_TILE_LIMBS)?;
         crate::limits::count("schedule.prefetch", self.prefetch, 0, MAX_WINDOW)?;
         Ok(())
     }

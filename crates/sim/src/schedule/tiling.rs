@@ -95,14 +95,15 @@ fn blocks(limbs: &[usize], tile: usize) -> BTreeMap<usize, Vec<usize>> {
     b
 }
 
-/// The tile size for `m` on `instrs`: the machine file's `schedule.tile_limbs`, else the
-/// most limbs per tile such that one tile of the widest splittable instruction, with all its
-/// operands (sources and destination), fits in the scratchpad at once. `None` when the
-/// scratchpad's capacity is not modelled (nothing to fit) or the stream has no splittable
-/// instruction.
+/// The tile size for `m` on `instrs`: the machine file's `schedule.tile_limbs` when not 0,
+/// else the most limbs per tile such that one tile of every buffer live at once fits the
+/// scratchpad: its capacity in limbs divided by the most buffers the recorded stream keeps
+/// live at once (from a buffer's write to its last use; keys and plaintexts included), or
+/// by the most operands of one splittable instruction if that is more. `None` when the
+/// scratchpad's capacity is not modelled (nothing to fit) or the stream has no instruction.
 pub fn tile_limbs(m: &Machine, instrs: &[Instr]) -> Option<usize> {
-    if let Some(t) = m.schedule.tile_limbs {
-        return Some(t);
+    if m.schedule.tile_limbs > 0 {
+        return Some(m.schedule.tile_limbs);
     }
     let spm = m.scratchpad_mb() * 1048576.0;
     if !spm.is_finite() {
@@ -116,9 +117,35 @@ pub fn tile_limbs(m: &Machine, instrs: &[Instr]) -> Option<usize> {
         .iter()
         .filter(|i| splittable(i.op))
         .map(|i| i.srcs.len() + usize::from(i.dst.is_some_and(|d| !i.srcs.contains(&d))))
-        .max()?
-        .max(1);
-    Some(((spm / limb_bytes) as usize / operands).max(1))
+        .max()
+        .unwrap_or(1);
+    let live = peak_live_buffers(instrs).max(operands).max(1);
+    Some(((spm / limb_bytes) as usize / live).max(1))
+}
+
+/// The most buffers live at once in `instrs` (a buffer lives from its first write to its
+/// last use).
+pub fn peak_live_buffers(instrs: &[Instr]) -> usize {
+    let mut last: HashMap<u64, usize> = HashMap::new();
+    for (p, i) in instrs.iter().enumerate() {
+        for b in i.srcs.iter().copied().chain(i.dst) {
+            last.insert(b, p);
+        }
+    }
+    let mut live = std::collections::HashSet::new();
+    let mut peak = 0;
+    for (p, i) in instrs.iter().enumerate() {
+        if let Some(d) = i.dst {
+            live.insert(d);
+        }
+        peak = peak.max(live.len());
+        for b in i.srcs.iter().chain(i.dst.iter()) {
+            if last.get(b) == Some(&p) {
+                live.remove(b);
+            }
+        }
+    }
+    peak
 }
 
 /// The splitter's state over one stream.
