@@ -104,3 +104,146 @@ fn the_tile_follows_the_scratchpad_and_the_machine_file_names_the_policy() {
     assert!(out.len() > t.len(), "limb-tiled split nothing");
     check_tiled(&t, &out, split(&t, 3).base).unwrap();
 }
+
+#[test]
+fn prefetch_and_fusion_keep_the_dataflow() {
+    use tessera_sim::schedule::verify::check_equivalent;
+    use tessera_sim::schedule::working_set::WorkingSet;
+    use tessera_sim::schedule::{reorder_with, Refine};
+    let t = trace("bootstrap");
+    for refine in [
+        Refine {
+            prefetch: 8,
+            fuse: false,
+        },
+        Refine {
+            prefetch: 0,
+            fuse: true,
+        },
+        Refine {
+            prefetch: 64,
+            fuse: true,
+        },
+    ] {
+        let out = reorder_with(&mut WorkingSet::default(), &t, DEFAULT_WINDOW, refine);
+        check_equivalent(&t, &out).unwrap_or_else(|e| panic!("{refine:?}: {e}"));
+    }
+    // Fusion makes an element-wise chain adjacent: two products, each scaled, in program
+    // order interleaved.
+    let ct = |seq, op, dst, srcs: &[u64]| {
+        Instr::on_tower(
+            seq,
+            4096,
+            op,
+            dst,
+            srcs,
+            0,
+            tessera_backend::Kind::Ciphertext,
+        )
+    };
+    let chains = vec![
+        ct(0, Op::Load, 1, &[]),
+        ct(1, Op::Mul, 3, &[1, 1]),
+        ct(2, Op::Mul, 4, &[1, 1]),
+        ct(3, Op::MulScalar, 5, &[3]),
+        ct(4, Op::MulScalar, 6, &[4]),
+        ct(5, Op::Store, 5, &[5]),
+        ct(6, Op::Store, 6, &[6]),
+    ];
+    let fused = reorder_with(
+        &mut tessera_sim::schedule::program_order::ProgramOrder,
+        &chains,
+        DEFAULT_WINDOW,
+        Refine {
+            prefetch: 0,
+            fuse: true,
+        },
+    );
+    check_equivalent(&chains, &fused).unwrap();
+    let seqs: Vec<u64> = fused.iter().map(|i| i.seq).collect();
+    assert_eq!(seqs, [0, 1, 3, 2, 4, 5, 6]);
+    // Prefetch moves a key fetch earlier: its first fetch comes no later than without.
+    let first_key = |v: &[Instr]| {
+        v.iter()
+            .position(|i| i.op == Op::Load && i.kind == Some(tessera_backend::Kind::EvalKey))
+            .unwrap()
+    };
+    let plain = reorder_with(
+        &mut WorkingSet::default(),
+        &t,
+        DEFAULT_WINDOW,
+        Refine::default(),
+    );
+    let pre = reorder_with(
+        &mut WorkingSet::default(),
+        &t,
+        DEFAULT_WINDOW,
+        Refine {
+            prefetch: 8,
+            fuse: false,
+        },
+    );
+    assert!(first_key(&pre) < first_key(&plain));
+}
+
+#[test]
+fn a_design_in_files_picks_the_new_policies() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../configs/example-tiled.toml"
+    );
+    let m = Machine::load(path).unwrap();
+    assert_eq!(m.schedule.policy, PolicyName::LimbTiled);
+    assert!(m.schedule.fuse && m.schedule.prefetch == 8);
+    assert_eq!(m.chip.policy, tessera_sim::machine::Policy::Mix);
+    let t = trace("keyswitch");
+    let r = tessera_sim::simulate(&m, "keyswitch", &t).unwrap();
+    assert!(r.cycles > 0.0);
+    // Every distribution policy runs a key switch.
+    let h3 = Machine::load("h3-hbm").unwrap();
+    for p in [
+        "alternating",
+        "limb-wise",
+        "ring",
+        "limb-duplication",
+        "coefficient-wise",
+    ] {
+        let mp = h3.with_setting("chip.policy", p).unwrap();
+        let s = tessera_sim::simulate(&mp, "keyswitch", &t).unwrap();
+        assert!(s.noc_bytes > 0.0, "{p}");
+    }
+    // Coefficient-wise: a transform exchanges its data, a BConv does not; alternating the
+    // other way round.
+    use tessera_sim::mapping::{lower, Net, Shape};
+    let limbs: Vec<usize> = (0..8).collect();
+    let noc = |p: &str, shape| {
+        let mp = h3.with_setting("chip.policy", p).unwrap();
+        lower(&mp, &Net::of(&mp), shape, &limbs, 4096, 0, 1.0).noc_bytes
+    };
+    assert!(noc("coefficient-wise", Shape::Transform) > 0.0);
+    assert_eq!(noc("alternating", Shape::Transform), 0.0);
+    assert_eq!(noc("coefficient-wise", Shape::Bconv { l_in: 4 }), 0.0);
+    assert!(noc("alternating", Shape::Bconv { l_in: 4 }) > 0.0);
+    // A mix needs its table, and its table needs the mix.
+    let e = h3
+        .with_setting("chip.policy", "mix")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("chip.mix"), "{e}");
+    let ark = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../configs/ark.toml"
+    ))
+    .unwrap();
+    let table =
+        "\n[chip.mix]\nlayout = \"alternating\"\nbconv = \"ring\"\nkey_dot = \"limb-wise\"\n";
+    let e = Machine::from_toml(&format!("{ark}{table}"), "t")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("chip.mix"), "{e}");
+    let alt = "policy = \"alternating\"";
+    assert!(ark.contains(alt));
+    let mixed = format!("{}{table}", ark.replacen(alt, "policy = \"mix\"", 1));
+    let m = Machine::from_toml(&mixed, "t").unwrap();
+    assert!(tessera_sim::simulate(&m, "keyswitch", &t).unwrap().cycles > 0.0);
+}
