@@ -148,6 +148,9 @@ pub fn peak_live_buffers(instrs: &[Instr]) -> usize {
     peak
 }
 
+/// One tile of an instruction: its block, its destination limbs and its sources.
+type TilePlan = (usize, Vec<usize>, Vec<u64>);
+
 /// The splitter's state over one stream.
 struct Splitter {
     tile: usize,
@@ -158,7 +161,7 @@ struct Splitter {
 
 impl Splitter {
     /// The tiles each block of `ins` would read, or `None` when `ins` stays whole.
-    fn plan(&self, ins: &Instr) -> Option<Vec<(usize, Vec<usize>, Vec<u64>)>> {
+    fn plan(&self, ins: &Instr) -> Option<Vec<TilePlan>> {
         if !splittable(ins.op) || ins.limbs.is_empty() {
             return None;
         }
