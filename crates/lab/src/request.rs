@@ -242,7 +242,7 @@ pub fn run(r: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
 fn streams(r: &Request, arch: &Arch) -> bool {
     // A scheduling pass other than program order reorders windows of a held stream
     // (`tessera_sim::schedule::apply`), so such a machine takes the held path.
-    matches!(arch, Arch::Vector(m) if m.schedule.policy == tessera_sim::schedule::PolicyName::ProgramOrder)
+    matches!(arch, Arch::Vector(m) if m.schedule.is_identity())
         && r.mode == Mode::Latency
         && r.save_trace.is_none()
         && !r.additive
@@ -355,7 +355,7 @@ pub fn simulate(arch: Arch, r: &Request, w: &Workload, window: Option<Window>) -
         (Arch::Vector(m), Mode::Latency) => {
             let s = engine::run_with(
                 m,
-                &tessera_sim::schedule::apply(&m.schedule, &w.instrs),
+                &tessera_sim::schedule::apply(m, &w.instrs),
                 &latency_options(r),
             )?;
             let (rep, kept) = latency_report(m, r, &w.label, s);

@@ -542,7 +542,11 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
         match ins.op {
             Op::Ntt | Op::Intt => Some(Shape::Transform),
             Op::Automorphism => Some(Shape::Permute),
-            Op::Bconv => Some(Shape::Bconv { l_in: src_limbs(0) }),
+            // Every source's limbs: a BConv split by output limbs reads its input as tiles
+            // (`schedule::tiling`); recorded BConvs have one source.
+            Op::Bconv => Some(Shape::Bconv {
+                l_in: (0..ins.srcs.len()).map(src_limbs).sum(),
+            }),
             Op::Add | Op::Sub => Some(Shape::Elementwise {
                 reads: 2,
                 ops: usize::from(!mad_tail),

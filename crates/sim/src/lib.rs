@@ -28,6 +28,7 @@ pub mod arch;
 pub mod area;
 pub mod cofhee;
 pub mod cost;
+pub mod dataflow;
 pub mod engine;
 pub mod error;
 pub mod limits;
@@ -53,7 +54,7 @@ pub fn simulate(
     workload: &str,
     instrs: &[Instr],
 ) -> Result<Report, SimError> {
-    let s = engine::run(m, &schedule::apply(&m.schedule, instrs), false)?;
+    let s = engine::run(m, &schedule::apply(m, instrs), false)?;
     Ok(report::report(m, workload, &s))
 }
 
@@ -69,7 +70,7 @@ pub fn simulate_warm(
         warm: true,
         ..Default::default()
     };
-    let s = engine::run_with(m, &schedule::apply(&m.schedule, instrs), &opts)?;
+    let s = engine::run_with(m, &schedule::apply(m, instrs), &opts)?;
     Ok(report::Report {
         warm: true,
         ..report::report(m, workload, &s)

@@ -39,6 +39,33 @@ pub enum Policy {
     /// less than ARK's redistribution of inputs and outputs; otherwise ARK's alternating
     /// method.
     LimbDuplication,
+    /// Every limb split by coefficients over all the clusters, all the time (CiFHER's
+    /// coefficient scattering, cifher.md IV-C): transforms exchange, BConvs do not.
+    CoefficientWise,
+    /// A user-defined mix: one of the others per job, named in `[chip.mix]`.
+    Mix,
+}
+
+/// `[chip.mix]`: the policy of each job under `chip.policy = "mix"` ([`crate::dataflow`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MixSpec {
+    /// How limbs are laid out, and what a transform or automorphism exchanges.
+    pub layout: Policy,
+    /// How a BConv is spread.
+    pub bconv: Policy,
+    /// What a key-switch inner product moves.
+    pub key_dot: Policy,
+}
+
+impl Default for MixSpec {
+    fn default() -> Self {
+        Self {
+            layout: Policy::Alternating,
+            bconv: Policy::Alternating,
+            key_dot: Policy::Alternating,
+        }
+    }
 }
 
 /// The clusters and how data is spread over them.
@@ -66,6 +93,9 @@ pub struct Chip {
     #[serde(default = "one")]
     /// Columns of the blocks a cluster's limbs are laid out in.
     pub block_cols: usize,
+    /// The per-job policies of `policy = "mix"` (required by it, refused otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<MixSpec>,
     /// Where the values come from (paper, section or table).
     pub cite: Cite,
 }
@@ -564,6 +594,7 @@ impl Machine {
                 });
             }
         }
+        self.validate_mix()?;
         for c in &self.components {
             let field = |f: &str| format!("component[{}].{f}", c.name);
             non_negative(&field("area_mm2"), c.area_mm2, MAX_QUANTITY)?;
@@ -578,6 +609,32 @@ impl Machine {
             a.validate(&crate::area::tech::Technology::builtin()?)?;
         }
         Ok(())
+    }
+
+    /// `chip.mix` goes with `chip.policy = "mix"`, and names no mix itself.
+    fn validate_mix(&self) -> Result<(), SimError> {
+        match (&self.chip.mix, self.chip.policy) {
+            (None, Policy::Mix) => Err(SimError::Invalid {
+                name: "chip.mix",
+                value: "(absent)".into(),
+                allowed: "a [chip.mix] table (layout, bconv, key_dot) with chip.policy = mix"
+                    .into(),
+            }),
+            (Some(_), p) if p != Policy::Mix => Err(SimError::Invalid {
+                name: "chip.mix",
+                value: format!("with chip.policy = {p:?}"),
+                allowed: "only with chip.policy = mix".into(),
+            }),
+            (Some(m), _) if [m.layout, m.bconv, m.key_dot].contains(&Policy::Mix) => {
+                Err(SimError::Invalid {
+                    name: "chip.mix",
+                    value: "mix".into(),
+                    allowed: "alternating, limb-wise, ring, limb-duplication, coefficient-wise"
+                        .into(),
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// H3's choice of key-switch execution flow (h3.md 3.2) at `level` with `k` special

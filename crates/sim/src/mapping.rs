@@ -1,5 +1,7 @@
-//! The data-mapping policy: how one whole-polynomial instruction splits into work on each
-//! cluster's functional units, scratchpad and the NoC (ark.md section V-B).
+//! The data mapping: how one whole-polynomial instruction splits into work on each
+//! cluster's functional units, scratchpad and the NoC (ark.md section V-B). The distribution
+//! policy (how limbs are laid out, and what a BConv, a transform and a key-switch inner
+//! product exchange) is a [`crate::dataflow::Distribution`], one file per policy.
 //!
 //! A limb's home cluster is its ring index modulo the cluster count, so every instruction
 //! agrees on where a limb lives. Under the alternating policy a BConv first exchanges its
@@ -9,7 +11,8 @@
 //! Under the limb-wise policy a BConv runs whole on one cluster and a key-switch
 //! inner product (a `dot` reading an evaluation key) moves its partial products over the NoC.
 
-use crate::machine::{Machine, Policy};
+use crate::dataflow::Distribution;
+use crate::machine::Machine;
 use crate::topology::Links;
 
 /// A resource an instruction occupies.
@@ -384,16 +387,21 @@ pub fn lower(
     let w = m.word_bytes();
     let nf = n as f64;
     let spm_bpc = m.total_gbs(&m.memory.scratchpad) / m.clock.ghz / k as f64 / spm_scale.max(1e-9);
-    // Limbs homed at each cluster's block, and the fraction of each limb's coefficients a
-    // cluster holds (1 / cores per block).
-    let home = net.home_limbs(limbs);
-    let frac = 1.0 / net.block_size as f64;
+    let dist = crate::dataflow::of(m);
+    // Limbs each cluster works on, and the fraction of each limb's coefficients it holds.
+    let (home, frac) = dist.layout(net, limbs);
     let u = &m.units;
     let mut out = Lowered::default();
-    let comm = |pattern: Pattern, bytes: f64, out: &mut Lowered| -> Vec<(Resource, f64)> {
-        let (tasks, moved) = transfer(m, net, pattern, bytes);
-        out.noc_bytes += moved;
-        tasks
+    let madu_epc = (u.madu.count * u.madu.elements_per_cycle) as f64;
+    let cx = crate::dataflow::Ctx {
+        m,
+        net,
+        nf,
+        w,
+        k,
+        spm_bpc,
+        madu_epc,
+        rr,
     };
     let limb_wise =
         |unit: fn(usize) -> Resource, epc: f64, words_per_coeff: f64, out: &mut Lowered| {
@@ -410,46 +418,11 @@ pub fn lower(
             }
             ph
         };
-    let in_block = |bytes: f64, out: &mut Lowered| {
-        if net.block_size > 1 {
-            let (tasks, moved) = transfer(m, net, Pattern::InBlock, bytes);
-            out.noc_bytes += moved;
-            if !tasks.is_empty() {
-                out.phases.push(Phase {
-                    tasks,
-                    latency: 0.0,
-                });
-            }
-        }
-    };
-    let madu_epc = (u.madu.count * u.madu.elements_per_cycle) as f64;
-    // BConv work on cluster c: `l_in` input limbs into `l_out` output limbs over `cols`
-    // coefficients, on the BConvU (output rows in blocks of macs_per_lane) or, on designs
-    // without one, as multiply-accumulates on the MADUs.
-    let bconv_tasks = |c: usize, l_in: usize, l_out: usize, cols: f64| -> Vec<(Resource, f64)> {
-        let b = &u.bconv;
-        let mut t = Vec::new();
-        if l_in == 1 && m.options.single_limb_bconv_in_ntt {
-            // A reduction at the consuming NTT's input: data moves, no multiplier pass.
-        } else if b.count > 0 {
-            let blocks = l_out.div_ceil(b.macs_per_lane) as f64;
-            let groups = (cols / (b.count * b.lanes) as f64).ceil();
-            t.push((Resource::Bconv(c), l_in as f64 * blocks * groups));
-            if !m.options.bconv_scale_in_intt {
-                t.push((Resource::Madu(c), l_in as f64 * cols / madu_epc));
-            }
-        } else {
-            t.push((Resource::Madu(c), (l_in * l_out) as f64 * cols / madu_epc));
-        }
-        let bytes = (l_in + l_out) as f64 * cols * w;
-        t.push((Resource::Scratchpad(c), bytes / spm_bpc));
-        t
-    };
     match shape {
         Shape::Transform => {
-            // A block that splits limbs by coefficients exchanges them once per (i)NTT (the
+            // A transform over data split by coefficients exchanges it first (the
             // transpose of the four-step form; cifher.md IV-B).
-            in_block(limbs.len() as f64 * nf * w, &mut out);
+            dist.transform_exchange(&cx, limbs.len() as f64 * nf * w, &mut out);
             let words = if m.options.of_twist { 2.0 } else { 3.0 };
             let epc = (u.ntt.count * u.ntt.elements_per_cycle) as f64;
             let mut ph = limb_wise(Resource::Ntt, epc, words, &mut out);
@@ -457,8 +430,8 @@ pub fn lower(
             out.phases.push(ph);
         }
         Shape::Permute => {
-            // An automorphism moves coefficients between the block's clusters.
-            in_block(limbs.len() as f64 * nf * w, &mut out);
+            // An automorphism moves coefficients between the clusters holding a limb.
+            dist.transform_exchange(&cx, limbs.len() as f64 * nf * w, &mut out);
             let epc = (u.auto.count * u.auto.elements_per_cycle) as f64;
             let mut ph = limb_wise(Resource::Auto, epc, 2.0, &mut out);
             ph.latency = u.auto.latency_cycles as f64;
@@ -489,17 +462,13 @@ pub fn lower(
                 &mut out,
             );
             ph.latency = u.madu.latency_cycles as f64;
-            if m.chip.policy == Policy::LimbWise {
-                // Each digit's product was formed on its own cluster: the partial sums of
-                // every limb travel to the limb's home (ark.md V-B).
-                let bytes = pairs as f64 * limbs.len() as f64 * nf * w;
-                ph.tasks.extend(comm(Pattern::AllToAll, bytes, &mut out));
-            }
+            ph.tasks
+                .extend(dist.key_dot(&cx, pairs, limbs.len(), &mut out));
             out.phases.push(ph);
         }
         Shape::ExtendLimb => {
             // The one loaded limb is broadcast to every cluster, then reduced per limb.
-            let tasks = comm(Pattern::Broadcast, nf * w, &mut out);
+            let tasks = cx.comm(Pattern::Broadcast, nf * w, &mut out);
             if !tasks.is_empty() {
                 out.phases.push(Phase {
                     tasks,
@@ -511,66 +480,7 @@ pub fn lower(
             out.phases.push(ph);
         }
         Shape::Bconv { l_in } => {
-            let l_out = limbs.len();
-            let latency = u.bconv.latency_cycles as f64;
-            let in_bytes = l_in as f64 * nf * w;
-            match m.chip.policy {
-                Policy::Ring | Policy::LimbDuplication
-                    if k > 1
-                        && (m.chip.policy == Policy::Ring
-                            || net.duplication_saving(l_in, l_out) > 0.0) =>
-                {
-                    // reed.md Algorithm 3 / cifher.md limb duplication: the input limbs
-                    // reach every cluster once; each converts them into its own (home)
-                    // output limbs, so no output moves.
-                    let tasks = comm(Pattern::AllGather, in_bytes, &mut out);
-                    out.phases.push(Phase {
-                        tasks,
-                        latency: 0.0,
-                    });
-                    let mut ph = Phase {
-                        tasks: Vec::new(),
-                        latency,
-                    };
-                    for (c, &lc) in home.iter().enumerate() {
-                        if lc > 0 {
-                            ph.tasks.extend(bconv_tasks(c, l_in, lc, nf * frac));
-                            out.rf_bytes += (l_in + lc) as f64 * nf * frac * w;
-                        }
-                    }
-                    out.phases.push(ph);
-                }
-                Policy::Alternating | Policy::LimbDuplication if k > 1 => {
-                    // Limb-wise -> coefficient-wise, BConv on every cluster, and back.
-                    let tasks = comm(Pattern::AllToAll, in_bytes, &mut out);
-                    out.phases.push(Phase {
-                        tasks,
-                        latency: 0.0,
-                    });
-                    let mut ph = Phase {
-                        tasks: Vec::new(),
-                        latency,
-                    };
-                    for c in 0..k {
-                        ph.tasks.extend(bconv_tasks(c, l_in, l_out, nf / k as f64));
-                        out.rf_bytes += (l_in + l_out) as f64 * nf / k as f64 * w;
-                    }
-                    out.phases.push(ph);
-                    let tasks = comm(Pattern::AllToAll, l_out as f64 * nf * w, &mut out);
-                    out.phases.push(Phase {
-                        tasks,
-                        latency: 0.0,
-                    });
-                }
-                _ => {
-                    let c = rr % k;
-                    out.rf_bytes += (l_in + l_out) as f64 * nf * w;
-                    out.phases.push(Phase {
-                        tasks: bconv_tasks(c, l_in, l_out, nf),
-                        latency,
-                    });
-                }
-            }
+            dist.bconv(&cx, l_in, limbs.len(), &home, frac, &mut out);
         }
     }
     if m.options.unified_mau {

@@ -297,7 +297,7 @@ pub fn throughput(
         ..Default::default()
     };
     let slice = m.slice();
-    let instrs = crate::schedule::apply(&slice.schedule, instrs);
+    let instrs = crate::schedule::apply(&slice, instrs);
     let s = crate::engine::run_with(&slice, &instrs, &opts)?;
     let one = report(&slice, workload, &s);
     let (area, peak) = area_power(m);

@@ -10,6 +10,12 @@
 //!   ciphertext bytes (most first), pulls key and plaintext loads to just before their first
 //!   consumer, and otherwise keeps program order.
 //!
+//! Two options refine any policy's order (both off by default, so the calibrated designs'
+//! figures do not move): `prefetch = D` moves key and plaintext fetches up to D
+//! instructions earlier ([`prefetch`]), `fuse = true` places the sole element-wise reader of
+//! an element-wise result right after it so the chain stays in the register files
+//! ([`fusion`]).
+//!
 //! Every policy only permutes instructions within a window and keeps every dependence: a
 //! buffer read sees the same write as in the recorded order (read-after-write), and writes
 //! to a buffer keep their order with each other (write-after-write) and with the reads
@@ -19,16 +25,22 @@
 //! interleaved with another's appears as several spans of its name ([`verify`] checks all
 //! this on recorded traces).
 //!
-//! Limb- or digit-granular tiling (splitting an instruction over limb tiles) is not
-//! implemented: a policy reorders whole instructions.
+//! - `limb-tiled` ([`tiling`]): splits limb-parallel instructions (and BConv by output
+//!   limbs) into tiles of ring indices sized from the scratchpad, then orders the tiles as
+//!   `working-set` does, so key switching runs tile by tile ([`verify::check_tiled`] checks
+//!   that the tiled stream computes the recorded dataflow).
 
+pub mod fusion;
 pub mod graph;
+pub mod prefetch;
 pub mod program_order;
 pub mod spans;
+pub mod tiling;
 pub mod verify;
 pub mod working_set;
 
 use crate::error::SimError;
+use crate::machine::Machine;
 use graph::Graph;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -53,11 +65,13 @@ pub enum PolicyName {
     ProgramOrder,
     /// Free live ciphertext bytes first, loads just in time ([`working_set`]).
     WorkingSet,
+    /// Limb tiles, then the working-set order ([`tiling`]).
+    LimbTiled,
 }
 
 impl PolicyName {
     /// Every policy's name, as `schedule.policy` takes it.
-    pub const NAMES: &'static [&'static str] = &["program-order", "working-set"];
+    pub const NAMES: &'static [&'static str] = &["program-order", "working-set", "limb-tiled"];
 
     /// Its name.
     pub fn name(self) -> &'static str {
@@ -69,6 +83,7 @@ impl PolicyName {
         match s {
             "program-order" => Ok(Self::ProgramOrder),
             "working-set" => Ok(Self::WorkingSet),
+            "limb-tiled" => Ok(Self::LimbTiled),
             _ => Err(SimError::Invalid {
                 name: "schedule.policy",
                 value: s.into(),
@@ -81,6 +96,7 @@ impl PolicyName {
         match self {
             Self::ProgramOrder => Box::new(program_order::ProgramOrder),
             Self::WorkingSet => Box::new(working_set::WorkingSet::default()),
+            Self::LimbTiled => Box::new(tiling::LimbTiled::default()),
         }
     }
 }
@@ -105,6 +121,17 @@ pub struct ScheduleSpec {
     /// Instructions (markers excluded) per window; windows are scheduled one after another.
     #[serde(default = "default_window")]
     pub window: usize,
+    /// Limbs per tile of `limb-tiled` (0, the default: derived from the scratchpad
+    /// capacity, [`tiling::tile_limbs`]).
+    #[serde(default)]
+    pub tile_limbs: usize,
+    /// Instructions a key or plaintext fetch moves ahead of where the policy put it (0: off,
+    /// the default).
+    #[serde(default)]
+    pub prefetch: usize,
+    /// Fuse element-wise chains (off by default).
+    #[serde(default)]
+    pub fuse: bool,
     /// Where the choice comes from (the paper's compiler or scheduler, or "ours").
     #[serde(default)]
     pub cite: String,
@@ -115,29 +142,78 @@ impl Default for ScheduleSpec {
         Self {
             policy: PolicyName::ProgramOrder,
             window: DEFAULT_WINDOW,
+            tile_limbs: 0,
+            prefetch: 0,
+            fuse: false,
             cite: String::new(),
         }
     }
 }
 
 impl ScheduleSpec {
-    /// Checks the window's range.
+    /// Whether [`apply`] hands every stream through untouched (program order, no prefetch,
+    /// no fusion): only then may a stream skip the pass.
+    pub fn is_identity(&self) -> bool {
+        self.policy == PolicyName::ProgramOrder && self.prefetch == 0 && !self.fuse
+    }
+
+    /// Checks the window's and the tile's ranges.
     pub fn validate(&self) -> Result<(), SimError> {
-        crate::limits::count("schedule.window", self.window, 1, MAX_WINDOW)
+        crate::limits::count("schedule.window", self.window, 1, MAX_WINDOW)?;
+        crate::limits::count("schedule.tile_limbs", self.tile_limbs, 0, MAX_TILE_LIMBS)?;
+        crate::limits::count("schedule.prefetch", self.prefetch, 0, MAX_WINDOW)?;
+        Ok(())
     }
 }
 
-/// `instrs` in the order `spec`'s policy gives: borrowed unchanged for `program-order`.
-pub fn apply<'a>(spec: &ScheduleSpec, instrs: &'a [Instr]) -> Cow<'a, [Instr]> {
+/// Largest `schedule.tile_limbs` (more limbs than any modulus chain has).
+pub const MAX_TILE_LIMBS: u64 = 1 << 16;
+
+/// `instrs` in the order `m`'s policy gives: borrowed unchanged for `program-order`; split
+/// into limb tiles first for `limb-tiled`.
+pub fn apply<'a>(m: &Machine, instrs: &'a [Instr]) -> Cow<'a, [Instr]> {
+    let spec = &m.schedule;
+    let refine = Refine {
+        prefetch: spec.prefetch,
+        fuse: spec.fuse,
+    };
+    let mut p = spec.policy.policy();
+    let window = spec.window.max(1);
     match spec.policy {
-        PolicyName::ProgramOrder => Cow::Borrowed(instrs),
-        p => Cow::Owned(reorder(p.policy().as_mut(), instrs, spec.window.max(1))),
+        _ if spec.is_identity() => Cow::Borrowed(instrs),
+        PolicyName::LimbTiled => {
+            let tiled = match tiling::tile_limbs(m, instrs) {
+                Some(t) => tiling::split(instrs, t).instrs,
+                None => instrs.to_vec(),
+            };
+            Cow::Owned(reorder_with(p.as_mut(), &tiled, window, refine))
+        }
+        _ => Cow::Owned(reorder_with(p.as_mut(), instrs, window, refine)),
     }
+}
+
+/// The options that refine a policy's order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refine {
+    /// [`prefetch`] distance (0: off).
+    pub prefetch: usize,
+    /// [`fusion`] on.
+    pub fuse: bool,
 }
 
 /// Schedules `instrs` window by window with `policy`, re-emitting the HE-operation markers
 /// around the instructions they enclosed ([`spans`]).
 pub fn reorder(policy: &mut dyn SchedulePolicy, instrs: &[Instr], window: usize) -> Vec<Instr> {
+    reorder_with(policy, instrs, window, Refine::default())
+}
+
+/// [`reorder`], each window's order refined by `refine`.
+pub fn reorder_with(
+    policy: &mut dyn SchedulePolicy,
+    instrs: &[Instr],
+    window: usize,
+    refine: Refine,
+) -> Vec<Instr> {
     policy.start(instrs);
     let mut tree = spans::SpanTree::default();
     let mut out = Vec::with_capacity(instrs.len() + instrs.len() / 8);
@@ -150,16 +226,17 @@ pub fn reorder(policy: &mut dyn SchedulePolicy, instrs: &[Instr], window: usize)
             spans::Step::Marker => {}
         }
         if g.len() >= window {
-            flush(policy, &mut g, &tree, &mut emit, &mut out);
+            flush(policy, refine, &mut g, &tree, &mut emit, &mut out);
         }
     }
-    flush(policy, &mut g, &tree, &mut emit, &mut out);
+    flush(policy, refine, &mut g, &tree, &mut emit, &mut out);
     emit.enter(&tree, None, &mut out);
     out
 }
 
 fn flush(
     policy: &mut dyn SchedulePolicy,
+    refine: Refine,
     g: &mut Graph<'_>,
     tree: &spans::SpanTree,
     emit: &mut spans::Emitter,
@@ -169,7 +246,11 @@ fn flush(
         return;
     }
     g.link();
-    let order = policy.order(g);
+    let mut order = policy.order(g);
+    if refine.fuse {
+        order = fusion::fuse(g, &order);
+    }
+    order = prefetch::prefetch(g, order, refine.prefetch);
     debug_assert_eq!(order.len(), g.len(), "a policy orders every node once");
     for k in order {
         match g.node(k).item {
