@@ -97,13 +97,12 @@ pub fn run(arch: Arch, r: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> 
     let sim = Sim::of(m, r)?;
     let start = std::time::Instant::now();
     let path = Path::new(&r.workload);
-    let (w, window, (s, additive)) =
-        if !crate::source::is_program(&r.workload) && path.is_file() {
-            let (w, s) = trace_file(&sim, r, path)?;
-            (w, None, s)
-        } else {
-            recorded(&sim, r, &arch, progress)?
-        };
+    let (w, window, (s, additive)) = if !crate::source::is_program(&r.workload) && path.is_file() {
+        let (w, s) = trace_file(&sim, r, path)?;
+        (w, None, s)
+    } else {
+        recorded(&sim, r, &arch, progress)?
+    };
     let (report, schedule) = sim.report(r, &w.label, s);
     Ok(Outcome {
         context: context(&arch, &w, window.as_ref()),

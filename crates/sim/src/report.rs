@@ -316,14 +316,15 @@ impl Throughput {
             Some(with) => (with, true),
             None => (m.clone(), false),
         };
-        let shared = (machine.options.synchronous_sharing && machine.chip.clusters > 1).then(|| {
-            let (busiest, total) = crate::mapping::Net::of(&machine).all_gather_load();
-            crate::engine::SharedLoads {
-                tasks: machine.chip.clusters,
-                busiest_link_per_byte: busiest,
-                link_bytes_per_byte: total,
-            }
-        });
+        let shared =
+            (machine.options.synchronous_sharing && machine.chip.clusters > 1).then(|| {
+                let (busiest, total) = crate::mapping::Net::of(&machine).all_gather_load();
+                crate::engine::SharedLoads {
+                    tasks: machine.chip.clusters,
+                    busiest_link_per_byte: busiest,
+                    link_bytes_per_byte: total,
+                }
+            });
         let options = crate::engine::RunOptions {
             shared,
             window,
