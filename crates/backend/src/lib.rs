@@ -10,18 +10,18 @@
 mod compute;
 pub mod conformance;
 mod cpu;
+mod cpu32;
 #[cfg(feature = "cuda")]
 mod cuda;
-mod cpu32;
 mod profile;
 mod reference;
 pub mod trace;
 
 pub use compute::{BackendChoice, Compute, ComputePoly};
 pub use cpu::CpuBackend;
+pub use cpu32::{Cpu32Backend, Poly32, Word};
 #[cfg(feature = "cuda")]
 pub use cuda::CudaBackend;
-pub use cpu32::{Cpu32Backend, Poly32, Word};
 pub use profile::{OpTime, Profiled};
 pub use reference::{RefPoly, ReferenceBackend};
 use std::sync::Arc;

@@ -507,8 +507,9 @@ impl Parameters {
         &self.security
     }
 
-    /// Builds the ring over every prime (chain, special, then the extra special primes of
-    /// dynamic decomposition), with NTT plans.
+    /// The ring over every prime (chain, special, then the extra special primes of dynamic
+    /// decomposition), with NTT plans: built once and shared while it is in use
+    /// ([`RingContext::shared`]).
     pub fn ring(&self) -> Result<Arc<RingContext>> {
         let all: Vec<u64> = self
             .q
@@ -517,7 +518,7 @@ impl Parameters {
             .chain(&self.p_extra)
             .copied()
             .collect();
-        Ok(RingContext::new(self.n(), &all)?)
+        Ok(RingContext::shared(self.n(), &all)?)
     }
 }
 

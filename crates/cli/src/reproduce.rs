@@ -40,6 +40,7 @@ pub fn run(paper: Option<&str>, extended: bool, format: Format) -> Result<(), La
                     "paper": r.paper, "item": r.item, "unit": r.unit, "kind": r.kind,
                     "paper_value": r.paper_value, "model_value": r.model_value, "ratio": r.ratio,
                     "tolerance": r.tolerance, "hit": r.hit, "source": r.source,
+                    "seconds": r.seconds,
                 }),
             );
         }

@@ -83,6 +83,13 @@ pub struct SimulateArgs {
     /// Lines; simulate it again with --workload FILE).
     #[arg(long)]
     pub save_trace: Option<String>,
+    /// The engine's lookahead window in instructions (default 65,536; 1 to 67,108,864): the
+    /// engine holds this many instructions ahead of the one it schedules. Figures equal the
+    /// whole-stream schedule's when every buffer's live range is shorter; a shorter window
+    /// uses less memory, a longer one is exact over longer reuse distances
+    /// (docs/simulator.md, "The streaming engine"). Vector machines only.
+    #[arg(long)]
+    pub window: Option<usize>,
 }
 
 impl SimulateArgs {
@@ -105,6 +112,7 @@ impl SimulateArgs {
             additive: self.additive,
             keep_schedule: self.timeline.is_some() || self.plot.is_some(),
             save_trace: self.save_trace.clone(),
+            window: self.window,
         })
     }
 }

@@ -206,6 +206,7 @@ pub fn run(a: &SweepArgs) -> Result<(), LabError> {
                 timeline: None,
                 plot: None,
                 save_trace: None,
+                window: None,
             }
             .request()?;
             // Recorded once, simulated on every grid point.

@@ -32,6 +32,9 @@ pub struct Target {
     /// Whether the ratio is inside the band (`None`: reported).
     pub hit: Option<bool>,
     pub source: String,
+    /// Wall seconds this row took here, the recordings it was the first to need included
+    /// (rows run side by side, so on a loaded host this is an upper bound of its cost).
+    pub seconds: f64,
 }
 
 /// Hits, misses and reported rows of one kind.
@@ -92,9 +95,12 @@ impl std::fmt::Display for Tally {
     }
 }
 
+/// What a row's text reports is told to `progress`; it may be called from several threads.
+pub type Progress<'a> = &'a (dyn Fn(&str) + Sync);
+
 /// The targets of `paper` (all papers when `None`) without the extended group
 /// ([`targets_with`]); `progress` is told what is running.
-pub fn targets(paper: Option<&str>, progress: &dyn Fn(&str)) -> Result<Vec<Target>> {
+pub fn targets(paper: Option<&str>, progress: Progress) -> Result<Vec<Target>> {
     targets_with(paper, false, progress)
 }
 
@@ -103,7 +109,7 @@ pub fn targets(paper: Option<&str>, progress: &dyn Fn(&str)) -> Result<Vec<Targe
 pub fn targets_with(
     paper: Option<&str>,
     extended: bool,
-    progress: &dyn Fn(&str),
+    progress: Progress,
 ) -> Result<Vec<Target>> {
     let files: Vec<TargetFile> = match paper {
         None => papers()
@@ -115,22 +121,94 @@ pub fn targets_with(
     run_files(&files, progress)
 }
 
-/// Runs the rows of `files` in order. A recording is made once, when the first row needs
-/// it, and dropped after the last row that does, so no more recordings are held at once
-/// than neighbouring rows share.
-pub fn run_files(files: &[TargetFile], progress: &dyn Fn(&str)) -> Result<Vec<Target>> {
+/// Runs the rows of `files` and returns them in order. Rows that share a recording form a
+/// group ([`groups`]); groups share nothing, so they run side by side on rayon's threads,
+/// each with its own [`Lab`]. Within a group, rows run in order: a recording is made once,
+/// when the first row needs it, and dropped after the last row that does, so a group holds
+/// no more recordings at once than neighbouring rows share. Every figure is the one a
+/// sequential run gives (a simulation depends only on its recording, machine and options);
+/// only the rows' `seconds` depend on what else ran at the time.
+pub fn run_files(files: &[TargetFile], progress: Progress) -> Result<Vec<Target>> {
+    use rayon::prelude::*;
     let rows: Vec<(&str, &Row)> = files
         .iter()
         .flat_map(|f| f.rows.iter().map(move |r| (f.paper.as_str(), r)))
         .collect();
-    let last = last_uses(&rows);
-    let mut lab = Lab::new(progress);
-    let mut out = Vec::with_capacity(rows.len());
-    for (i, (paper, r)) in rows.iter().enumerate() {
-        out.push(evaluate(&mut lab, paper, r)?);
-        lab.retain(&|k| last.get(k).is_some_and(|&l| l > i));
+    let done: Vec<Vec<(usize, Result<Target>)>> = groups(&rows)
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|g| run_group(&rows, &g, progress))
+        .collect();
+    let mut out: Vec<Option<Result<Target>>> = (0..rows.len()).map(|_| None).collect();
+    for (i, t) in done.into_iter().flatten() {
+        out[i] = Some(t);
     }
-    Ok(out)
+    // The first error in row order, as a sequential run would stop at. A group stops at its
+    // first error, so a row left unrun comes after an error of its own group.
+    let mut rows_out = Vec::with_capacity(out.len());
+    for t in out.into_iter().flatten() {
+        rows_out.push(t?);
+    }
+    Ok(rows_out)
+}
+
+/// The rows of `rows` (indices, in order) that share recordings, transitively: a row joins
+/// the group of every recording its measure or baseline needs. A row that needs none is a
+/// group of its own. Groups come largest first, so the longest runs start first.
+pub fn groups(rows: &[(&str, &Row)]) -> Vec<Vec<usize>> {
+    let mut parent: Vec<usize> = (0..rows.len()).collect();
+    fn root(p: &mut [usize], mut i: usize) -> usize {
+        while p[i] != i {
+            p[i] = p[p[i]];
+            i = p[i];
+        }
+        i
+    }
+    let mut owner: HashMap<String, usize> = HashMap::new();
+    for (i, (_, r)) in rows.iter().enumerate() {
+        let base = r.measure.baseline.as_deref();
+        for m in [Some(&r.measure), base].into_iter().flatten() {
+            let Some(t) = trace_key(m) else { continue };
+            let o = *owner.entry(t).or_insert(i);
+            let (a, b) = (root(&mut parent, o), root(&mut parent, i));
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    let mut by_root: HashMap<usize, Vec<usize>> = HashMap::new();
+    for i in 0..rows.len() {
+        let r = root(&mut parent, i);
+        by_root.entry(r).or_default().push(i);
+    }
+    let mut out: Vec<Vec<usize>> = by_root.into_values().collect();
+    out.sort_by_key(|g| (std::cmp::Reverse(g.len()), g[0]));
+    out
+}
+
+/// The rows `group` of `rows` in order with one [`Lab`], each with its wall time; a row
+/// that fails ends the group (later rows of it are not run).
+fn run_group(
+    rows: &[(&str, &Row)],
+    group: &[usize],
+    progress: Progress,
+) -> Vec<(usize, Result<Target>)> {
+    let mine: Vec<(&str, &Row)> = group.iter().map(|&i| rows[i]).collect();
+    let last = last_uses(&mine);
+    let mut lab = Lab::new(progress);
+    let mut out = Vec::with_capacity(group.len());
+    for (k, (&i, (paper, r))) in group.iter().zip(&mine).enumerate() {
+        let start = std::time::Instant::now();
+        let t = evaluate(&mut lab, paper, r).map(|t| Target {
+            seconds: start.elapsed().as_secs_f64(),
+            ..t
+        });
+        let failed = t.is_err();
+        out.push((i, t));
+        if failed {
+            break;
+        }
+        lab.retain(&|key| last.get(key).is_some_and(|&l| l > k));
+    }
+    out
 }
 
 /// For each recording, the last row that needs its instructions: the latest row that is the
@@ -205,6 +283,7 @@ fn evaluate(lab: &mut Lab, paper: &str, r: &Row) -> Result<Target> {
         tolerance: band,
         hit: ratio.zip(band).map(|(x, (lo, hi))| x >= lo && x <= hi),
         source: text(&r.cite, "cite")?,
+        seconds: 0.0,
     })
 }
 
@@ -247,6 +326,7 @@ fn not_run(paper: &str, r: &Row, band: Option<(f64, f64)>, n: NotRun) -> Target 
             None
         },
         source: n.why,
+        seconds: 0.0,
     }
 }
 

@@ -86,6 +86,10 @@ pub struct Request {
     pub keep_schedule: bool,
     /// Write the recorded instruction stream to this tessera-trace file.
     pub save_trace: Option<String>,
+    /// The engine's lookahead window in instructions ([`engine::RunOptions::window`]; `None`:
+    /// [`engine::DEFAULT_WINDOW`]): 1 to [`engine::MAX_WINDOW`]. The figures equal the
+    /// whole-stream schedule's when every buffer's live range is shorter than the window.
+    pub window: Option<usize>,
 }
 
 impl Request {
@@ -109,6 +113,7 @@ impl Request {
             additive: false,
             keep_schedule: false,
             save_trace: None,
+            window: None,
         }
     }
 }
@@ -165,6 +170,16 @@ impl Outcome {
 /// Options that do not fit the machine or the mode, refused before anything is recorded.
 fn check(r: &Request, arch: &Arch) -> Result<()> {
     let refuse = |what: String| Err(SimError::Unsupported(what).into());
+    if let Some(w) = r.window {
+        engine::check_window(w)?;
+        if matches!(arch, Arch::Pe(_)) {
+            return refuse(format!(
+                "--window on '{}', a single-PE model (its commands are simulated whole, with no \
+                 lookahead window)",
+                arch.name()
+            ));
+        }
+    }
     match (arch, r.mode) {
         (Arch::Vector(_), Mode::Throughput) => {
             if r.keep_schedule {
@@ -236,16 +251,13 @@ pub fn run(r: &Request, progress: &dyn Fn(&str)) -> Result<Outcome> {
     Ok(out)
 }
 
-/// Whether `r` is simulated as a stream ([`crate::stream`]): a latency run on a vector
-/// machine that neither saves the trace nor asks for the additive model (which sums the
-/// HE operations of a held trace).
+/// Whether `r` is simulated as a stream ([`crate::stream`]): a run on a vector machine whose
+/// schedule is program order that does not save the trace (latency or throughput mode, with
+/// or without the additive model: the same engine and the same sums as the held path).
 fn streams(r: &Request, arch: &Arch) -> bool {
     // A scheduling pass other than program order reorders windows of a held stream
     // (`tessera_sim::schedule::apply`), so such a machine takes the held path.
-    matches!(arch, Arch::Vector(m) if m.schedule.is_identity())
-        && r.mode == Mode::Latency
-        && r.save_trace.is_none()
-        && !r.additive
+    matches!(arch, Arch::Vector(m) if m.schedule.is_identity()) && r.save_trace.is_none()
 }
 
 /// The CKKS parameter set `r` names (its default where it names none), if it has one.
@@ -324,6 +336,7 @@ pub(crate) fn latency_options(r: &Request) -> engine::RunOptions {
     engine::RunOptions {
         keep_slots: r.keep_schedule,
         warm: r.warm,
+        window: r.window,
         ..Default::default()
     }
 }
@@ -351,7 +364,9 @@ pub fn simulate(arch: Arch, r: &Request, w: &Workload, window: Option<Window>) -
     let start = std::time::Instant::now();
     let mut schedule = None;
     let report = match (&arch, r.mode) {
-        (Arch::Vector(m), Mode::Throughput) => report::throughput(m, &w.label, &w.instrs)?,
+        (Arch::Vector(m), Mode::Throughput) => {
+            report::throughput_window(m, &w.label, &w.instrs, r.window)?
+        }
         (Arch::Vector(m), Mode::Latency) => {
             let s = engine::run_with(
                 m,

@@ -71,3 +71,67 @@ fn a_trace_file_streams_to_the_same_report() {
     assert!(e.to_string().contains("line 41"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Throughput mode and the additive model stream too (issue 25 item 1): on every built-in
+/// workload, on a plain machine (ARK) and one with limb streaming and seeded keys (REED), the
+/// streamed report equals the held one (REED's 54-bit words take `test-small` only;
+/// `test-boot` has 61-bit primes).
+#[test]
+fn throughput_and_additive_stream_to_the_held_report() {
+    use tessera_lab::Mode;
+    for name in tessera_programs::workloads::WORKLOADS {
+        let params = if *name == "bootstrap" {
+            "test-boot"
+        } else {
+            "test-small"
+        };
+        let base = request("ark", name, params, None);
+        let (w, _) = record(&base, "ark", &|_| {}).unwrap();
+        for arch in ["ark", "reed"] {
+            if arch != "ark" && params == "test-boot" {
+                continue;
+            }
+            for (mode, additive) in [(Mode::Throughput, false), (Mode::Latency, true)] {
+                let mut r = request(arch, name, params, None);
+                r.mode = mode;
+                r.additive = additive;
+                let live = run(&r, &|_| {}).unwrap();
+                assert_eq!(live.additive.is_some(), additive);
+                let a = Arch::load_with(arch, &[]).unwrap();
+                let held = figures(&simulate(a, &r, &w, None).unwrap());
+                assert_eq!(
+                    figures(&live),
+                    held,
+                    "{name} on {arch} ({mode:?}, {additive})"
+                );
+            }
+        }
+    }
+}
+
+/// `--window`: 0 and more than 2^26 are refused by name before anything is recorded, a
+/// single-PE model refuses it, and a window longer than the stream gives the default's
+/// report on a workload whose live ranges fit both.
+#[test]
+fn the_window_option_is_checked_and_used() {
+    for bad in [0, (1 << 26) + 1] {
+        let mut r = request("ark", "hmult", "test-small", None);
+        r.window = Some(bad);
+        let e = run(&r, &|_| {}).unwrap_err().to_string();
+        assert!(e.contains("window") && e.contains("67108864"), "{e}");
+    }
+    let mut pe = Request::new("cofhee", "ntt");
+    pe.window = Some(16);
+    let e = run(&pe, &|_| {}).unwrap_err().to_string();
+    assert!(e.contains("--window") && e.contains("single-PE"), "{e}");
+    let r = request("ark", "bootstrap", "test-boot", None);
+    let default = figures(&run(&r, &|_| {}).unwrap());
+    let mut long = r.clone();
+    long.window = Some(1 << 20);
+    assert_eq!(figures(&run(&long, &|_| {}).unwrap()), default);
+    // A window of one instruction still runs, and on this stream it changes the schedule.
+    let mut tiny = r.clone();
+    tiny.window = Some(1);
+    let t = figures(&run(&tiny, &|_| {}).unwrap());
+    assert_ne!(t["time_s"], default["time_s"]);
+}

@@ -667,7 +667,7 @@ fn presets() -> Vec<&'static str> {
 /// Runs a workload on an accelerator model; returns the report as a JSON string (kept for
 /// scripts that used it; `tessera.simulate` returns a `Report` object).
 #[pyfunction]
-#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new(), mode="latency", warm=false, streamed_keyswitch=false, additive=false, hoisting=true))]
+#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new(), mode="latency", warm=false, streamed_keyswitch=false, additive=false, hoisting=true, window=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_json(
     arch: &str,
@@ -682,6 +682,7 @@ fn simulate_json(
     streamed_keyswitch: bool,
     additive: bool,
     hoisting: bool,
+    window: Option<usize>,
 ) -> PyResult<String> {
     let err = |e: tessera_lab::LabError| TesseraError::new_err(e.to_string());
     let request = tessera_lab::Request {
@@ -695,6 +696,7 @@ fn simulate_json(
         mode: tessera_lab::Mode::parse(mode).map_err(|e| err(e.into()))?,
         warm,
         additive,
+        window,
         ..tessera_lab::Request::new(arch, workload)
     };
     let out = tessera_lab::run(&request, &|_| {}).map_err(err)?;

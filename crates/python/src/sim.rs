@@ -134,11 +134,13 @@ pub(crate) fn simulate_workload(
     warm: bool,
     additive: bool,
     timeline_bins: Option<usize>,
+    window: Option<usize>,
 ) -> Result<serde_json::Value, PyErr> {
     let r = tessera_lab::Request {
         mode: tessera_lab::Mode::parse(mode).map_err(sim)?,
         warm,
         additive,
+        window,
         keep_schedule: timeline_bins.is_some(),
         ..tessera_lab::Request::new(m.name(), &w.label)
     };
@@ -158,7 +160,7 @@ pub(crate) fn simulate_workload(
 /// Simulates a recorded `trace` on `arch` (built-in name or TOML file) with `sets` overrides;
 /// the report as JSON text for the Python layer. Runs without the GIL.
 #[pyfunction]
-#[pyo3(signature = (arch, sets, trace, mode="latency", warm=false, additive=false, timeline_bins=None))]
+#[pyo3(signature = (arch, sets, trace, mode="latency", warm=false, additive=false, timeline_bins=None, window=None))]
 #[allow(clippy::too_many_arguments)]
 fn _simulate_trace_json(
     py: Python<'_>,
@@ -169,10 +171,11 @@ fn _simulate_trace_json(
     warm: bool,
     additive: bool,
     timeline_bins: Option<usize>,
+    window: Option<usize>,
 ) -> PyResult<String> {
     py.detach(|| {
         let m = Arch::load_with(arch, &sets).map_err(sim)?;
-        let v = simulate_workload(&m, &trace.w, mode, warm, additive, timeline_bins)?;
+        let v = simulate_workload(&m, &trace.w, mode, warm, additive, timeline_bins, window)?;
         Ok(v.to_string())
     })
 }

@@ -44,59 +44,97 @@ pub fn sum_of_operations(m: &Machine, instrs: &[Instr]) -> Result<f64, SimError>
 
 /// [`sum_of_operations`] with its breakdown by operation.
 pub fn operations(m: &Machine, instrs: &[Instr]) -> Result<Additive, SimError> {
-    // Shape of every buffer, for the loads that stand in for an operation's inputs.
-    let mut shape: HashMap<u64, (tessera_backend::trace::Limbs, usize)> = HashMap::new();
+    let mut ops = Operations::new(m);
     for i in instrs {
-        if let Some(d) = i.dst {
-            shape.insert(d, (i.limbs.clone(), i.n));
+        ops.push(i)?;
+    }
+    ops.finish()
+}
+
+/// The additive model taken one instruction at a time, so that a stream can feed it beside
+/// the whole-program engine (`tessera simulate --additive` without holding the trace). An
+/// operation is simulated when its outermost span ends, its inputs loaded in the shapes
+/// (limbs, ring degree) their buffers have at that point. It holds the instructions of the
+/// current outermost operation and the shape of every buffer written so far (about 60 bytes
+/// a buffer: the one term that grows with the program).
+pub struct Operations<'a> {
+    m: &'a Machine,
+    opts: RunOptions,
+    /// Shape of every buffer written so far, for the loads that stand in for an operation's
+    /// inputs.
+    shape: HashMap<u64, (tessera_backend::trace::Limbs, usize)>,
+    depth: usize,
+    group: Vec<Instr>,
+    name: String,
+    out: Additive,
+}
+
+impl<'a> Operations<'a> {
+    /// An empty sum on `m`.
+    pub fn new(m: &'a Machine) -> Self {
+        Self {
+            m,
+            opts: RunOptions {
+                keep_slots: false,
+                warm: true,
+                ..Default::default()
+            },
+            shape: HashMap::new(),
+            depth: 0,
+            group: Vec::new(),
+            name: String::new(),
+            out: Additive::default(),
         }
     }
-    let opts = RunOptions {
-        keep_slots: false,
-        warm: true,
-        ..Default::default()
-    };
-    let seconds = |cycles: f64| cycles / (m.clock.ghz * 1e9);
-    let mut out = Additive::default();
-    let mut depth = 0usize;
-    let mut group: Vec<Instr> = Vec::new();
-    let mut name = String::new();
-    for i in instrs {
+
+    /// Takes the next instruction of the program; an operation whose outermost span it ends
+    /// is simulated now.
+    pub fn push(&mut self, i: &Instr) -> Result<(), SimError> {
+        if let Some(d) = i.dst {
+            self.shape.insert(d, (i.limbs.clone(), i.n));
+        }
         match i.op {
             Op::Begin => {
-                depth += 1;
-                if depth == 1 {
-                    group.clear();
-                    name = i.name.clone().unwrap_or_else(|| "(unnamed)".into());
-                    continue;
+                self.depth += 1;
+                if self.depth == 1 {
+                    self.group.clear();
+                    self.name = i.name.clone().unwrap_or_else(|| "(unnamed)".into());
+                    return Ok(());
                 }
             }
             Op::End => {
-                depth = depth
+                self.depth = self
+                    .depth
                     .checked_sub(1)
                     .ok_or_else(|| SimError::Trace(format!("seq {}: end without begin", i.seq)))?;
-                if depth == 0 {
-                    let one = with_inputs(&group, &shape)?;
-                    let t = seconds(run_with(m, &one, &opts)?.cycles);
-                    out.total_s += t;
-                    let e = out.by_op.entry(name.clone()).or_default();
+                if self.depth == 0 {
+                    let one = with_inputs(&self.group, &self.shape)?;
+                    let t = run_with(self.m, &one, &self.opts)?.cycles / (self.m.clock.ghz * 1e9);
+                    self.out.total_s += t;
+                    let e = self.out.by_op.entry(self.name.clone()).or_default();
                     e.count += 1;
                     e.seconds += t;
-                    continue;
+                    return Ok(());
                 }
             }
             _ => {}
         }
-        if depth > 0 {
-            group.push(i.clone());
+        if self.depth > 0 {
+            self.group.push(i.clone());
         }
+        Ok(())
     }
-    if depth != 0 {
-        return Err(SimError::Trace(format!(
-            "{depth} HE operation(s) begun and never ended"
-        )));
+
+    /// The sum, once the program has ended; an error if an operation is still open.
+    pub fn finish(self) -> Result<Additive, SimError> {
+        if self.depth != 0 {
+            return Err(SimError::Trace(format!(
+                "{} HE operation(s) begun and never ended",
+                self.depth
+            )));
+        }
+        Ok(self.out)
     }
-    Ok(out)
 }
 
 /// `group` preceded by a ciphertext load of every buffer it reads but does not write.

@@ -83,7 +83,9 @@ pub struct Schedule {
     pub instructions: u64,
     /// Every scheduled instruction, when a timeline was asked for (empty otherwise).
     pub slots: Vec<Slot>,
-    /// Every HE operation's span, outermost and nested.
+    /// Every HE operation's span, outermost and nested, when a timeline was asked for
+    /// ([`RunOptions::keep_slots`]; empty otherwise, so that a run's memory does not grow with
+    /// the program: the per-operation breakdown is `growth_by_op`, summed as it goes).
     pub spans: Vec<Span>,
     /// Makespan growth attributed to the outermost HE operation running when it happened,
     /// in cycles: where the time goes.
@@ -128,7 +130,7 @@ pub fn run(m: &Machine, instrs: &[Instr], keep_slots: bool) -> Result<Schedule, 
 /// How to run a trace.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions {
-    /// Keep every instruction's slot (for timelines).
+    /// Keep every instruction's slot and every HE operation's span (for timelines).
     pub keep_slots: bool,
     /// Time the program as one step inside a longer one, as micro-benchmarks time an
     /// operation: its input ciphertexts (loaded before the first compute instruction) are
@@ -380,13 +382,15 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
                     parent.2 = parent.2.min(start);
                     parent.3 = parent.3.max(end);
                 }
-                self.s.spans.push(Span {
-                    name,
-                    level,
-                    depth: self.open.len(),
-                    start,
-                    end,
-                });
+                if self.opts.keep_slots {
+                    self.s.spans.push(Span {
+                        name,
+                        level,
+                        depth: self.open.len(),
+                        start,
+                        end,
+                    });
+                }
                 Ok(true)
             }
             _ => Ok(false),

@@ -277,54 +277,106 @@ pub fn throughput(
     workload: &str,
     instrs: &[tessera_backend::trace::Instr],
 ) -> Result<Report, crate::error::SimError> {
-    if let Some(with) = crate::area::with_predicted_components(m) {
-        return Ok(Report {
-            area_source: crate::area::PREDICTED_LABEL,
-            ..throughput(&with, workload, instrs)?
-        });
-    }
-    let k = m.chip.clusters as f64;
-    let shared = (m.options.synchronous_sharing && m.chip.clusters > 1).then(|| {
-        let (busiest, total) = crate::mapping::Net::of(m).all_gather_load();
-        crate::engine::SharedLoads {
-            tasks: m.chip.clusters,
-            busiest_link_per_byte: busiest,
-            link_bytes_per_byte: total,
+    throughput_window(m, workload, instrs, None)
+}
+
+/// [`throughput`] with the engine's lookahead window ([`crate::engine::RunOptions::window`]).
+pub fn throughput_window(
+    m: &Machine,
+    workload: &str,
+    instrs: &[tessera_backend::trace::Instr],
+    window: Option<usize>,
+) -> Result<Report, crate::error::SimError> {
+    let t = Throughput::of(m, window);
+    let instrs = crate::schedule::apply(&t.slice, instrs);
+    let s = crate::engine::run_with(&t.slice, &instrs, &t.options)?;
+    Ok(t.report(workload, &s))
+}
+
+/// Throughput mode in two halves, so that the engine between them may be fed a stream
+/// (`tessera_lab::stream`) or a held trace ([`throughput`]): the machine one task runs on
+/// and its engine options, then the report from that task's schedule.
+#[derive(Clone, Debug)]
+pub struct Throughput {
+    /// The whole machine (with its predicted components where it has no copied table, see
+    /// [`crate::area::with_predicted_components`]).
+    pub machine: Machine,
+    /// Whether `machine`'s components are predicted.
+    predicted: bool,
+    /// One cluster's slice: what one task's schedule runs on.
+    pub slice: Machine,
+    /// The engine's options for that task (shared loads under synchronous sharing).
+    pub options: crate::engine::RunOptions,
+}
+
+impl Throughput {
+    /// The setup of `m` in throughput mode, with the engine's lookahead `window`.
+    pub fn of(m: &Machine, window: Option<usize>) -> Self {
+        let (machine, predicted) = match crate::area::with_predicted_components(m) {
+            Some(with) => (with, true),
+            None => (m.clone(), false),
+        };
+        let shared =
+            (machine.options.synchronous_sharing && machine.chip.clusters > 1).then(|| {
+                let (busiest, total) = crate::mapping::Net::of(&machine).all_gather_load();
+                crate::engine::SharedLoads {
+                    tasks: machine.chip.clusters,
+                    busiest_link_per_byte: busiest,
+                    link_bytes_per_byte: total,
+                }
+            });
+        let options = crate::engine::RunOptions {
+            shared,
+            window,
+            ..Default::default()
+        };
+        Self {
+            slice: machine.slice(),
+            machine,
+            predicted,
+            options,
         }
-    });
-    let opts = crate::engine::RunOptions {
-        shared,
-        ..Default::default()
-    };
-    let slice = m.slice();
-    let instrs = crate::schedule::apply(&slice, instrs);
-    let s = crate::engine::run_with(&slice, &instrs, &opts)?;
-    let one = report(&slice, workload, &s);
-    let (area, peak) = area_power(m);
-    let energy = one.energy_j * k;
-    Ok(Report {
-        arch: m.name.clone(),
-        mode: "throughput".into(),
-        tasks_per_minute: if one.time_s > 0.0 {
-            k * 60.0 / one.time_s
+    }
+
+    /// The report of the whole machine from one task's schedule `s` on [`Self::slice`].
+    pub fn report(&self, workload: &str, s: &Schedule) -> Report {
+        let m = &self.machine;
+        let k = m.chip.clusters as f64;
+        let one = report(&self.slice, workload, s);
+        let (area, peak) = area_power(m);
+        let energy = one.energy_j * k;
+        let r = Report {
+            arch: m.name.clone(),
+            mode: "throughput".into(),
+            tasks_per_minute: if one.time_s > 0.0 {
+                k * 60.0 / one.time_s
+            } else {
+                0.0
+            },
+            energy_j: energy,
+            avg_power_w: if one.time_s > 0.0 {
+                energy / one.time_s
+            } else {
+                0.0
+            },
+            area_mm2: area,
+            peak_power_w: peak,
+            edap: energy * one.time_s * area,
+            package: m.cost.as_ref().map(|c| c.package(area, m.die_count())),
+            monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
+            offchip_bytes: one.offchip_bytes * k,
+            noc_bytes: one.noc_bytes * k,
+            io_noc_bytes: one.io_noc_bytes * k,
+            area_predicted: m.area.as_ref().and_then(|_| crate::area::predict(m).ok()),
+            ..one
+        };
+        if self.predicted {
+            Report {
+                area_source: crate::area::PREDICTED_LABEL,
+                ..r
+            }
         } else {
-            0.0
-        },
-        energy_j: energy,
-        avg_power_w: if one.time_s > 0.0 {
-            energy / one.time_s
-        } else {
-            0.0
-        },
-        area_mm2: area,
-        peak_power_w: peak,
-        edap: energy * one.time_s * area,
-        package: m.cost.as_ref().map(|c| c.package(area, m.die_count())),
-        monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
-        offchip_bytes: one.offchip_bytes * k,
-        noc_bytes: one.noc_bytes * k,
-        io_noc_bytes: one.io_noc_bytes * k,
-        area_predicted: m.area.as_ref().and_then(|_| crate::area::predict(m).ok()),
-        ..one
-    })
+            r
+        }
+    }
 }

@@ -21,10 +21,12 @@ fn workload(name: &str) -> Vec<Instr> {
     record(&WorkloadSpec::new(name, params)).unwrap().instrs
 }
 
+/// A schedule with its spans kept (`keep_slots`), so that they can be compared too.
 fn with_window(m: &Machine, instrs: &[Instr], warm: bool, window: usize) -> Schedule {
     let opts = RunOptions {
         warm,
         window: Some(window),
+        keep_slots: true,
         ..Default::default()
     };
     run_with(m, instrs, &opts).unwrap()
@@ -144,4 +146,25 @@ fn stream_errors_are_typed() {
     };
     let e = run_with(&m, &instrs, &opts).unwrap_err();
     assert!(e.to_string().contains("window"), "{e}");
+}
+
+/// Spans are kept only for timelines (`keep_slots`), so that a long program's memory does
+/// not grow with its HE operations; the per-operation breakdown and every other figure are
+/// the same without them.
+#[test]
+fn spans_are_kept_only_for_timelines() {
+    let instrs = workload("bootstrap");
+    let m = Machine::load("ark").unwrap();
+    let kept = with_window(&m, &instrs, false, DEFAULT_WINDOW);
+    let plain = run_with(&m, &instrs, &RunOptions::default()).unwrap();
+    assert!(!kept.spans.is_empty() && plain.spans.is_empty());
+    assert!(plain.slots.is_empty() && !plain.growth_by_op.is_empty());
+    assert_same(
+        &Schedule {
+            spans: kept.spans.clone(),
+            ..plain
+        },
+        &kept,
+        "ark bootstrap, spans kept or not",
+    );
 }

@@ -312,6 +312,7 @@ def simulate(
     hoisting: bool = True,
     size: Optional[int] = None,
     timeline: Union[bool, int] = False,
+    window: Optional[int] = None,
 ) -> Report:
     """Runs a workload on an accelerator model, like ``tessera simulate``; returns a
     :class:`Report`.
@@ -325,7 +326,10 @@ def simulate(
     ``additive_s`` and ``additive_by_op``, the HE operations' warm times summed (``--additive``);
     ``hoisting=False`` records bootstrapping without hoisted baby steps (``--no-hoisting``);
     ``timeline=True`` (or a bin count, default 200) keeps the utilization over time for
-    :meth:`Report.plot_timeline`. Bad values raise :class:`TesseraError` naming the parameter.
+    :meth:`Report.plot_timeline`. ``window`` is the engine's lookahead window in
+    instructions (``--window``; default 65,536, 1 to 2**26; the figures equal the whole-stream
+    schedule's when every buffer's live range is shorter). Bad values raise
+    :class:`TesseraError` naming the parameter.
 
     >>> r = simulate("ark", "hmult", "test-small")
     >>> r.time_s > 0 and r.area_mm2 > 0
@@ -342,7 +346,7 @@ def simulate(
     if timeline:
         bins = 200 if timeline is True else int(timeline)
     data = json.loads(
-        _native._simulate_trace_json(name, all_sets, trace, mode, warm, additive, bins)
+        _native._simulate_trace_json(name, all_sets, trace, mode, warm, additive, bins, window)
     )
     return Report(data)
 
