@@ -39,7 +39,8 @@ extern "C" __global__ void bconv_mac(u64* out, const u64* y, u64 l_in, const u64
             double yi = __ull2double_rn(y[(i << log_n) + k]);
             a = __dadd_rn(a, __dmul_rn(yi, __longlong_as_double((long long)qinv[i])));
         }
-        u64 v = (u64)floor(__dadd_rn(a, 0.5));
+        // a + 1/2 >= 0, so rounding the conversion down is floor (no math library needed).
+        u64 v = __double2ull_rd(__dadd_rn(a, 0.5));
         if (v > l_in) v = l_in;
         s = sub_mod(s, vq[j * (l_in + 1) + v], p);
     }

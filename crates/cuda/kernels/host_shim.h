@@ -18,6 +18,9 @@ static inline unsigned long long __umul64hi(unsigned long long a, unsigned long 
 static inline double __dmul_rn(double a, double b) { return a * b; }
 static inline double __dadd_rn(double a, double b) { return a + b; }
 static inline double __ull2double_rn(unsigned long long x) { return (double)x; }
+static inline unsigned long long __double2ull_rd(double x) {
+    return (unsigned long long)floor(x);
+}
 static inline double __longlong_as_double(long long x) {
     double d;
     memcpy(&d, &x, sizeof d);

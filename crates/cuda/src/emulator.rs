@@ -5,8 +5,8 @@
 //! kernel here has independent threads, so a launch run sequentially computes what the GPU
 //! computes, but the emulator says nothing about timing, occupancy or the GPU's memory model.
 //!
-//! The compiler is `$CXX` or `c++`; the library is built once per process in the system's
-//! temporary directory.
+//! The compiler is `$CXX` or `c++`; the library is built once (named by a hash of its
+//! source) in `tessera-cuda-emu/` under the system's temporary directory.
 
 use crate::error::{CudaError, Result};
 use crate::exec::Executor;
@@ -62,32 +62,44 @@ fn err(what: &str, e: &dyn std::fmt::Display) -> CudaError {
     CudaError::Emulator(format!("{what}: {e}"))
 }
 
-/// Builds the host kernel library; returns its path.
+/// Builds the host kernel library; returns its path. The library is named by a hash of its
+/// source and shared by every process (built under a temporary name, then renamed, so a
+/// concurrent process never loads a half-written file).
 fn build() -> Result<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("tessera-cuda-emu-{}", std::process::id()));
+    use std::hash::{Hash, Hasher};
+    let dir = std::env::temp_dir().join("tessera-cuda-emu");
     std::fs::create_dir_all(&dir).map_err(|e| err("creating its directory", &e))?;
-    let src = dir.join("kernels.cpp");
-    let lib = dir.join("libkernels.so");
     let text = format!(
         "{}\n{}\n{}",
         kernels::HOST_SHIM,
         kernels::translation_unit(),
         glue()
     );
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    let lib = dir.join(format!("libkernels-{:016x}.so", h.finish()));
+    if lib.exists() {
+        return Ok(lib);
+    }
+    let pid = std::process::id();
+    let src = dir.join(format!("kernels-{pid}.cpp"));
+    let tmp = dir.join(format!("libkernels-{pid}.so.tmp"));
     std::fs::write(&src, text).map_err(|e| err("writing the sources", &e))?;
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let out = std::process::Command::new(&cxx)
         .args(["-O2", "-ffp-contract=off", "-fPIC", "-shared", "-o"])
-        .arg(&lib)
+        .arg(&tmp)
         .arg(&src)
         .output()
         .map_err(|e| err(&format!("running the host compiler `{cxx}`"), &e))?;
+    let _ = std::fs::remove_file(&src);
     if !out.status.success() {
         return Err(CudaError::Emulator(format!(
             "the host compiler rejected the kernels: {}",
             String::from_utf8_lossy(&out.stderr)
         )));
     }
+    std::fs::rename(&tmp, &lib).map_err(|e| err("installing the library", &e))?;
     Ok(lib)
 }
 
