@@ -116,7 +116,13 @@ impl CkksContext {
     }
 
     fn with_mode(params: Parameters, shape_only: bool) -> Result<Arc<Self>> {
-        let ring = params.ring()?;
+        // A recording context shares its ring (its objects hold no data to mix up); a
+        // computing context owns one, so objects of two contexts never mix silently.
+        let ring = if shape_only {
+            params.shared_ring()?
+        } else {
+            params.ring()?
+        };
         let encoder = Encoder::new(params.n())?;
         Ok(Arc::new(Self {
             params,

@@ -507,18 +507,29 @@ impl Parameters {
         &self.security
     }
 
-    /// The ring over every prime (chain, special, then the extra special primes of dynamic
-    /// decomposition), with NTT plans: built once and shared while it is in use
-    /// ([`RingContext::shared`]).
+    /// Builds the ring over every prime (chain, special, then the extra special primes of
+    /// dynamic decomposition), with NTT plans. Each call builds a ring of its own: objects
+    /// made under two contexts are then told apart by their ring, and mixing them is a typed
+    /// error (`RingMismatch`).
     pub fn ring(&self) -> Result<Arc<RingContext>> {
-        let all: Vec<u64> = self
-            .q
+        Ok(RingContext::new(self.n(), &self.all_primes())?)
+    }
+
+    /// [`Self::ring`], but shared with any live ring of the same degree and primes
+    /// ([`RingContext::shared`]): for shape-only (recording) contexts, which hold no data to
+    /// mix up and which `tessera reproduce` builds dozens of times.
+    pub fn shared_ring(&self) -> Result<Arc<RingContext>> {
+        Ok(RingContext::shared(self.n(), &self.all_primes())?)
+    }
+
+    /// Every prime of the ring, in ring order.
+    fn all_primes(&self) -> Vec<u64> {
+        self.q
             .iter()
             .chain(&self.p)
             .chain(&self.p_extra)
             .copied()
-            .collect();
-        Ok(RingContext::shared(self.n(), &all)?)
+            .collect()
     }
 }
 
