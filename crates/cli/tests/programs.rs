@@ -149,16 +149,6 @@ fn bad_program_input_is_a_clear_error() {
         err.contains("mnist-10k.npz") && err.contains("/nonexistent"),
         "{err}"
     );
-    let (code, _, err) = tessera(&[
-        "simulate",
-        "--workload",
-        "helr",
-        "--params",
-        "test-program",
-        "--of-limb",
-    ]);
-    assert_eq!(code, 2);
-    assert!(err.contains("--of-limb"), "{err}");
     let (code, _, err) = tessera(&["simulate", "--workload", "hmult", "--size", "4"]);
     assert_eq!(code, 2);
     assert!(err.contains("--size"), "{err}");
