@@ -12,7 +12,7 @@ use crate::report::{Check, Phases, Recorded, RunReport, Stopwatch};
 use model::{argmax, Model, CLASSES};
 use std::path::PathBuf;
 use std::sync::Arc;
-use tessera_backend::{Backend, Compute, TraceBackend};
+use tessera_backend::{Compute, TraceBackend};
 use tessera_ckks::{
     Ciphertext, CkksContext, EvaluationKeys, Evaluator, KeyGenerator, Parameters,
     ParametersLiteral, SecretKey,
@@ -25,9 +25,9 @@ pub const PARAMETER_SETS: &[&str] = &["lola-n14"];
 /// Top-1 agreement with the float network required (issue 20).
 pub const MIN_AGREEMENT: f64 = 0.995;
 
-/// Our CKKS set for LoLa (workloads.md 4.4): N = 2^14, a 60-bit base prime and seven 40-bit
-/// levels (Delta = 2^40) for the seven levels of the network, one 61-bit special prime with
-/// dnum = 8 (one chain prime per digit); log2(PQ) ~ 401, under the 128-bit bound of 438 for
+/// Our CKKS set for LoLa (workloads.md 4.4): N = 2^14, a 60-bit base prime and five 40-bit
+/// levels (Delta = 2^40) for the five levels of the network, one 61-bit special prime with
+/// dnum = 6 (one chain prime per digit); log2(PQ) ~ 321, under the 128-bit bound of 438 for
 /// N = 2^14 (checked by `Parameters::new`).
 pub fn parameters(name: &str) -> Result<Parameters> {
     if !PARAMETER_SETS.contains(&name) {
@@ -49,7 +49,7 @@ pub fn parameters(name: &str) -> Result<Parameters> {
         dnum: he::DEPTH + 1,
         log_default_scale: 40,
         source:
-            "ours for LoLa (workloads.md 4.4): N = 2^14, 60 + 7 x 40 bits, P = 61 bits, dnum = 8",
+            "ours for LoLa (workloads.md 4.4): N = 2^14, 60 + 5 x 40 bits, P = 61 bits, dnum = 6",
         ..base
     })?)
 }
@@ -70,7 +70,7 @@ struct Prepared {
     kg: KeyGenerator,
     sk: SecretKey,
     keys: EvaluationKeys,
-    model: Model,
+    net: he::Network,
     images: Vec<Vec<f64>>,
     labels: Vec<u8>,
 }
@@ -88,63 +88,84 @@ fn prepare(cfg: &LolaConfig) -> Result<Prepared> {
     let model = Model::load(&dir)?;
     let (images, labels) = model::images(&dir, cfg.images)?;
     let ctx = crate::setup::context(params)?;
+    let net = he::Network::new(&ctx, model)?;
     let mut kg = KeyGenerator::from_seed(&ctx, &Seed([0x10; 32]))?;
     let sk = kg.secret_key()?;
-    let keys = kg.evaluation_keys(&sk, &he::rotations(), false)?;
+    let keys = kg.evaluation_keys(&sk, &net.rotations(), false)?;
     Ok(Prepared {
         ctx,
         kg,
         sk,
         keys,
-        model,
+        net,
         images,
         labels,
     })
 }
 
-/// Encrypts the 25 input ciphertexts of each batch of eight images.
-fn encrypt(p: &mut Prepared) -> Result<Vec<Vec<Ciphertext<RnsPoly>>>> {
-    let slots = p.ctx.params().max_slots();
-    let top = p.ctx.params().max_level();
-    let scale = p.ctx.params().default_scale();
-    p.images
-        .chunks(he::images_per_ct(slots))
-        .map(|batch| {
-            he::input_vectors(batch, slots)
+impl Prepared {
+    /// Ciphertexts to run: one per [`he::images_per_ct`] images.
+    fn batches(&self) -> usize {
+        self.images
+            .len()
+            .div_ceil(he::images_per_ct(self.ctx.params().max_slots()))
+    }
+
+    /// The images of ciphertext `i`.
+    fn batch(&self, i: usize) -> &[Vec<f64>] {
+        let per = he::images_per_ct(self.ctx.params().max_slots());
+        &self.images[i * per..((i + 1) * per).min(self.images.len())]
+    }
+
+    /// The 25 input ciphertexts of batch `i` (encrypted when needed, so a run holds one
+    /// batch's inputs at a time).
+    fn encrypt(&mut self, i: usize) -> Result<Vec<Ciphertext<RnsPoly>>> {
+        let slots = self.ctx.params().max_slots();
+        let top = self.ctx.params().max_level();
+        let scale = self.ctx.params().default_scale();
+        he::input_vectors(self.batch(i), slots)
+            .iter()
+            .map(|v| {
+                let pt = self.ctx.encode_real(v, slots, top, scale)?;
+                Ok(self.kg.encrypt_sk(&pt, &self.sk)?)
+            })
+            .collect()
+    }
+}
+
+/// The running check: agreement with the float network, accuracy on the labels and the
+/// largest logit error, accumulated ciphertext by ciphertext.
+#[derive(Default)]
+struct Tally {
+    agree: usize,
+    correct: usize,
+    max_err: f64,
+    seen: usize,
+}
+
+impl Tally {
+    /// Adds the decrypted slots `vals` of the ciphertext holding `images` (labels `labels`).
+    fn add(&mut self, model: &Model, images: &[Vec<f64>], labels: &[u8], vals: &[f64]) {
+        for (b, (img, &label)) in images.iter().zip(labels).enumerate() {
+            let got: Vec<f64> = (0..CLASSES).map(|c| vals[b * he::BLOCK + c]).collect();
+            let want = model.forward(img);
+            let scale = want.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            let err = got
                 .iter()
-                .map(|v| {
-                    let pt = p.ctx.encode_real(v, slots, top, scale)?;
-                    Ok(p.kg.encrypt_sk(&pt, &p.sk)?)
-                })
-                .collect()
-        })
-        .collect()
+                .zip(&want)
+                .map(|(a, b)| (a - b).abs() / scale)
+                .fold(0.0, f64::max);
+            self.max_err = self.max_err.max(err);
+            self.agree += usize::from(argmax(&got) == argmax(&want));
+            self.correct += usize::from(argmax(&got) == label as usize);
+            self.seen += 1;
+        }
+    }
 }
 
-fn infer_all<B: Backend>(
-    p: &Prepared,
-    ev: &mut Evaluator<B>,
-    batches: &[Vec<Ciphertext<RnsPoly>>],
-    progress: &mut dyn FnMut(usize),
-) -> Result<Vec<Ciphertext<B::Poly>>> {
-    let net = he::Network {
-        ctx: &p.ctx,
-        keys: &p.keys,
-        model: &p.model,
-    };
-    batches
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let r = net.infer(ev, b);
-            progress(i + 1);
-            r
-        })
-        .collect()
-}
-
-/// Classifies `cfg.images` images encrypted on the CPU; checks top-1 agreement with the float
-/// network.
+/// Classifies `cfg.images` images encrypted on the CPU, streaming: each ciphertext of eight
+/// images is encrypted, classified, decrypted and checked before the next, so memory does not
+/// grow with the image count. Checks top-1 agreement with the float network.
 pub fn run_cpu(
     cfg: &LolaConfig,
     progress: &mut dyn FnMut(&str, usize, usize),
@@ -153,42 +174,29 @@ pub fn run_cpu(
     progress("keygen", 0, 1);
     let mut p = prepare(cfg)?;
     let keygen_s = clock.lap();
-    progress("encrypt", 0, 1);
-    let batches = encrypt(&mut p)?;
-    let encrypt_s = clock.lap();
     let mut ev = Evaluator::new(
         &p.ctx,
         Counting::new(Compute::from_default(p.ctx.ring().clone())?),
     )?;
-    let n = batches.len();
-    progress("compute", 0, n);
-    let outs = infer_all(&p, &mut ev, &batches, &mut |i| progress("compute", i, n))?;
-    let compute_s = clock.lap();
-    progress("decrypt", 0, 1);
+    let n = p.batches();
     let per_ct = he::images_per_ct(p.ctx.params().max_slots());
-    let (mut agree, mut correct, mut max_err) = (0usize, 0usize, 0.0f64);
-    for (bi, out) in outs.iter().enumerate() {
-        let host = ev.store(out)?;
+    let (mut encrypt_s, mut compute_s, mut decrypt_s) = (0.0, 0.0, 0.0);
+    let mut tally = Tally::default();
+    progress("compute", 0, n);
+    for i in 0..n {
+        let inputs = p.encrypt(i)?;
+        encrypt_s += clock.lap();
+        let out = p.net.infer(&mut ev, &inputs, &p.keys)?;
+        compute_s += clock.lap();
+        let host = ev.store(&out)?;
         let pt = tessera_ckks::decrypt(&host, &p.sk)?;
-        let vals = p.ctx.decode(&pt)?;
-        for b in 0..per_ct {
-            let i = bi * per_ct + b;
-            let Some(img) = p.images.get(i) else { break };
-            let got: Vec<f64> = (0..CLASSES).map(|c| vals[b * he::BLOCK + c].re).collect();
-            let want = p.model.forward(img);
-            let scale = want.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-            let err = got
-                .iter()
-                .zip(&want)
-                .map(|(a, b)| (a - b).abs() / scale)
-                .fold(0.0, f64::max);
-            max_err = max_err.max(err);
-            agree += usize::from(argmax(&got) == argmax(&want));
-            correct += usize::from(argmax(&got) == p.labels[i] as usize);
-        }
+        let vals: Vec<f64> = p.ctx.decode(&pt)?.iter().map(|z| z.re).collect();
+        let (lo, hi) = (i * per_ct, (i * per_ct + per_ct).min(p.images.len()));
+        tally.add(p.net.model(), p.batch(i), &p.labels[lo..hi], &vals);
+        decrypt_s += clock.lap();
+        progress("compute", i + 1, n);
     }
-    let decrypt_s = clock.lap();
-    let total = p.images.len() as f64;
+    let total = tally.seen as f64;
     Ok(RunReport {
         program: "lola".into(),
         params: cfg.params.clone(),
@@ -197,11 +205,17 @@ pub fn run_cpu(
         checks: vec![
             Check::at_least(
                 "top-1 agreement with the float network",
-                agree as f64 / total,
+                tally.agree as f64 / total,
                 MIN_AGREEMENT,
             ),
-            Check::info("max |logit - float logit| / max |float logit|", max_err),
-            Check::info("accuracy on the labels (training images)", correct as f64 / total),
+            Check::info(
+                "max |logit - float logit| / max |float logit|",
+                tally.max_err,
+            ),
+            Check::info(
+                "accuracy on the labels (training images)",
+                tally.correct as f64 / total,
+            ),
             Check::info("images per minute (compute)", total / compute_s * 60.0),
         ],
         phases: Phases {
@@ -215,9 +229,10 @@ pub fn run_cpu(
         levels_per_boot: 0,
         keys_on_demand: false,
         notes: vec![format!(
-            "{} image(s) of {} in {n} ciphertext(s) of {per_ct}; an iteration is one ciphertext; N = 2^14, no bootstrapping",
+            "{} image(s) of {} in {n} ciphertext(s) of {per_ct}, streamed (encrypt, classify, decrypt one at a time); an iteration is one ciphertext; N = 2^14, no bootstrapping; dense layers by BSGS diagonals ({} rotation keys)",
             p.images.len(),
-            model::IMAGES_FILE
+            model::IMAGES_FILE,
+            p.net.rotations().len()
         )],
     })
 }
@@ -226,10 +241,11 @@ pub fn run_cpu(
 /// [`run_cpu`]); the window is one ciphertext per eight images.
 pub fn record(cfg: &LolaConfig) -> Result<Recorded> {
     let mut p = prepare(cfg)?;
-    let batches = encrypt(&mut p)?;
+    let n = p.batches();
     let mut ev = Evaluator::new(&p.ctx, TraceBackend::trace(p.ctx.ring().clone()))?;
-    let outs = infer_all(&p, &mut ev, &batches, &mut |_| {})?;
-    for o in &outs {
+    for i in 0..n {
+        let inputs = p.encrypt(i)?;
+        let o = p.net.infer(&mut ev, &inputs, &p.keys)?;
         let b = ev.backend_mut();
         b.record_store(&o.c0);
         b.record_store(&o.c1);
@@ -237,10 +253,9 @@ pub fn record(cfg: &LolaConfig) -> Result<Recorded> {
     let instrs = ev.backend().instructions().to_vec();
     Ok(Recorded {
         label: format!(
-            "lola@{} ({} image(s) in {} ciphertext(s))",
+            "lola@{} ({} image(s) in {n} ciphertext(s))",
             cfg.params,
             p.images.len(),
-            batches.len()
         ),
         counts: OpCounts::from_trace(&instrs),
         instrs,
@@ -248,9 +263,8 @@ pub fn record(cfg: &LolaConfig) -> Result<Recorded> {
         unit: "image",
         per_run: None,
         window: format!(
-            "{} image(s) in {} ciphertext(s) of {}",
+            "{} image(s) in {n} ciphertext(s) of {}",
             p.images.len(),
-            batches.len(),
             he::images_per_ct(p.ctx.params().max_slots())
         ),
         boots: 0,
