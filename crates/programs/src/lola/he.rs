@@ -293,7 +293,9 @@ mod tests {
             .map(|_| {
                 (0..c)
                     .map(|_| {
-                        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        s = s
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
                         (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
                     })
                     .collect()
@@ -316,7 +318,10 @@ mod tests {
                 for (o, row) in m.iter().enumerate() {
                     let want: f64 = (0..c).map(|i| row[i] * x[b * BLOCK + i]).sum();
                     let got = y[b * BLOCK + o];
-                    assert!((got - want).abs() < 1e-9, "{r}x{c} b {b} o {o}: {got} {want}");
+                    assert!(
+                        (got - want).abs() < 1e-9,
+                        "{r}x{c} b {b} o {o}: {got} {want}"
+                    );
                 }
             }
         }
@@ -335,6 +340,10 @@ mod tests {
         assert_eq!(l1.transform().plan().hrot_count(false), 23);
         assert_eq!(l2.transform().plan().hrot_count(false), 7);
         assert!(l1.rotations().contains(&512) && l2.rotations().contains(&64));
+        // Keys: baby steps 1..7, giant steps -8..-128 by 8 and folds 128, 256, 512; then
+        // -4, -12 and folds 16, 32, 64 (1, 2, 3, -8, -16 are shared): 31 distinct.
+        let keys: BTreeSet<i64> = l1.rotations().into_iter().chain(l2.rotations()).collect();
+        assert_eq!(keys.len(), 31, "{keys:?}");
     }
 
     #[test]
