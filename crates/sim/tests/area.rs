@@ -115,6 +115,32 @@ fn interconnect_follows_the_description() {
 }
 
 #[test]
+fn reed_automorphism_is_its_shuffle_tree() {
+    // reed.md 4.2 / Fig. 5: log2(N2) stages of N2 registers with pairwise exchanges, so
+    // doubling N2 (1024x64 -> 512x128) grows the unit 2 x 7/6, where F1's transpose unit
+    // would grow 4x; and the description can still ask for the transpose organisation.
+    let (r64, r128) = (
+        Machine::load("reed").unwrap(),
+        Machine::load("reed-512x128").unwrap(),
+    );
+    let (a64, a128) = (
+        area_of(&predict(&r64).unwrap(), "Automorphism units"),
+        area_of(&predict(&r128).unwrap(), "Automorphism units"),
+    );
+    assert!(
+        (a128 / a64 - 2.0 * 7.0 / 6.0).abs() < 1e-9,
+        "{a128} / {a64}"
+    );
+    let transpose = r64.with_setting("area.automorphism", "transpose").unwrap();
+    let t64 = area_of(&predict(&transpose).unwrap(), "Automorphism units");
+    assert!(t64 > a64, "transpose {t64} <= shuffle tree {a64}");
+    assert!(r64
+        .with_setting("area.automorphism", "benes")
+        .and_then(|m| predict(&m))
+        .is_err());
+}
+
+#[test]
 fn node_scaling_is_monotone_and_phys_do_not_scale() {
     let mut prev: Option<AreaPowerPrediction> = None;
     for node in ["7.0", "10.0", "16.0", "22.0", "28.0", "40.0", "55.0"] {

@@ -31,7 +31,7 @@ use crate::error::SimError;
 use crate::machine::{Activity, Component, Machine, Per, Topology};
 use blocks::{Blocks, Part};
 use serde::Serialize;
-use spec::{AreaSpec, OffchipPhy};
+use spec::{AreaSpec, AutKind, OffchipPhy};
 use tech::Technology;
 
 /// One predicted component of a design.
@@ -274,15 +274,13 @@ pub fn predict_with(m: &Machine, tech: &Technology) -> Result<AreaPowerPredictio
                 )),
             );
         }
+        let (count, lanes) = (u.auto.count, u.auto.elements_per_cycle);
         out.add(
             "Automorphism units",
-            per_chip(automorphism::auto_units(
-                &b,
-                u.auto.count,
-                u.auto.elements_per_cycle,
-                w,
-                ghz,
-            )),
+            per_chip(match spec.automorphism {
+                AutKind::Transpose => automorphism::auto_units(&b, count, lanes, w, ghz),
+                AutKind::ShuffleTree => automorphism::shuffle_tree_units(&b, count, lanes, w),
+            }),
         );
         out.add(
             "Element-wise units",

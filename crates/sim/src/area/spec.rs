@@ -21,6 +21,19 @@ pub enum NttKind {
     Sdf,
 }
 
+/// How an automorphism unit is organised.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AutKind {
+    /// Transposes of `lanes x lanes` tiles (F1's unit, the organisation ARK and CiFHER
+    /// adopt): area as `lanes^2 x w` from F1's measured unit.
+    #[default]
+    Transpose,
+    /// REED's pipelined binary shuffle tree (reed.md 4.2, Fig. 5): `log2 lanes` stages of
+    /// `lanes` registers with pairwise exchanges between them.
+    ShuffleTree,
+}
+
 /// The off-chip memory interface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -66,6 +79,9 @@ pub struct AreaSpec {
     /// Ring degree the NTT unit is built for (its buffers and stages follow it).
     #[serde(default)]
     pub ntt_points: Option<u64>,
+    /// Automorphism unit organisation.
+    #[serde(default)]
+    pub automorphism: AutKind,
     /// Off-chip memory interface.
     pub offchip_phy: OffchipPhy,
     /// Die-to-die PHY data rate in GT/s (machines of more than one die).
