@@ -698,6 +698,7 @@ mod tests {
             "cifher-boot",
             "w32-boot",
             "boosted",
+            "reed-boosted",
         ] {
             let p = Parameters::preset(name).unwrap();
             let s = p.security();

@@ -101,6 +101,10 @@ pub const PRESET_FILES: &[(&str, &str)] = &[
         "boosted",
         include_str!("../../../configs/params/boosted.toml"),
     ),
+    (
+        "reed-boosted",
+        include_str!("../../../configs/params/reed-boosted.toml"),
+    ),
 ];
 
 /// Largest parameter file read from disk, in bytes (the shipped ones are under 3 kB).

@@ -258,6 +258,16 @@ fn legacy_literal(name: &str) -> Option<ParametersLiteral> {
             log_default_scale: 50,
             ..base("boosted", 16, "boosted key switching (GHS 2012 / CraterLake ISCA 2022) at N = 2^16 with ark's prime sizes; L = 16 is the most that fits 128-bit security; sizes ours")
         },
+        // Boosted at reed-dnum3's 54-bit primes: L = 15, P of fifteen 51-bit and two 50-bit
+        // primes (session 32).
+        "reed-boosted" => ParametersLiteral {
+            log_q: rep(54, 16),
+            log_p: [rep(51, 15), rep(50, 2)].concat(),
+            dnum: 1,
+            key_switching: KeySwitching::Boosted,
+            log_default_scale: 54,
+            ..base("reed-boosted", 16, "boosted key switching at reed-dnum3's 54-bit primes (reed.md 6.3: w = 54); L = 15 is the most that fits 128-bit security; sizes ours")
+        },
         _ => return None,
     })
 }
@@ -352,7 +362,7 @@ fn legacy_bootstrap(name: &str) -> Result<(&'static str, BootstrapParameters)> {
 /// Rust table gave.
 #[test]
 fn every_preset_file_is_the_preset_it_replaced() {
-    assert_eq!(preset_names().len(), 19);
+    assert_eq!(preset_names().len(), 20);
     for name in preset_names() {
         let want = legacy_literal(name).unwrap_or_else(|| panic!("{name} has no reference"));
         let got = preset_literal(name).unwrap_or_else(|| panic!("{name} does not load"));
