@@ -71,9 +71,11 @@ pub enum KeySwitching {
     /// no digit decomposition. The whole of `x` is raised from `Q` to `PQ` with `P >= Q`,
     /// multiplied by one key over `PQ` and divided by `P`. Hybrid with `dnum = 1` is the
     /// same algorithm (ark.md: "alpha = (L+1)/dnum" special limbs, so `L+1` at `dnum = 1`);
-    /// `Boosted` additionally requires `P >= Q`, so the switching noise `~ sqrt(N) sigma Q / P`
-    /// stays below one unit. The key lives at `PQ ~ Q^2`, so at a given N the 128-bit bound
-    /// leaves about half the chain hybrid gets (docs/parameters.md, "Boosted key switching").
+    /// `Boosted` additionally requires `P >= Q`, so the product term of the switching noise,
+    /// `c e / P`, stays of the order of `sqrt(N) sigma` (hundreds of units at N = 2^12, far
+    /// below any scale; measured against hybrid in docs/parameters.md). The key lives at
+    /// `PQ ~ Q^2`, so at a given N the 128-bit bound leaves about half the chain hybrid gets
+    /// (docs/parameters.md, "Boosted key switching").
     Boosted,
 }
 
@@ -90,15 +92,18 @@ impl KeySwitching {
 /// Special-prime sizes for boosted key switching over a chain of `log_q` bit sizes: the
 /// fewest primes, none wider than the widest chain prime (so a machine whose word holds the
 /// chain holds them), whose sizes sum to at least one bit more than the chain's, spread
-/// evenly. Generated primes lie just under `2^bits` (the largest NTT-friendly ones, within
-/// far less than a bit of it at any N here), and each chain prime is under its own `2^bits`,
-/// so `P >= Q` follows; [`Parameters::new`] checks it on the primes generated.
+/// evenly, and none narrower than 17 bits (the narrowest prime a file may ask for) unless the
+/// chain's widest is. Generated primes lie just under `2^bits` (the largest NTT-friendly
+/// ones, within far less than a bit of it at any N here), and each chain prime is under its
+/// own `2^bits`, so `P >= Q` follows; [`Parameters::new`] checks it on the primes generated.
 pub fn boosted_special_bits(log_q: &[u32]) -> Vec<u32> {
     let widest = log_q.iter().copied().max().unwrap_or(0).max(1);
     let total: u32 = log_q.iter().sum::<u32>() + 1;
     let k = total.div_ceil(widest);
     let (base, extra) = (total / k, total % k);
-    (0..k).map(|i| base + u32::from(i < extra)).collect()
+    (0..k)
+        .map(|i| (base + u32::from(i < extra)).max(widest.min(17)))
+        .collect()
 }
 
 /// A parameter set described by prime sizes; [`Parameters::new`] generates the primes.
@@ -774,6 +779,31 @@ mod tests {
         assert_eq!(ark.beta(23), 4);
         assert_eq!(ark.beta(5), 1);
         assert_eq!(ark.beta(6), 2);
+    }
+
+    /// Boosted special primes: at least one bit more than the chain, none wider than its
+    /// widest prime, none narrower than 17 bits, and the fewest such.
+    #[test]
+    fn boosted_special_primes_cover_the_chain() {
+        for log_q in [
+            [vec![60], rep(50, 16)].concat(),
+            rep(54, 16),
+            vec![20, 18],
+            vec![17],
+            [vec![55], rep(45, 8)].concat(),
+            [vec![29, 30], rep(25, 22)].concat(),
+        ] {
+            let p = boosted_special_bits(&log_q);
+            let (sq, sp): (u32, u32) = (log_q.iter().sum(), p.iter().sum());
+            let widest = *log_q.iter().max().unwrap();
+            assert!(sp > sq, "{log_q:?}: {p:?}");
+            assert!(p.iter().all(|&b| (17..=widest).contains(&b)), "{p:?}");
+            assert_eq!(p.len() as u32, (sq + 1).div_ceil(widest), "{log_q:?}");
+        }
+        assert_eq!(
+            boosted_special_bits(&[vec![60], rep(50, 16)].concat()),
+            [rep(58, 6), rep(57, 9)].concat()
+        );
     }
 
     #[test]

@@ -354,8 +354,7 @@ impl ParamsFile {
             }
         };
         // A boosted set may leave its special primes out: they are sized to cover Q.
-        let log_p = if key_switching == KeySwitching::Boosted && !table.contains_key("special")
-        {
+        let log_p = if key_switching == KeySwitching::Boosted && !table.contains_key("special") {
             boosted_special_bits(&log_q)
         } else {
             doc.runs(&table, "special")?
