@@ -63,5 +63,5 @@ pub use key_factory::{GaloisKeyFactory, KeyRef};
 pub use keys::{
     decrypt, Ciphertext, EvaluationKeys, KeyGenerator, KeySetId, PublicKey, SecretKey, SwitchingKey,
 };
-pub use params::{Parameters, ParametersLiteral, Rescaling, SecretDistribution};
+pub use params::{KeySwitching, Parameters, ParametersLiteral, Rescaling, SecretDistribution};
 pub use precision::PrecisionStats;

@@ -54,6 +54,58 @@ impl Rescaling {
     }
 }
 
+/// Which key-switching algorithm a set's switching keys are made for.
+///
+/// Both are the same computation (ModUp of each digit to `PQ`, inner product with the key,
+/// ModDown by `P`); they differ in what the set promises about its digits and `P`, and so
+/// in how they are validated, named and reported. There is no second code path: a boosted
+/// set is a hybrid set with `dnum = 1` whose `P` is at least `Q`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KeySwitching {
+    /// Hybrid key switching (Han and Ki, CT-RSA 2020; ark.md ref. [34]): the chain is split
+    /// into `dnum` digits and `P` must cover the widest digit (to within one bit).
+    #[default]
+    Hybrid,
+    /// Boosted key switching (the modulus-raising key switch of Gentry, Halevi and Smart,
+    /// CRYPTO 2012, which CraterLake, ISCA 2022, accelerates as "boosted keyswitching"):
+    /// no digit decomposition. The whole of `x` is raised from `Q` to `PQ` with `P >= Q`,
+    /// multiplied by one key over `PQ` and divided by `P`. Hybrid with `dnum = 1` is the
+    /// same algorithm (ark.md: "alpha = (L+1)/dnum" special limbs, so `L+1` at `dnum = 1`);
+    /// `Boosted` additionally requires `P >= Q`, so the product term of the switching noise,
+    /// `c e / P`, stays of the order of `sqrt(N) sigma` (hundreds of units at N = 2^12, far
+    /// below any scale; measured against hybrid in docs/parameters.md). The key lives at
+    /// `PQ ~ Q^2`, so at a given N the 128-bit bound leaves about half the chain hybrid gets
+    /// (docs/parameters.md, "Boosted key switching").
+    Boosted,
+}
+
+impl KeySwitching {
+    /// The name a parameter file writes (`key_switching = "..."`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeySwitching::Hybrid => "hybrid",
+            KeySwitching::Boosted => "boosted",
+        }
+    }
+}
+
+/// Special-prime sizes for boosted key switching over a chain of `log_q` bit sizes: the
+/// fewest primes, none wider than the widest chain prime (so a machine whose word holds the
+/// chain holds them), whose sizes sum to at least one bit more than the chain's, spread
+/// evenly, and none narrower than 17 bits (the narrowest prime a file may ask for) unless the
+/// chain's widest is. Generated primes lie just under `2^bits` (the largest NTT-friendly
+/// ones, within far less than a bit of it at any N here), and each chain prime is under its
+/// own `2^bits`, so `P >= Q` follows; [`Parameters::new`] checks it on the primes generated.
+pub fn boosted_special_bits(log_q: &[u32]) -> Vec<u32> {
+    let widest = log_q.iter().copied().max().unwrap_or(0).max(1);
+    let total: u32 = log_q.iter().sum::<u32>() + 1;
+    let k = total.div_ceil(widest);
+    let (base, extra) = (total / k, total % k);
+    (0..k)
+        .map(|i| (base + u32::from(i < extra)).max(widest.min(17)))
+        .collect()
+}
+
 /// A parameter set described by prime sizes; [`Parameters::new`] generates the primes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParametersLiteral {
@@ -67,6 +119,8 @@ pub struct ParametersLiteral {
     pub log_p: Vec<u32>,
     /// Number of key-switching digits, 1 to L+1.
     pub dnum: usize,
+    /// The key-switching algorithm (`Boosted` needs `dnum = 1` and `P >= Q`).
+    pub key_switching: KeySwitching,
     /// log2 of the default scale Delta.
     pub log_default_scale: u32,
     /// Secret distribution.
@@ -183,6 +237,22 @@ impl Parameters {
                 "0 to 64 extra special primes",
             ));
         }
+        if lit.key_switching == KeySwitching::Boosted {
+            if lit.dnum != 1 {
+                return Err(invalid(
+                    "dnum",
+                    lit.dnum.to_string(),
+                    "1 with key_switching = \"boosted\" (boosted key switching has no digit decomposition; use \"hybrid\" for dnum > 1)",
+                ));
+            }
+            if lit.dynamic_special != 0 {
+                return Err(invalid(
+                    "dynamic_special",
+                    lit.dynamic_special.to_string(),
+                    "0 with key_switching = \"boosted\" (its one key already covers Q; per-level plans are hybrid)",
+                ));
+            }
+        }
         if !(lit.sigma > 0.0 && lit.sigma <= 100.0) {
             return Err(invalid("sigma", lit.sigma.to_string(), "(0, 100]"));
         }
@@ -289,6 +359,11 @@ impl Parameters {
         if !passes && !is_test && !model_only {
             let bound_text = match (bound, dense) {
                 (_, false) => "none for sparse secrets".to_string(),
+                (Some(b), true) if lit.key_switching == KeySwitching::Boosted => format!(
+                    "{b} (boosted key switching keeps P >= Q, so log2 Q may be at most about {}: fewer levels, or N = 2^{} as a model-only set)",
+                    b / 2,
+                    lit.log_n + 1
+                ),
                 (Some(b), true) => b.to_string(),
                 (None, true) => format!("none known for N = {n}"),
             };
@@ -311,6 +386,17 @@ impl Parameters {
         // digits, so the top level has the widest.
         let log2 = |xs: &[u64]| -> f64 { xs.iter().map(|&x| (x as f64).log2()).sum() };
         let log_p_bits = log2(&p);
+        let log_q_bits = log2(&q);
+        if lit.key_switching == KeySwitching::Boosted && log_p_bits < log_q_bits {
+            return Err(invalid(
+                "log_p",
+                format!("{:?} (log2 P = {log_p_bits:.1})", lit.log_p),
+                &format!(
+                    "special primes whose product P is at least Q (log2 Q = {log_q_bits:.1}) for boosted key switching: add or widen special primes, or leave `special` out of the file to size them automatically ({:?})",
+                    boosted_special_bits(&lit.log_q)
+                ),
+            ));
+        }
         for d in crate::decomposition::balanced_digits(q.len(), lit.dnum) {
             let log_d = log2(&q[d.clone()]);
             if log_d > log_p_bits + 1.0 {
@@ -492,6 +578,12 @@ impl Parameters {
         self.literal.dnum
     }
 
+    /// The key-switching algorithm the set names (validated: `Boosted` has `dnum = 1` and
+    /// `P >= Q`).
+    pub fn key_switching(&self) -> KeySwitching {
+        self.literal.key_switching
+    }
+
     /// Digits used at level `l` (beta in the papers): those that start at or below `l`.
     pub fn beta(&self, level: usize) -> usize {
         self.digits().iter().filter(|d| d.start <= level).count()
@@ -610,6 +702,8 @@ mod tests {
             "reed-dnum3-boot",
             "cifher-boot",
             "w32-boot",
+            "boosted",
+            "reed-boosted",
         ] {
             let p = Parameters::preset(name).unwrap();
             let s = p.security();
@@ -685,6 +779,31 @@ mod tests {
         assert_eq!(ark.beta(23), 4);
         assert_eq!(ark.beta(5), 1);
         assert_eq!(ark.beta(6), 2);
+    }
+
+    /// Boosted special primes: at least one bit more than the chain, none wider than its
+    /// widest prime, none narrower than 17 bits, and the fewest such.
+    #[test]
+    fn boosted_special_primes_cover_the_chain() {
+        for log_q in [
+            [vec![60], rep(50, 16)].concat(),
+            rep(54, 16),
+            vec![20, 18],
+            vec![17],
+            [vec![55], rep(45, 8)].concat(),
+            [vec![29, 30], rep(25, 22)].concat(),
+        ] {
+            let p = boosted_special_bits(&log_q);
+            let (sq, sp): (u32, u32) = (log_q.iter().sum(), p.iter().sum());
+            let widest = *log_q.iter().max().unwrap();
+            assert!(sp > sq, "{log_q:?}: {p:?}");
+            assert!(p.iter().all(|&b| (17..=widest).contains(&b)), "{p:?}");
+            assert_eq!(p.len() as u32, (sq + 1).div_ceil(widest), "{log_q:?}");
+        }
+        assert_eq!(
+            boosted_special_bits(&[vec![60], rep(50, 16)].concat()),
+            [rep(58, 6), rep(57, 9)].concat()
+        );
     }
 
     #[test]

@@ -25,7 +25,10 @@
 
 use crate::bootstrap::BootstrapParameters;
 use crate::error::{CkksError, Result};
-use crate::params::{Parameters, ParametersLiteral, Rescaling, SecretDistribution};
+use crate::params::{
+    boosted_special_bits, KeySwitching, Parameters, ParametersLiteral, Rescaling,
+    SecretDistribution,
+};
 use std::collections::HashSet;
 use std::sync::Mutex;
 
@@ -93,6 +96,14 @@ pub const PRESET_FILES: &[(&str, &str)] = &[
     (
         "w32-boot",
         include_str!("../../../configs/params/w32-boot.toml"),
+    ),
+    (
+        "boosted",
+        include_str!("../../../configs/params/boosted.toml"),
+    ),
+    (
+        "reed-boosted",
+        include_str!("../../../configs/params/reed-boosted.toml"),
     ),
 ];
 
@@ -328,8 +339,41 @@ impl ParamsFile {
         let log_n = doc.int(&table, &["log_n"], 10, 17, None)? as u32;
         let n = 1i64 << log_n;
         let log_q = doc.runs(&table, "chain")?;
-        let log_p = doc.runs(&table, "special")?;
-        let dnum = doc.int(&table, &["dnum"], 1, log_q.len() as i64, None)? as usize;
+        let key_switching = match doc
+            .string(&table, &["key_switching"], Some("hybrid".into()))?
+            .as_str()
+        {
+            "hybrid" => KeySwitching::Hybrid,
+            "boosted" => KeySwitching::Boosted,
+            other => {
+                return Err(doc.bad(
+                    &["key_switching"],
+                    format!("{other:?}"),
+                    "\"hybrid\" (dnum digits) or \"boosted\" (one digit, P >= Q)",
+                ))
+            }
+        };
+        // A boosted set may leave its special primes out: they are sized to cover Q.
+        let log_p = if key_switching == KeySwitching::Boosted && !table.contains_key("special") {
+            boosted_special_bits(&log_q)
+        } else {
+            doc.runs(&table, "special")?
+        };
+        let boosted = key_switching == KeySwitching::Boosted;
+        let dnum = doc.int(
+            &table,
+            &["dnum"],
+            1,
+            log_q.len() as i64,
+            boosted.then_some(1),
+        )? as usize;
+        if boosted && dnum != 1 {
+            return Err(doc.bad(
+                &["dnum"],
+                dnum.to_string(),
+                "1 (or absent) with key_switching = \"boosted\": boosted key switching has no digit decomposition",
+            ));
+        }
         let rescaling = match doc
             .string(&table, &["rescaling"], Some("single".into()))?
             .as_str()
@@ -415,6 +459,7 @@ impl ParamsFile {
                 log_q,
                 log_p,
                 dnum,
+                key_switching,
                 log_default_scale,
                 secret,
                 sigma,
@@ -457,6 +502,13 @@ impl ParamsFile {
         let _ = writeln!(s, "special = {}", runs_text(&l.log_p));
         let _ = writeln!(s, "# Key-switching digits, 1 to L+1.");
         let _ = writeln!(s, "dnum = {}", l.dnum);
+        if l.key_switching != KeySwitching::Hybrid {
+            let _ = writeln!(
+                s,
+                "# Key-switching algorithm: \"hybrid\" (dnum digits) or \"boosted\" (one digit, P >= Q)."
+            );
+            let _ = writeln!(s, "key_switching = {}", q(l.key_switching.as_str()));
+        }
         let _ = writeln!(
             s,
             "# Extra special primes for per-level (dynamic) decomposition."
@@ -525,6 +577,7 @@ const TOP_KEYS: &[&str] = &[
     "chain",
     "special",
     "dnum",
+    "key_switching",
     "dynamic_special",
     "log_scale",
     "rescaling",

@@ -6,7 +6,8 @@
 
 use tessera_ckks::bootstrap::BootstrapParameters;
 use tessera_ckks::params::{
-    preset_literal, preset_names, Parameters, ParametersLiteral, Rescaling, SecretDistribution,
+    preset_literal, preset_names, KeySwitching, Parameters, ParametersLiteral, Rescaling,
+    SecretDistribution,
 };
 use tessera_ckks::params_file::{resolve, resolve_bootstrap, ParamsFile, SecurityMode};
 use tessera_ckks::{CkksError, Result};
@@ -19,6 +20,7 @@ fn base(name: &str, log_n: u32, source: &'static str) -> ParametersLiteral {
         log_q: Vec::new(),
         log_p: Vec::new(),
         dnum: 1,
+        key_switching: KeySwitching::Hybrid,
         log_default_scale: 1,
         secret: SecretDistribution::Ternary,
         sigma: 3.2,
@@ -245,6 +247,27 @@ fn legacy_literal(name: &str) -> Option<ParametersLiteral> {
             rescaling: Rescaling::DoublePrime,
             ..base("w32-boot", 16, "ark-boot's levels (ark.md Table III: N, L_boot = 15, dnum = 4) as pairs of primes below 2^30 (ours)")
         },
+        // Added as a file (session 32, issue 25 item 5): boosted key switching at N = 2^16
+        // with ark's prime sizes, L = 16 (the most 128-bit security allows when P >= Q);
+        // the special primes are sized by `boosted_special_bits` (six of 58 bits, nine of 57).
+        "boosted" => ParametersLiteral {
+            log_q: [vec![60], rep(50, 16)].concat(),
+            log_p: [rep(58, 6), rep(57, 9)].concat(),
+            dnum: 1,
+            key_switching: KeySwitching::Boosted,
+            log_default_scale: 50,
+            ..base("boosted", 16, "boosted key switching (GHS 2012 / CraterLake ISCA 2022) at N = 2^16 with ark's prime sizes; L = 16 is the most that fits 128-bit security; sizes ours")
+        },
+        // Boosted at reed-dnum3's 54-bit primes: L = 15, P of fifteen 51-bit and two 50-bit
+        // primes (session 32).
+        "reed-boosted" => ParametersLiteral {
+            log_q: rep(54, 16),
+            log_p: [rep(51, 15), rep(50, 2)].concat(),
+            dnum: 1,
+            key_switching: KeySwitching::Boosted,
+            log_default_scale: 54,
+            ..base("reed-boosted", 16, "boosted key switching at reed-dnum3's 54-bit primes (reed.md 6.3: w = 54); L = 15 is the most that fits 128-bit security; sizes ours")
+        },
         _ => return None,
     })
 }
@@ -339,7 +362,7 @@ fn legacy_bootstrap(name: &str) -> Result<(&'static str, BootstrapParameters)> {
 /// Rust table gave.
 #[test]
 fn every_preset_file_is_the_preset_it_replaced() {
-    assert_eq!(preset_names().len(), 18);
+    assert_eq!(preset_names().len(), 20);
     for name in preset_names() {
         let want = legacy_literal(name).unwrap_or_else(|| panic!("{name} has no reference"));
         let got = preset_literal(name).unwrap_or_else(|| panic!("{name} does not load"));

@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::{Arc, Mutex, Weak};
 use tessera_ckks::bootstrap::{BootstrapKeys, BootstrapParameters, Bootstrapper};
-use tessera_ckks::params::ParametersLiteral;
+use tessera_ckks::params::{KeySwitching, ParametersLiteral};
 use tessera_ckks::serialize::{
     ciphertext_from_bytes, plaintext_from_bytes, plaintext_to_bytes, public_key_from_bytes,
     public_key_to_bytes, secret_key_from_bytes, secret_key_to_bytes, switching_key_from_bytes,
@@ -84,6 +84,7 @@ pub(crate) fn params_state(p: &Parameters) -> String {
         "dnum": lit.dnum, "log_scale": lit.log_default_scale, "hamming_weight": hw,
         "sigma": lit.sigma, "double_prime": lit.rescaling == Rescaling::DoublePrime,
         "dynamic_special": lit.dynamic_special, "insecure": lit.allow_insecure,
+        "key_switching": lit.key_switching.as_str(),
     })
     .to_string()
 }
@@ -130,6 +131,12 @@ fn params_from_state(state: &str) -> PyResult<Parameters> {
             Rescaling::SinglePrime
         },
         dynamic_special: int("dynamic_special")? as usize,
+        // States written before session 32 carry no key_switching: hybrid.
+        key_switching: match v["key_switching"].as_str() {
+            None | Some("hybrid") => KeySwitching::Hybrid,
+            Some("boosted") => KeySwitching::Boosted,
+            Some(_) => return Err(bad_state("key_switching")),
+        },
         source: "custom parameters from Python",
         allow_insecure: v["insecure"].as_bool() == Some(true),
     };

@@ -173,6 +173,7 @@ impl Context {
                 Rescaling::SinglePrime
             },
             dynamic_special,
+            key_switching: tessera_ckks::KeySwitching::Hybrid,
             source: "custom parameters from Python",
             allow_insecure: insecure,
         };
