@@ -182,8 +182,10 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
 }
 
 /// Simulates a stream of instructions on `m`, holding at most the lookahead window
-/// ([`RunOptions::window`]) of them: memory is bounded independently of the stream's length
-/// (beyond the schedule's spans and, with `keep_slots`, its slots). A source error (a trace
+/// ([`RunOptions::window`]) of them, and the reservation table holds the busy intervals of
+/// about the last [`RunOptions::issue_window`] instructions (`engine/issue.rs`): memory is
+/// bounded independently of the stream's length (beyond, with `keep_slots`, the schedule's
+/// spans and slots). A source error (a trace
 /// line that does not parse) ends the run with that error.
 ///
 /// One [`Run`] steps through the stream; each instruction is taken through the engine's

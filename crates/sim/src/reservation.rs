@@ -15,8 +15,9 @@
 
 /// Busy intervals of one resource, sorted and disjoint, as half-open `[start, end)`.
 ///
-/// Kept in chunks of at most `2 * CHUNK` intervals: a long program has hundreds of thousands
-/// of intervals per resource, and backfilling inserts in the middle, which in one flat `Vec`
+/// Kept in chunks of at most `2 * CHUNK` intervals: a resource holds tens of thousands of
+/// intervals (the engine's issue window bounds them, [`Intervals::retire_before`]; without it
+/// a long program had hundreds of thousands), and backfilling inserts in the middle, which in one flat `Vec`
 /// moved every later interval (`memmove` was 23 % of `tessera reproduce`'s cycles). A chunk
 /// bounds that move; the intervals and every answer are the flat list's (tested against it).
 #[derive(Clone, Debug, Default)]
