@@ -14,12 +14,15 @@ use crate::machine::Machine;
 use crate::mapping::{lower, Layout, Lowered, Net, Phase, Resource, Shape};
 use crate::reservation::Table;
 use crate::residency::{Entry, Residency, Spills};
+use issue::IssueWindow;
 use lookahead::{is_compute, Flags, Lookahead};
 use std::collections::{HashMap, HashSet, VecDeque};
 use tessera_backend::trace::{IdSet, Instr, Limbs, Op};
 
+mod issue;
 mod lookahead;
 
+pub use issue::DEFAULT_ISSUE_WINDOW;
 pub use lookahead::{check_window, DEFAULT_WINDOW, MAX_WINDOW};
 
 /// Buffers retired as dead (no use left in the lookahead window) that the engine remembers,
@@ -90,6 +93,12 @@ pub struct Schedule {
     /// Makespan growth attributed to the outermost HE operation running when it happened,
     /// in cycles: where the time goes.
     pub growth_by_op: HashMap<String, f64>,
+    /// Instructions whose placement the issue window held back ([`RunOptions::issue_window`]):
+    /// at 0 the schedule is the one without the window, bit for bit.
+    pub window_holds: u64,
+    /// The most busy intervals the reservation table held at once (over all resources):
+    /// bounded by the issue window, not by the program's length.
+    pub peak_intervals: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,6 +154,10 @@ pub struct RunOptions {
     /// whole-stream schedule's when every buffer's live range is shorter (see
     /// `engine/lookahead.rs`).
     pub window: Option<usize>,
+    /// The issue window in placed instructions ([`DEFAULT_ISSUE_WINDOW`] when `None`): an
+    /// instruction is dispatched no earlier than the one this many places before it, which
+    /// bounds the reservation table (see `engine/issue.rs`). Checked as `window` is.
+    pub issue_window: Option<usize>,
 }
 
 /// Common data of synchronous tasks (h3.md 4.2: "H3 employs a multi-core synchronous
@@ -169,8 +182,10 @@ pub fn run_with(m: &Machine, instrs: &[Instr], opts: &RunOptions) -> Result<Sche
 }
 
 /// Simulates a stream of instructions on `m`, holding at most the lookahead window
-/// ([`RunOptions::window`]) of them: memory is bounded independently of the stream's length
-/// (beyond the schedule's spans and, with `keep_slots`, its slots). A source error (a trace
+/// ([`RunOptions::window`]) of them, and the reservation table holds the busy intervals of
+/// about the last [`RunOptions::issue_window`] instructions (`engine/issue.rs`): memory is
+/// bounded independently of the stream's length (beyond, with `keep_slots`, the schedule's
+/// spans and slots). A source error (a trace
 /// line that does not parse) ends the run with that error.
 ///
 /// One [`Run`] steps through the stream; each instruction is taken through the engine's
@@ -186,6 +201,12 @@ where
         limb_streaming: m.options.limb_streaming,
     };
     let window = opts.window.unwrap_or(DEFAULT_WINDOW);
+    crate::limits::count(
+        "issue_window",
+        opts.issue_window.unwrap_or(DEFAULT_ISSUE_WINDOW),
+        1,
+        MAX_WINDOW as u64,
+    )?;
     let look = Lookahead::new(instrs.into_iter(), window, flags)?;
     let mut r = Run::new(m, look, opts);
     while let Some((pos, ins)) = r.look.next_instr()? {
@@ -270,6 +291,12 @@ struct Run<'a, I> {
     open: Vec<(String, usize, f64, f64)>,
     rr: usize,
     spills: Spills,
+    /// Dispatch times of the last placed instructions: the floor of the next one.
+    issue: IssueWindow,
+    /// The next instruction's floor ([`IssueWindow::floor`]), and whether it raised one of
+    /// its placements' lower bounds.
+    floor: f64,
+    held: bool,
 }
 
 impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
@@ -304,6 +331,9 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             open: Vec::new(),
             rr: 0,
             spills: Spills::default(),
+            issue: IssueWindow::new(opts.issue_window.unwrap_or(DEFAULT_ISSUE_WINDOW)),
+            floor: 0.0,
+            held: false,
             lay,
             net,
         }
@@ -315,6 +345,8 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             return Ok(());
         }
         self.s.instructions += 1;
+        self.floor = self.issue.floor();
+        self.held = false;
         self.res.set_now(pos);
         self.streamed = self.look.streamable(pos, ins);
         let mut src = self.sources(pos, ins)?;
@@ -330,7 +362,29 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
         let placed = self.place(ins, &lowered, &src, reloads, in_place);
         self.account(ins, &lowered, &placed);
         self.retire(pos, ins, kind, backing, &placed);
+        self.dispatched(placed.start);
         Ok(())
+    }
+
+    /// A placement's lower bound, raised to the issue window's floor (noted when it is).
+    fn floored(&mut self, t: f64) -> f64 {
+        if self.floor > t {
+            self.held = true;
+            self.floor
+        } else {
+            t
+        }
+    }
+
+    /// The instruction just placed was dispatched at `start` (its first phase, or, without
+    /// phases, when its sources were ready; never before its floor): the issue window moves
+    /// on, and the intervals no later instruction can reach are retired.
+    fn dispatched(&mut self, start: f64) {
+        self.s.window_holds += u64::from(self.held);
+        self.s.peak_intervals = self.s.peak_intervals.max(self.table.held());
+        if let Some(h) = self.issue.push(start.max(self.floor)) {
+            self.table.retire_before(h);
+        }
     }
 
     /// An off-chip channel per cluster (each limb to its home's) or one shared.
@@ -826,7 +880,8 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             for (r_, c) in self.off_tasks(&per) {
                 let task = [(r_.index(&self.lay), c)];
                 let last = self.table.resource(task[0].0).last_end();
-                let t0 = self.table.place(r.max(last), &task);
+                let lower = self.floored(r.max(last));
+                let t0 = self.table.place(lower, &task);
                 self.table.reserve(t0, &task);
                 self.s.busy[task[0].0] += c;
                 start = start.max(t0);
@@ -836,7 +891,8 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             if !io.is_empty() {
                 let tasks: Vec<(usize, f64)> =
                     io.iter().map(|&(r_, c)| (r_.index(&self.lay), c)).collect();
-                let t0 = self.table.place(start, &tasks);
+                let lower = self.floored(start);
+                let t0 = self.table.place(lower, &tasks);
                 self.table.reserve(t0, &tasks);
                 for &(i, c) in &tasks {
                     self.s.busy[i] += c;
@@ -893,6 +949,9 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
                 .filter(|((r, _), _)| matches!(r, Resource::Offchip(_)))
                 .map(|(_, &(idx, _))| self.table.resource(idx).last_end())
                 .fold(lower, f64::max);
+            // The issue window: no earlier than the instruction W places back (later phases
+            // follow the first, so only the first can be raised).
+            let queue = self.floored(queue);
             let t0 = self.table.place(queue, &tasks);
             self.table.reserve(t0, &tasks);
             if i == 0 {

@@ -15,8 +15,9 @@
 
 /// Busy intervals of one resource, sorted and disjoint, as half-open `[start, end)`.
 ///
-/// Kept in chunks of at most `2 * CHUNK` intervals: a long program has hundreds of thousands
-/// of intervals per resource, and backfilling inserts in the middle, which in one flat `Vec`
+/// Kept in chunks of at most `2 * CHUNK` intervals: a resource holds tens of thousands of
+/// intervals (the engine's issue window bounds them, [`Intervals::retire_before`]; without it
+/// a long program had hundreds of thousands), and backfilling inserts in the middle, which in one flat `Vec`
 /// moved every later interval (`memmove` was 23 % of `tessera reproduce`'s cycles). A chunk
 /// bounds that move; the intervals and every answer are the flat list's (tested against it).
 #[derive(Clone, Debug, Default)]
@@ -25,6 +26,9 @@ pub struct Intervals {
     /// chunk precedes every interval of the next.
     chunks: Vec<Vec<(f64, f64)>>,
     len: usize,
+    /// The latest end among retired intervals ([`Intervals::retire_before`]), so that
+    /// [`Intervals::last_end`] stays the resource's last busy cycle.
+    retired_end: f64,
 }
 
 /// Chunks split when they reach twice this many intervals.
@@ -141,15 +145,44 @@ impl Intervals {
         self.len += 1;
     }
 
-    /// The end of the last busy interval (0 when never busy).
+    /// The end of the last busy interval (0 when never busy), retired ones included.
     pub fn last_end(&self) -> f64 {
         self.chunks
             .last()
             .and_then(|ch| ch.last())
-            .map_or(0.0, |&(_, e)| e)
+            .map_or(self.retired_end, |&(_, e)| e.max(self.retired_end))
     }
 
-    /// Number of disjoint busy intervals.
+    /// Forgets the intervals that end before `h` (by more than the rounding tolerance), when
+    /// no future query or reservation starts before `h` (the engine's issue window,
+    /// `engine/issue.rs`). Exact under that condition: [`Intervals::earliest`] from `t >= h`
+    /// skips every interval that ends at or before `t`, and [`Intervals::reserve`] at
+    /// `s >= h` merges only with an interval that ends at `s - EPS` or later. Returns how
+    /// many were dropped.
+    pub fn retire_before(&mut self, h: f64) -> usize {
+        let cut = h - 2.0 * EPS;
+        let whole = self
+            .chunks
+            .partition_point(|ch| ch.last().is_some_and(|&(_, e)| e < cut));
+        let mut dropped: usize = self.chunks[..whole].iter().map(Vec::len).sum();
+        for ch in self.chunks.drain(..whole) {
+            if let Some(&(_, e)) = ch.last() {
+                self.retired_end = self.retired_end.max(e);
+            }
+        }
+        if let Some(ch) = self.chunks.first_mut() {
+            let k = ch.partition_point(|&(_, e)| e < cut);
+            if k > 0 {
+                self.retired_end = self.retired_end.max(ch[k - 1].1);
+                ch.drain(..k);
+                dropped += k;
+            }
+        }
+        self.len -= dropped;
+        dropped
+    }
+
+    /// Number of disjoint busy intervals held (retired ones are not counted).
     pub fn len(&self) -> usize {
         self.len
     }
@@ -211,6 +244,20 @@ impl Table {
     /// One resource's intervals.
     pub fn resource(&self, r: usize) -> &Intervals {
         &self.res[r]
+    }
+
+    /// Retires, on every resource, the intervals that end before `h`, below which nothing
+    /// will be placed again (see [`Intervals::retire_before`]).
+    pub fn retire_before(&mut self, h: f64) {
+        for r in &mut self.res {
+            r.retire_before(h);
+        }
+    }
+
+    /// Busy intervals held over all resources (bounded by the issue window, not the
+    /// program's length).
+    pub fn held(&self) -> usize {
+        self.res.iter().map(Intervals::len).sum()
     }
 }
 
@@ -280,6 +327,46 @@ mod tests {
             }
             prop_assert_eq!(chunked.iter().collect::<Vec<_>>(), flat.busy);
         }
+    }
+
+    proptest! {
+        /// Retiring the intervals that end before a horizon that every later query and
+        /// reservation starts at or after changes no answer: starts equal the flat list's
+        /// (which never retires), and so does the last end; the held intervals are the flat
+        /// list's that end at or after the horizon.
+        #[test]
+        fn retiring_below_the_horizon_changes_no_answer(
+            tasks in proptest::collection::vec((0u32..400, 1u32..40, any::<bool>(), 0u32..8), 1..3_000)
+        ) {
+            let (mut chunked, mut flat) = (Intervals::default(), Flat::default());
+            let mut h = 0.0f64;
+            for (ahead, dur, whole, step) in tasks {
+                let (ahead, dur) = if whole { (ahead as f64, dur as f64) } else { (ahead as f64 * 0.7, dur as f64 * 0.3) };
+                let t = h + ahead;
+                let s = chunked.earliest(t, dur);
+                prop_assert_eq!(s, flat.earliest(t, dur));
+                chunked.reserve(s, dur);
+                flat.reserve(s, dur);
+                prop_assert_eq!(chunked.last_end(), flat.busy.last().map_or(0.0, |x| x.1));
+                h += step as f64 * 3.5;
+                chunked.retire_before(h);
+            }
+            let kept: Vec<_> = flat.busy.iter().copied().filter(|&(_, e)| e >= h - 2.0 * EPS).collect();
+            prop_assert_eq!(chunked.iter().collect::<Vec<_>>(), kept);
+        }
+    }
+
+    #[test]
+    fn retiring_keeps_the_last_end() {
+        let mut r = Intervals::default();
+        r.reserve(0.0, 10.0);
+        r.reserve(20.0, 5.0);
+        assert_eq!(r.retire_before(100.0), 2);
+        assert!(r.is_empty());
+        assert_eq!(r.last_end(), 25.0);
+        assert_eq!(r.earliest(100.0, 3.0), 100.0);
+        r.reserve(100.0, 3.0);
+        assert_eq!((r.len(), r.last_end()), (1, 103.0));
     }
 
     #[test]
