@@ -295,10 +295,17 @@ fn register_file_rows(rf: &tessera_sim::storage::StorageReport) -> Vec<Vec<Strin
         vec!["  RF traffic".into(), mb(rf.rf_bytes)],
         vec!["  scratchpad traffic".into(), mb(rf.scratchpad_bytes)],
         vec!["  RF refills (from scratchpad)".into(), mb(rf.refill_bytes)],
-        vec!["  RF write-backs (to scratchpad)".into(), mb(rf.writeback_bytes)],
+        vec![
+            "  RF write-backs (to scratchpad)".into(),
+            mb(rf.writeback_bytes),
+        ],
         vec![
             "  RF fill stall (scratchpad-port time)".into(),
-            format!("{:.3} ms ({:.0} cycles)", rf.fill_time_s * 1e3, rf.fill_cycles),
+            format!(
+                "{:.3} ms ({:.0} cycles)",
+                rf.fill_time_s * 1e3,
+                rf.fill_cycles
+            ),
         ],
     ]
 }

@@ -236,6 +236,32 @@ impl StorageReport {
         })
     }
 
+    /// `self` plus `k` times `other`'s traffic and fill time (the peak is the larger): a
+    /// report summed over the parts of a program (`tessera_lab::bfv::scaled_sum`).
+    pub fn add_scaled(&mut self, other: &Self, k: f64) {
+        self.peak_bytes = self.peak_bytes.max(other.peak_bytes);
+        self.rf_bytes += other.rf_bytes * k;
+        self.scratchpad_bytes += other.scratchpad_bytes * k;
+        self.refill_bytes += other.refill_bytes * k;
+        self.writeback_bytes += other.writeback_bytes * k;
+        self.fill_cycles += other.fill_cycles * k;
+        self.fill_time_s += other.fill_time_s * k;
+    }
+
+    /// The same capacity with nothing counted yet.
+    pub fn empty(&self) -> Self {
+        Self {
+            capacity_bytes: self.capacity_bytes,
+            peak_bytes: 0.0,
+            rf_bytes: 0.0,
+            scratchpad_bytes: 0.0,
+            refill_bytes: 0.0,
+            writeback_bytes: 0.0,
+            fill_cycles: 0.0,
+            fill_time_s: 0.0,
+        }
+    }
+
     /// The byte counts times `k` (throughput mode: `k` tasks, one per cluster).
     pub fn times(&self, k: f64) -> Self {
         Self {
