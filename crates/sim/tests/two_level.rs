@@ -142,3 +142,19 @@ fn bad_capacities_are_typed_errors_naming_the_key_and_file() {
         assert!(e.contains("memory.register_file.capacity_mb"), "{bad}: {e}");
     }
 }
+
+/// `--set` may give an optional field a description omits, and still refuses a key the
+/// description does not have.
+#[test]
+fn set_gives_an_absent_optional_field_and_refuses_an_unknown_one() {
+    let m = Machine::load("ark").unwrap();
+    assert_eq!(
+        with_rf(&m, "2").register_file_bytes(),
+        Some(2.0 * 1048576.0)
+    );
+    let e = m
+        .with_setting("memory.register_file.no_such_key", "1")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("memory.register_file.no_such_key"), "{e}");
+}
