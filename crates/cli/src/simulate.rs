@@ -228,6 +228,9 @@ pub fn run(a: &SimulateArgs) -> Result<(), LabError> {
             format!("{:.1} mm2, peak {:.1} W", p.total_area_mm2, p.total_peak_w),
         ]);
     }
+    if let Some(rf) = &r.register_file {
+        rows.extend(register_file_rows(rf));
+    }
     if r.io_noc_bytes > 0.0 {
         rows.push(vec![
             "  NoC traffic between I/O dies and clusters".into(),
@@ -275,4 +278,34 @@ pub fn run(a: &SimulateArgs) -> Result<(), LabError> {
     }
     table(&["metric", "value"], &rows);
     Ok(())
+}
+
+/// The two-level storage's rows of the text report (`memory.register_file.capacity_mb`).
+fn register_file_rows(rf: &tessera_sim::storage::StorageReport) -> Vec<Vec<String>> {
+    let mb = |b: f64| format!("{:.1} MB", b / 1e6);
+    vec![
+        vec![
+            "register files".into(),
+            format!(
+                "{:.3} MB capacity, peak {:.3} MB resident",
+                rf.capacity_bytes / 1048576.0,
+                rf.peak_bytes / 1048576.0
+            ),
+        ],
+        vec!["  RF traffic".into(), mb(rf.rf_bytes)],
+        vec!["  scratchpad traffic".into(), mb(rf.scratchpad_bytes)],
+        vec!["  RF refills (from scratchpad)".into(), mb(rf.refill_bytes)],
+        vec![
+            "  RF write-backs (to scratchpad)".into(),
+            mb(rf.writeback_bytes),
+        ],
+        vec![
+            "  RF fill stall (scratchpad-port time)".into(),
+            format!(
+                "{:.3} ms ({:.0} cycles)",
+                rf.fill_time_s * 1e3,
+                rf.fill_cycles
+            ),
+        ],
+    ]
 }

@@ -252,6 +252,7 @@ pub fn scaled_sum(parts: &[(Report, f64)]) -> Option<Report> {
     out.offchip_by_kind_bytes.clear();
     out.time_by_op_s.clear();
     out.peak_onchip_bytes = 0.0;
+    out.register_file = first.register_file.as_ref().map(|r| r.empty());
     for c in &mut out.components {
         c.utilization = 0.0;
         c.energy_j = 0.0;
@@ -265,6 +266,9 @@ pub fn scaled_sum(parts: &[(Report, f64)]) -> Option<Report> {
         out.io_noc_bytes += r.io_noc_bytes * k;
         out.instructions += (r.instructions as f64 * k) as u64;
         out.peak_onchip_bytes = out.peak_onchip_bytes.max(r.peak_onchip_bytes);
+        if let (Some(o), Some(rf)) = (out.register_file.as_mut(), &r.register_file) {
+            o.add_scaled(rf, *k);
+        }
         // Utilizations weighted by the time they held for; divided by the total below.
         scale_map(&mut out.utilization, &r.utilization, k * r.time_s);
         scale_map(&mut out.offchip_by_kind_bytes, &r.offchip_by_kind_bytes, *k);

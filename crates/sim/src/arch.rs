@@ -341,6 +341,56 @@ fn merge_over(base: toml::Value, over: toml::Value) -> Result<toml::Value, SimEr
     })
 }
 
+/// Sets the last key of `parts`, absent from its table in `doc` (an optional field the
+/// description omits, such as `memory.register_file.capacity_mb`, so that sweeps and `--set`
+/// can give it): the value is tried as an integer, a float, a boolean and a string, in order, and the first the field's type accepts is kept; a
+/// key the type does not have is refused as for [`set_value`].
+fn set_absent<T: DeserializeOwned>(
+    mut doc: toml::Value,
+    parts: &[&str],
+    key: &str,
+    value: &str,
+    missing: impl Fn() -> SimError,
+) -> Result<T, SimError> {
+    let (last, path) = parts.split_last().ok_or_else(&missing)?;
+    let candidates: Vec<toml::Value> = [
+        value.parse::<i64>().ok().map(toml::Value::Integer),
+        value.parse::<f64>().ok().map(toml::Value::Float),
+        value.parse::<bool>().ok().map(toml::Value::Boolean),
+        Some(toml::Value::String(value.to_string())),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut first_err = None;
+    for c in candidates {
+        let mut cur = &mut doc;
+        for p in path {
+            cur = cur.get_mut(*p).ok_or_else(&missing)?;
+        }
+        let table = cur.as_table_mut().ok_or_else(&missing)?;
+        table.insert(last.to_string(), c);
+        match doc.clone().try_into::<T>() {
+            Ok(t) => return Ok(t),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    let e = first_err.map(|e| e.message().trim().to_string());
+    if e.as_deref().is_some_and(|m| m.contains("unknown field")) {
+        return Err(missing());
+    }
+    Err(SimError::Invalid {
+        name: "setting",
+        value: format!("{key}={value}"),
+        allowed: format!(
+            "a value the field's type accepts ({})",
+            e.unwrap_or_default()
+        ),
+    })
+}
+
 /// `v` with the value at dotted path `key` replaced by `value` parsed as the same type.
 pub fn set_value<T: Serialize + DeserializeOwned>(
     v: &T,
@@ -363,7 +413,11 @@ pub fn set_value<T: Serialize + DeserializeOwned>(
     for p in &parts[..parts.len() - 1] {
         cur = cur.get_mut(*p).ok_or_else(missing)?;
     }
-    let slot = cur.get_mut(parts[parts.len() - 1]).ok_or_else(missing)?;
+    let last = parts[parts.len() - 1];
+    if cur.get(last).is_none() {
+        return set_absent(doc, &parts, key, value, missing);
+    }
+    let slot = cur.get_mut(last).ok_or_else(missing)?;
     let parsed: Option<toml::Value> = match slot {
         toml::Value::Integer(_) => value.parse::<i64>().map(toml::Value::Integer).ok(),
         toml::Value::Float(_) => value.parse::<f64>().map(toml::Value::Float).ok(),

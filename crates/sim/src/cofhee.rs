@@ -338,6 +338,7 @@ pub fn simulate_pe(m: &PeMachine, workload: &str, instrs: &[Instr]) -> Result<Re
         offchip_bytes: io_bits / 8.0,
         noc_bytes: 0.0,
         io_noc_bytes: 0.0,
+        register_file: None,
         energy_scope: crate::report::EnergyScope::Full,
         utilization,
         offchip_by_kind_bytes,

@@ -14,6 +14,7 @@ use crate::machine::Machine;
 use crate::mapping::{lower, Layout, Lowered, Net, Phase, Resource, Shape};
 use crate::reservation::Table;
 use crate::residency::{Entry, Residency, Spills};
+use crate::storage::{Operand, RegisterFiles};
 use issue::IssueWindow;
 use lookahead::{is_compute, Flags, Lookahead};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -80,6 +81,17 @@ pub struct Schedule {
     pub rf_bytes: f64,
     /// The most scratchpad bytes resident at once.
     pub peak_onchip_bytes: f64,
+    /// The two-level storage's figures (zero without a register-file capacity; see
+    /// [`crate::storage`]): chained sources read back from the scratchpad, results
+    /// written back to it, the scratchpad-port cycles (per cluster) both took, and the most
+    /// register-file bytes resident at once.
+    pub rf_refill_bytes: f64,
+    /// Results written back from the register files to the scratchpad when evicted.
+    pub rf_writeback_bytes: f64,
+    /// Scratchpad-port cycles per cluster spent on refills and write-backs.
+    pub rf_fill_cycles: f64,
+    /// The most register-file bytes resident at once (operands streaming through included).
+    pub rf_peak_bytes: f64,
     /// Bytes that did not fit in the scratchpad even after evicting everything else.
     pub overflow_bytes: f64,
     /// Instructions scheduled.
@@ -297,6 +309,8 @@ struct Run<'a, I> {
     /// its placements' lower bounds.
     floor: f64,
     held: bool,
+    /// The register-file level, when the machine has one ([`crate::storage`]).
+    rf: Option<RegisterFiles>,
 }
 
 impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
@@ -334,6 +348,7 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             issue: IssueWindow::new(opts.issue_window.unwrap_or(DEFAULT_ISSUE_WINDOW)),
             floor: 0.0,
             held: false,
+            rf: RegisterFiles::of(m),
             lay,
             net,
         }
@@ -677,13 +692,59 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             None => true,
         };
         let spm_scale = (spm_reads + write as usize) as f64 / (reads + 1) as f64;
-        let lowered = lower(
+        let srcs: Vec<(u64, bool)> = ins.srcs.iter().map(|id| (*id, chained(id))).collect();
+        let mut lowered = lower(
             self.m, &self.net, shape, &ins.limbs, ins.n, self.rr, spm_scale,
         );
+        self.register_files(pos, ins, &srcs, write, &mut lowered);
         if matches!(shape, Shape::Bconv { .. }) {
             self.rr += 1;
         }
         (lowered, !write)
+    }
+
+    /// The two-level storage ([`crate::storage`]): the instruction's operands pass through
+    /// the register files; refills and write-backs that capacity forces take scratchpad-port
+    /// time in its operand phase. Nothing happens without a register-file capacity.
+    fn register_files(
+        &mut self,
+        pos: usize,
+        ins: &Instr,
+        srcs: &[(u64, bool)],
+        written: bool,
+        lowered: &mut Lowered,
+    ) {
+        if self.rf.is_none() {
+            return;
+        }
+        let grain = ins.n as f64 * self.word;
+        let operand = |id: u64, limbs: usize| Operand {
+            id,
+            bytes: limbs as f64 * grain,
+            grain,
+            next: self.look.next_temp(id, pos),
+        };
+        let srcs: Vec<(Operand, bool)> = srcs
+            .iter()
+            .map(|&(id, chained)| {
+                let limbs = self
+                    .bufs
+                    .get(&id)
+                    .map_or(ins.limbs.len(), |b| b.limbs.len());
+                (operand(id, limbs), chained)
+            })
+            .collect();
+        let dst = ins.dst.map(|d| (operand(d, ins.limbs.len()), written));
+        let Some(rf) = self.rf.as_mut() else {
+            return;
+        };
+        let t = rf.instruction(pos, &srcs, dst);
+        if t.total() > 0.0 {
+            let spm_bpc = self.m.total_gbs(&self.m.memory.scratchpad) / self.m.clock.ghz;
+            let cycles = t.total() / spm_bpc;
+            crate::storage::charge(lowered, self.lay.clusters, cycles);
+            self.s.rf_fill_cycles += cycles;
+        }
     }
 
     /// Off-chip traffic of a load, a seed expansion or a store: what moves per channel, the
@@ -1044,6 +1105,9 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
         // Free temporaries whose last use this was.
         for &id in ins.srcs.iter().chain(ins.dst.iter()) {
             if self.look.last_use(id, pos) {
+                if let Some(rf) = self.rf.as_mut() {
+                    rf.free(id);
+                }
                 if let Some(b) = self.bufs.remove(&id) {
                     if b.backing == Backing::Temp {
                         self.res.free(id);
@@ -1160,6 +1224,11 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
         let mut s = self.s;
         s.peak_onchip_bytes = self.res.peak();
         s.overflow_bytes = self.res.overflow_bytes;
+        if let Some(rf) = &self.rf {
+            s.rf_refill_bytes = rf.traffic.refill;
+            s.rf_writeback_bytes = rf.traffic.writeback;
+            s.rf_peak_bytes = rf.peak();
+        }
         // Cycles and bytes are f64 sums: they cannot wrap, but a stream too large for the
         // machine would reach infinity (a report of "time inf") rather than a number.
         for (what, v) in [

@@ -40,6 +40,7 @@ pub mod report;
 pub mod reservation;
 pub mod residency;
 pub mod schedule;
+pub mod storage;
 pub mod sweep;
 pub mod timeline;
 pub mod topology;

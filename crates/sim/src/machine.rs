@@ -707,6 +707,20 @@ impl Machine {
         s.capacity_mb.map_or(f64::INFINITY, |c| c * per)
     }
 
+    /// Register-file capacity of the whole machine in bytes, when the file states one
+    /// (`memory.register_file.capacity_mb`, per cluster with `per_cluster`): the two-level
+    /// storage model ([`crate::storage`]). `None`: the single-level model, where chaining
+    /// through the register files is limited by nothing.
+    pub fn register_file_bytes(&self) -> Option<f64> {
+        let r = &self.memory.register_file;
+        let per = if r.per_cluster {
+            self.chip.clusters as f64
+        } else {
+            1.0
+        };
+        r.capacity_mb.map(|c| c * per * 1048576.0)
+    }
+
     /// Aggregate bandwidth of `mem` in GB/s (a per-cluster figure times the clusters).
     pub fn total_gbs(&self, mem: &Memory) -> f64 {
         if mem.per_cluster {

@@ -88,6 +88,10 @@ pub struct Report {
     /// node ([`crate::area`]); absent for a description without an `[area]` section.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub area_predicted: Option<crate::area::AreaPowerPrediction>,
+    /// The two-level storage's traffic and fill time ([`crate::storage`]); absent for a
+    /// machine whose register files have no capacity (the single-level model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub register_file: Option<crate::storage::StorageReport>,
 }
 
 /// What a report's energy covers, from what the machine description cites: a paper that
@@ -266,6 +270,7 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
         monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
         area_source: crate::area::INPUT_LABEL,
         area_predicted: m.area.as_ref().and_then(|_| crate::area::predict(m).ok()),
+        register_file: crate::storage::StorageReport::of(m, s),
     }
 }
 
@@ -368,6 +373,7 @@ impl Throughput {
             noc_bytes: one.noc_bytes * k,
             io_noc_bytes: one.io_noc_bytes * k,
             area_predicted: m.area.as_ref().and_then(|_| crate::area::predict(m).ok()),
+            register_file: one.register_file.as_ref().map(|r| r.times(k)),
             ..one
         };
         if self.predicted {

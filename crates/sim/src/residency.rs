@@ -19,6 +19,9 @@ pub enum Entry {
     Host(u64, usize),
     /// A temporary buffer.
     Temp(u64),
+    /// A clean copy of buffer `id` whose data the level below also holds (the register-file
+    /// level, `storage`): evicting it costs one refill at its next use, like a cached limb.
+    Clean(u64),
 }
 
 /// Scratchpad occupancy with LRU replacement.
@@ -129,7 +132,7 @@ impl Residency {
             }
             let score = match e {
                 Entry::Temp(_) => d / 2.0,
-                Entry::Host(..) => d,
+                Entry::Host(..) | Entry::Clean(_) => d,
             };
             if best.is_none_or(|(_, _, b)| score > b) {
                 best = Some((s, e, score));
@@ -166,7 +169,7 @@ impl Residency {
                         self.stamp.remove(&e);
                     }
                 }
-                Entry::Host(..) => {
+                Entry::Host(..) | Entry::Clean(_) => {
                     self.lru.remove(&s);
                     self.stamp.remove(&e);
                     self.used -= b;
@@ -183,6 +186,32 @@ impl Residency {
     /// and it was read again).
     pub fn spilled_out(&mut self, id: u64, bytes: f64) {
         *self.spilled.entry(id).or_default() += bytes;
+    }
+
+    /// Evicts until the occupancy is within capacity, sparing only `keep`: what a level
+    /// must write out after an instruction whose operands overflowed it while they streamed
+    /// through (the register-file level, `storage`). Temporaries evicted go to `spills`.
+    pub fn fit(&mut self, keep: &HashSet<Entry>, spills: &mut Spills) {
+        self.make_room(0.0, keep, spills);
+    }
+
+    /// Drops a resident entry with no traffic (a clean copy no longer needed, or one about
+    /// to be replaced by a dirty one).
+    pub fn drop_entry(&mut self, e: Entry) {
+        if let Some((s, b, _)) = self.stamp.remove(&e) {
+            self.lru.remove(&s);
+            self.used -= b;
+        }
+    }
+
+    /// Bytes of `e` resident (0 when absent).
+    pub fn resident_bytes(&self, e: Entry) -> f64 {
+        self.stamp.get(&e).map_or(0.0, |x| x.1)
+    }
+
+    /// Bytes of temporary `id` spilled to the level below and not yet reloaded.
+    pub fn spilled_bytes(&self, id: u64) -> f64 {
+        self.spilled.get(&id).copied().unwrap_or(0.0)
     }
 
     /// Frees a dead temporary (no traffic).
