@@ -205,7 +205,10 @@ fn shape_only_on_demand_keys_are_made_once() {
     for _ in 0..3 {
         for (&r, k) in steps.iter().zip(&first).rev() {
             let again = factory.key(galois(r, &ctx)).unwrap();
-            assert!(again.is_shape_only(), "step {r}: a shape-only context made key data");
+            assert!(
+                again.is_shape_only(),
+                "step {r}: a shape-only context made key data"
+            );
             assert_eq!(again.seed(0), k.seed(0), "step {r}: another key");
         }
     }
