@@ -30,7 +30,8 @@ pub const PARAMETER_SETS: &[&str] = &[
 
 /// Above this many bytes of rotation keys they are made on first use instead of all up front
 /// (the limit the simulator's bootstrapping workload uses): `reed`'s dnum = L + 1 keys are
-/// 0.5 GB each.
+/// 0.5 GB each. Inside [`recording_shapes`] the keys are shapes and the factory keeps every
+/// one it makes, so a recording makes each key once and no key material.
 pub const EAGER_KEY_BYTES: usize = 4 << 30;
 
 /// The CI set: `test-boot`'s circuit (2 + 9 + 2 levels, sparse secret h = 32) at N = 2^10 with
