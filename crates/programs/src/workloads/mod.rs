@@ -3,8 +3,9 @@
 //! the CPU computes, design.md section 1). Keys come from a fixed seed, because the trace
 //! names the objects it loads; [`record`] makes them as shapes (identities, no key material,
 //! [`crate::setup::recording_shapes`]), each on-demand key made once per recording. CoFHEE's
-//! 128-bit recordings are in [`wide`]. These lived in the simulator crate until session 28; they moved here so the
-//! simulator depends on the trace format only (docs/simulator.md, "Crate structure").
+//! 128-bit recordings are in [`wide`]. These lived in the simulator crate until session 28;
+//! they moved here so the simulator depends on the trace format only (docs/simulator.md,
+//! "Crate structure").
 
 pub mod wide;
 
