@@ -12,10 +12,16 @@
 //! key, it is for the key owner's own computation (recording traces, benchmarks on small
 //! hosts); an evaluation key set handed to a server must be generated eagerly
 //! ([`KeyGenerator::evaluation_keys`]).
+//!
+//! A factory of a shape-only context (`CkksContext::shape_only`, what recordings for the
+//! simulator run on) makes shape keys: limb sets and identities, a few hundred bytes, no key
+//! material. It keeps every one it makes, so a recording makes each declared key once,
+//! however many rotations use it (before, a shape key was remade on every rotation that did
+//! not repeat the previous one's element).
 
 use crate::keys::{KeyGenerator, SecretKey, SwitchingKey};
 use crate::{CkksError, KeySwitchPlan, Result};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use tessera_math::sampling::Seed;
 
@@ -34,9 +40,12 @@ pub struct GaloisKeyFactory {
     elements: BTreeSet<u64>,
     /// The decomposition every key is made for (the parameter set's fixed one).
     plan: KeySwitchPlan,
-    /// The most recently made key: consecutive rotations by one step (multi-hop baby steps)
-    /// reuse it instead of regenerating.
-    last: Mutex<Option<(u64, Arc<SwitchingKey>)>>,
+    /// The keys held: with data, only the most recently made one (consecutive rotations by
+    /// one step, multi-hop baby steps, reuse it instead of regenerating); for a shape-only
+    /// context, every key made (shapes carry no data, see the module documentation).
+    held: Mutex<BTreeMap<u64, Arc<SwitchingKey>>>,
+    /// Whether the keys are shapes (the generator's context is shape-only): keep them all.
+    keep_all: bool,
     /// Number of keys made so far (a key made again after eviction counts again).
     made: Mutex<usize>,
 }
@@ -58,7 +67,8 @@ impl GaloisKeyFactory {
             sk,
             elements: elements.into_iter().collect(),
             plan,
-            last: Mutex::new(None),
+            held: Mutex::new(BTreeMap::new()),
+            keep_all: kg.context().is_shape_only(),
             made: Mutex::new(0),
         }
     }
@@ -73,32 +83,33 @@ impl GaloisKeyFactory {
         &self.plan
     }
 
-    /// How many keys it has made.
+    /// How many keys it has made (a shape-only factory makes each key at most once).
     pub fn keys_made(&self) -> usize {
         *self.made.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The key for `g`, made now unless it is the most recent one.
+    /// The key for `g`, made now unless it is held (the most recent one, or for a shape-only
+    /// context any made before).
     pub fn key(&self, g: u64) -> Result<Arc<SwitchingKey>> {
         if !self.serves(g) {
             return Err(CkksError::MissingKey(format!(
                 "the on-demand key set was declared without Galois element {g}"
             )));
         }
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((h, k)) = last.as_ref() {
-            if *h == g {
-                return Ok(k.clone());
-            }
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = held.get(&g) {
+            return Ok(k.clone());
         }
-        // Drop the previous key before making the next: at most one is held here.
-        *last = None;
+        if !self.keep_all {
+            // Drop the previous key before making the next: at most one with data is held.
+            held.clear();
+        }
         let mut domain = b"tessera/ckks/keygen/galois/".to_vec();
         domain.extend_from_slice(&g.to_le_bytes());
         let mut kg = self.base.with_stream(&self.seed, &domain);
         let key = Arc::new(kg.galois_key(&self.sk, g)?);
         *self.made.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        *last = Some((g, key.clone()));
+        held.insert(g, key.clone());
         Ok(key)
     }
 }

@@ -187,6 +187,38 @@ fn on_demand_galois_keys_rotate_like_stored_ones() {
     assert!(shown.contains("<redacted>"), "{shown}");
 }
 
+/// A shape-only context's on-demand keys (what recordings for the simulator run on) are
+/// shapes, no key material, each made once however the rotations alternate; a computing
+/// context's factory keeps only the most recent key (the test above).
+#[test]
+fn shape_only_on_demand_keys_are_made_once() {
+    let ctx = CkksContext::shape_only(Parameters::preset("test-medium").unwrap()).unwrap();
+    let mut kg = KeyGenerator::from_seed(&ctx, &Seed([8; 32])).unwrap();
+    let sk = kg.secret_key().unwrap();
+    let steps: Vec<i64> = vec![1, 2, 5, -3];
+    let keys = kg.evaluation_keys_on_demand(&sk, &steps, true).unwrap();
+    let factory = keys.on_demand.clone().unwrap();
+    let first: Vec<_> = steps
+        .iter()
+        .map(|&r| factory.key(galois(r, &ctx)).unwrap())
+        .collect();
+    for _ in 0..3 {
+        for (&r, k) in steps.iter().zip(&first).rev() {
+            let again = factory.key(galois(r, &ctx)).unwrap();
+            assert!(
+                again.is_shape_only(),
+                "step {r}: a shape-only context made key data"
+            );
+            assert_eq!(again.seed(0), k.seed(0), "step {r}: another key");
+        }
+    }
+    assert_eq!(factory.keys_made(), steps.len());
+    assert!(matches!(
+        factory.key(galois(7, &ctx)),
+        Err(CkksError::MissingKey(_))
+    ));
+}
+
 #[test]
 fn constants_match_the_clear() {
     let ctx = CkksContext::new(Parameters::preset("test-medium").unwrap()).unwrap();

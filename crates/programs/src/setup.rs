@@ -30,7 +30,8 @@ pub const PARAMETER_SETS: &[&str] = &[
 
 /// Above this many bytes of rotation keys they are made on first use instead of all up front
 /// (the limit the simulator's bootstrapping workload uses): `reed`'s dnum = L + 1 keys are
-/// 0.5 GB each.
+/// 0.5 GB each. Inside [`recording_shapes`] the keys are shapes and the factory keeps every
+/// one it makes, so a recording makes each key once and no key material.
 pub const EAGER_KEY_BYTES: usize = 4 << 30;
 
 /// The CI set: `test-boot`'s circuit (2 + 9 + 2 levels, sparse secret h = 32) at N = 2^10 with
@@ -325,6 +326,47 @@ mod tests {
         assert!(e.contains("ark, cifher, reed, h3"), "{e}");
         let e = parameter_set("test-program", 3).err().unwrap().to_string();
         assert!(e.contains("power of two"), "{e}");
+    }
+
+    /// Recording at `reed` (dnum = L + 1: rotation keys of 0.5 GB each, made on first use)
+    /// generates no key material and makes each rotation key once: one bootstrapping and a
+    /// few program rotations, twice, on the trace backend inside [`recording_shapes`].
+    #[test]
+    fn recording_at_reed_makes_each_key_once_without_data() {
+        use tessera_backend::TraceBackend;
+        recording_shapes(|| {
+            let rotations = [1, 2, 4];
+            let mut s = Setup::new("reed", 256, &rotations).unwrap();
+            assert!(s.keys_on_demand, "reed's keys are made on first use");
+            let factory = s.keys.eval.on_demand.clone().unwrap();
+            let relin = s.keys.eval.relin.as_ref().unwrap();
+            assert!(relin.is_shape_only(), "the relinearisation key holds data");
+            let ct = s.encrypt_top(&[0.5; 256]).unwrap();
+            let mut ev = Evaluator::new(&s.ctx, TraceBackend::trace(s.ctx.ring().clone())).unwrap();
+            let mut x = ev.load(&ct).unwrap();
+            let mut made = 0;
+            for round in 0..2 {
+                for r in rotations {
+                    x = ev.rotate(&x, r, &s.keys.eval).unwrap();
+                }
+                x = bootstrap(&s, &mut ev, &x).unwrap();
+                if round == 0 {
+                    made = factory.keys_made();
+                    assert!(made > rotations.len(), "{made} keys for a bootstrapping");
+                }
+            }
+            assert_eq!(factory.keys_made(), made, "a key was made again");
+            let n = s.ctx.params().n();
+            let mut steps = s.boot.rotations();
+            steps.extend_from_slice(&rotations);
+            for r in steps {
+                let g = tessera_math::automorphism::galois_element(r, n).unwrap();
+                assert!(
+                    factory.key(g).unwrap().is_shape_only(),
+                    "key {g} holds data"
+                );
+            }
+        });
     }
 
     /// Merged two-real bootstrapping returns both halves, against the inputs in the clear.

@@ -1,9 +1,11 @@
 //! Built-in workloads: the instruction streams of HE operations and of bootstrapping,
 //! recorded by running the CKKS evaluator on the trace backend (what is simulated is what
-//! the CPU computes, design.md section 1). Keys are generated for real from a fixed seed,
-//! because the trace names the objects it loads. CoFHEE's 128-bit recordings are in
-//! [`wide`]. These lived in the simulator crate until session 28; they moved here so the
-//! simulator depends on the trace format only (docs/simulator.md, "Crate structure").
+//! the CPU computes, design.md section 1). Keys come from a fixed seed, because the trace
+//! names the objects it loads; [`record`] makes them as shapes (identities, no key material,
+//! [`crate::setup::recording_shapes`]), each on-demand key made once per recording. CoFHEE's
+//! 128-bit recordings are in [`wide`]. These lived in the simulator crate until session 28;
+//! they moved here so the simulator depends on the trace format only (docs/simulator.md,
+//! "Crate structure").
 
 pub mod wide;
 
