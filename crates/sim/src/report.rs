@@ -88,6 +88,10 @@ pub struct Report {
     /// node ([`crate::area`]); absent for a description without an `[area]` section.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub area_predicted: Option<crate::area::AreaPowerPrediction>,
+    /// `limb-tiled` with shared BConv inputs: output tiles that found their staged input
+    /// dropped from the scratchpad for room and moved it again (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bconv_inputs_re_moved: Option<u64>,
 }
 
 /// What a report's energy covers, from what the machine description cites: a paper that
@@ -266,6 +270,8 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
         monolithic: m.cost.as_ref().map(|c| c.package(area, 1)),
         area_source: crate::area::INPUT_LABEL,
         area_predicted: m.area.as_ref().and_then(|_| crate::area::predict(m).ok()),
+        bconv_inputs_re_moved: crate::schedule::shares_bconv_inputs(m)
+            .then_some(s.bconv_inputs_re_moved),
     }
 }
 
@@ -368,6 +374,8 @@ impl Throughput {
             noc_bytes: one.noc_bytes * k,
             io_noc_bytes: one.io_noc_bytes * k,
             area_predicted: m.area.as_ref().and_then(|_| crate::area::predict(m).ok()),
+            bconv_inputs_re_moved: crate::schedule::shares_bconv_inputs(m)
+                .then_some(s.bconv_inputs_re_moved),
             ..one
         };
         if self.predicted {

@@ -19,6 +19,10 @@ pub enum Entry {
     Host(u64, usize),
     /// A temporary buffer.
     Temp(u64),
+    /// The staged input of a BConv split by output limbs (`schedule::tiling`): clean, since
+    /// dropping it costs moving the input between the clusters again (the next output tile
+    /// re-moves it), not an off-chip transfer.
+    Staged(u64),
 }
 
 /// Scratchpad occupancy with LRU replacement.
@@ -129,7 +133,7 @@ impl Residency {
             }
             let score = match e {
                 Entry::Temp(_) => d / 2.0,
-                Entry::Host(..) => d,
+                Entry::Host(..) | Entry::Staged(_) => d,
             };
             if best.is_none_or(|(_, _, b)| score > b) {
                 best = Some((s, e, score));
@@ -166,7 +170,7 @@ impl Residency {
                         self.stamp.remove(&e);
                     }
                 }
-                Entry::Host(..) => {
+                Entry::Host(..) | Entry::Staged(_) => {
                     self.lru.remove(&s);
                     self.stamp.remove(&e);
                     self.used -= b;
@@ -185,12 +189,14 @@ impl Residency {
         *self.spilled.entry(id).or_default() += bytes;
     }
 
-    /// Frees a dead temporary (no traffic).
+    /// Frees a dead temporary, and its staged copy if it is a staged BConv input (no
+    /// traffic).
     pub fn free(&mut self, id: u64) {
-        let e = Entry::Temp(id);
-        if let Some((s, b, _)) = self.stamp.remove(&e) {
-            self.lru.remove(&s);
-            self.used -= b;
+        for e in [Entry::Temp(id), Entry::Staged(id)] {
+            if let Some((s, b, _)) = self.stamp.remove(&e) {
+                self.lru.remove(&s);
+                self.used -= b;
+            }
         }
         self.spilled.remove(&id);
     }
