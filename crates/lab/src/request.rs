@@ -360,7 +360,7 @@ pub(crate) fn latency_report(
 /// [`run`] that a sweep repeats per design point over one recording.
 pub fn simulate(arch: Arch, r: &Request, w: &Workload, window: Option<Window>) -> Result<Outcome> {
     check(r, &arch)?;
-    let context = context(&arch, w, window.as_ref());
+    let mut context = context(&arch, w, window.as_ref());
     let start = std::time::Instant::now();
     let mut schedule = None;
     let report = match (&arch, r.mode) {
@@ -368,11 +368,11 @@ pub fn simulate(arch: Arch, r: &Request, w: &Workload, window: Option<Window>) -
             report::throughput_window(m, &w.label, &w.instrs, r.window)?
         }
         (Arch::Vector(m), Mode::Latency) => {
-            let s = engine::run_with(
-                m,
-                &tessera_sim::schedule::apply(m, &w.instrs),
-                &latency_options(r),
-            )?;
+            let (instrs, tiling) = tessera_sim::schedule::apply_with_stats(m, &w.instrs);
+            if let Some(t) = tiling {
+                context.push(("tiling", json!(t)));
+            }
+            let s = engine::run_with(m, &instrs, &latency_options(r))?;
             let (rep, kept) = latency_report(m, r, &w.label, s);
             schedule = kept;
             rep

@@ -369,5 +369,6 @@ pub fn simulate_pe(m: &PeMachine, workload: &str, instrs: &[Instr]) -> Result<Re
                 .and_then(|t| crate::area::predict_pe_with(m, &t))
                 .ok()
         }),
+        bconv_inputs_re_moved: None,
     })
 }

@@ -96,6 +96,9 @@ pub struct Schedule {
     pub overflow_bytes: f64,
     /// Instructions scheduled.
     pub instructions: u64,
+    /// Output tiles of BConvs with a staged input (`schedule::tiling`) that found it dropped
+    /// from the scratchpad for room and moved the input again.
+    pub bconv_inputs_re_moved: u64,
     /// Every scheduled instruction, when a timeline was asked for (empty otherwise).
     pub slots: Vec<Slot>,
     /// Every HE operation's span, outermost and nested, when a timeline was asked for
@@ -311,6 +314,9 @@ struct Run<'a, I> {
     held: bool,
     /// The register-file level, when the machine has one ([`crate::storage`]).
     rf: Option<RegisterFiles>,
+    /// Staged BConv inputs still live: how each was staged, read by its output tiles
+    /// (`schedule::tiling`).
+    staged: HashMap<u64, crate::dataflow::Staging>,
 }
 
 impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
@@ -349,6 +355,7 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             floor: 0.0,
             held: false,
             rf: RegisterFiles::of(m),
+            staged: HashMap::new(),
             lay,
             net,
         }
@@ -480,6 +487,9 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
         for id in &ins.srcs {
             if self.bufs.get(id).map(|b| b.backing) == Some(Backing::Temp) {
                 keep.insert(Entry::Temp(*id));
+            }
+            if self.staged.contains_key(id) {
+                keep.insert(Entry::Staged(*id));
             }
         }
         let (mut ready, mut first) = (0.0f64, 0.0f64);
@@ -616,9 +626,30 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             Op::Ntt | Op::Intt => Some(Shape::Transform),
             Op::Automorphism => Some(Shape::Permute),
             // Every source's limbs: a BConv split by output limbs reads its input as tiles
-            // (`schedule::tiling`); recorded BConvs have one source.
-            Op::Bconv => Some(Shape::Bconv {
-                l_in: (0..ins.srcs.len()).map(src_limbs).sum(),
+            // (`schedule::tiling`); recorded BConvs have one source. An output tile that
+            // reads a staged input moves none of it.
+            Op::Bconv => {
+                let l_in = (0..ins.srcs.len()).map(src_limbs).sum();
+                // An output tile reads its staged input if it is still on chip; if it was
+                // dropped for room, the tile moves the input again.
+                Some(
+                    match ins
+                        .srcs
+                        .first()
+                        .and_then(|s| self.staged.get(s).map(|g| (s, g)))
+                    {
+                        Some((&s, &staging))
+                            if ins.srcs.len() == 1 && self.res.resident(Entry::Staged(s)) =>
+                        {
+                            Shape::StagedBconv { l_in, staging }
+                        }
+                        _ => Shape::Bconv { l_in },
+                    },
+                )
+            }
+            Op::Concat if is_stage(ins) => Some(Shape::BconvInput {
+                l_in: ins.limbs.len(),
+                staging: self.staging_of(pos, ins),
             }),
             Op::Add | Op::Sub => Some(Shape::Elementwise {
                 reads: 2,
@@ -648,6 +679,22 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             Op::ExpandSeed if self.m.options.seeded_keys => Some(Shape::Expand),
             _ => None,
         }
+    }
+
+    /// How the machine's policy stages the input `ins` (a staging `concat` at `pos`) holds:
+    /// decided on the whole BConv, every output tile that reads it (in the window) together,
+    /// as the untiled BConv's lowering would decide.
+    fn staging_of(&self, pos: usize, ins: &Instr) -> crate::dataflow::Staging {
+        use crate::dataflow::Distribution;
+        let mut l_out = 0;
+        if let Some(d) = ins.dst {
+            let mut p = self.look.next_temp(d, pos);
+            while p != usize::MAX {
+                l_out += self.look.at(p).limbs.len();
+                p = self.look.next_temp(d, p);
+            }
+        }
+        crate::dataflow::of(self.m).staging(&self.net, self.m.chip.clusters, ins.limbs.len(), l_out)
     }
 
     /// Issue: the instruction lowered onto the units, with the share of its operands that
@@ -697,8 +744,11 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             self.m, &self.net, shape, &ins.limbs, ins.n, self.rr, spm_scale,
         );
         self.register_files(pos, ins, &srcs, write, &mut lowered);
-        if matches!(shape, Shape::Bconv { .. }) {
+        if matches!(shape, Shape::Bconv { .. } | Shape::StagedBconv { .. }) {
             self.rr += 1;
+        }
+        if let (Shape::BconvInput { staging, .. }, Some(d)) = (shape, ins.dst) {
+            self.staged.insert(d, staging);
         }
         (lowered, !write)
     }
@@ -899,10 +949,14 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
         keep: &mut HashSet<Entry>,
     ) -> bool {
         let in_place = ins.dst.is_some_and(|d| ins.srcs.contains(&d));
+        if self.stage_resident(pos, ins, keep) {
+            return in_place;
+        }
         if let Some(d) = ins.dst {
             if !in_place && backing == Backing::Temp && ins.op != Op::Store && !through_rf {
                 keep.insert(Entry::Temp(d));
-                // A streamed value holds a ping-pong pair of limbs at a time.
+                // A streamed value holds a ping-pong pair of limbs at a time; a staged BConv
+                // input holds every copy its staging made.
                 let limbs = if self.streamed {
                     ins.limbs.len().min(2)
                 } else {
@@ -921,6 +975,46 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             }
         }
         in_place
+    }
+
+    /// A staged BConv input on chip (`schedule::tiling`): a staging makes it resident (every
+    /// copy its staging made), until the last output tile that reads it; an output tile
+    /// keeps it resident, or, when it was dropped for room and the tile moved the input
+    /// again ([`Schedule::bconv_inputs_re_moved`]), makes the re-moved input resident again
+    /// for the tiles after it. Returns whether `ins` was the staging (whose destination
+    /// needs nothing more).
+    fn stage_resident(&mut self, pos: usize, ins: &Instr, keep: &mut HashSet<Entry>) -> bool {
+        let (id, staging) = match (ins.op, ins.dst, ins.srcs.first()) {
+            (Op::Concat, Some(d), _) => match self.staged.get(&d) {
+                Some(&g) => (d, g),
+                None => return false,
+            },
+            (Op::Bconv, _, Some(&s)) if ins.srcs.len() == 1 => match self.staged.get(&s) {
+                Some(&g) => (s, g),
+                None => return false,
+            },
+            _ => return false,
+        };
+        let e = Entry::Staged(id);
+        let next = self.look.next_temp(id, pos);
+        if self.res.resident(e) {
+            self.res.touch(e, next);
+        } else {
+            if ins.op == Op::Bconv {
+                self.s.bconv_inputs_re_moved += 1;
+            }
+            if next != usize::MAX {
+                let limbs = self
+                    .bufs
+                    .get(&id)
+                    .map_or(ins.limbs.len(), |b| b.limbs.len());
+                let bytes = (limbs * staging.copies(&self.net)) as f64 * ins.n as f64 * self.word;
+                keep.insert(e);
+                self.res
+                    .insert(e, bytes, bytes, next, keep, &mut self.spills);
+            }
+        }
+        ins.op == Op::Concat
     }
 
     /// Spill stores triggered so far occupy the off-chip channel once their data is ready,
@@ -1114,6 +1208,7 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
                     }
                     self.produced_at.remove(&id);
                     self.produced_op.remove(&id);
+                    self.staged.remove(&id);
                     self.read_start.remove(&id);
                     if !self.look.ended() {
                         self.park(id, b);
@@ -1245,6 +1340,12 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
         }
         Ok(s)
     }
+}
+
+/// Whether `ins` stages a BConv's input for its output tiles: a `concat` that carries the
+/// BConv's mode (only `schedule::tiling` emits one).
+pub fn is_stage(ins: &Instr) -> bool {
+    ins.op == Op::Concat && ins.mode.is_some()
 }
 
 /// A product a multiply-add unit can fuse with the add or subtract that consumes it: of two

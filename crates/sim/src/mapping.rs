@@ -149,6 +149,22 @@ pub enum Shape {
         /// Input limbs.
         l_in: usize,
     },
+    /// The input of a BConv split by output limbs, moved once into the staged form its
+    /// output tiles share (`schedule::tiling`): `l_in` limbs, staged as `staging` says.
+    BconvInput {
+        /// Input limbs.
+        l_in: usize,
+        /// How the policy stages them.
+        staging: crate::dataflow::Staging,
+    },
+    /// One output tile of a BConv whose input was staged ([`Shape::BconvInput`]): no input
+    /// moves.
+    StagedBconv {
+        /// Input limbs.
+        l_in: usize,
+        /// How the input was staged.
+        staging: crate::dataflow::Staging,
+    },
     /// Automorphism.
     Permute,
     /// Element-wise: `reads` operand streams, `ops` MADU passes per coefficient (0 for the
@@ -481,6 +497,10 @@ pub fn lower(
         }
         Shape::Bconv { l_in } => {
             dist.bconv(&cx, l_in, limbs.len(), &home, frac, &mut out);
+        }
+        Shape::BconvInput { l_in, staging } => staging.lower_input(&cx, l_in, &mut out),
+        Shape::StagedBconv { l_in, staging } => {
+            staging.lower_tile(&cx, l_in, limbs.len(), &home, frac, &mut out);
         }
     }
     if m.options.unified_mau {

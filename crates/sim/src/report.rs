@@ -92,6 +92,10 @@ pub struct Report {
     /// machine whose register files have no capacity (the single-level model).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub register_file: Option<crate::storage::StorageReport>,
+    /// `limb-tiled` with shared BConv inputs: output tiles that found their staged input
+    /// dropped from the scratchpad for room and moved it again (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bconv_inputs_re_moved: Option<u64>,
 }
 
 /// What a report's energy covers, from what the machine description cites: a paper that
@@ -271,6 +275,8 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
         area_source: crate::area::INPUT_LABEL,
         area_predicted: m.area.as_ref().and_then(|_| crate::area::predict(m).ok()),
         register_file: crate::storage::StorageReport::of(m, s),
+        bconv_inputs_re_moved: crate::schedule::shares_bconv_inputs(m)
+            .then_some(s.bconv_inputs_re_moved),
     }
 }
 
@@ -374,6 +380,8 @@ impl Throughput {
             io_noc_bytes: one.io_noc_bytes * k,
             area_predicted: m.area.as_ref().and_then(|_| crate::area::predict(m).ok()),
             register_file: one.register_file.as_ref().map(|r| r.times(k)),
+            bconv_inputs_re_moved: crate::schedule::shares_bconv_inputs(m)
+                .then_some(s.bconv_inputs_re_moved),
             ..one
         };
         if self.predicted {

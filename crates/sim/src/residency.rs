@@ -22,6 +22,10 @@ pub enum Entry {
     /// A clean copy of buffer `id` whose data the level below also holds (the register-file
     /// level, `storage`): evicting it costs one refill at its next use, like a cached limb.
     Clean(u64),
+    /// The staged input of a BConv split by output limbs (`schedule::tiling`): clean, since
+    /// dropping it costs moving the input between the clusters again (the next output tile
+    /// re-moves it), not an off-chip transfer.
+    Staged(u64),
 }
 
 /// Scratchpad occupancy with LRU replacement.
@@ -132,7 +136,7 @@ impl Residency {
             }
             let score = match e {
                 Entry::Temp(_) => d / 2.0,
-                Entry::Host(..) | Entry::Clean(_) => d,
+                Entry::Host(..) | Entry::Clean(_) | Entry::Staged(_) => d,
             };
             if best.is_none_or(|(_, _, b)| score > b) {
                 best = Some((s, e, score));
@@ -169,7 +173,7 @@ impl Residency {
                         self.stamp.remove(&e);
                     }
                 }
-                Entry::Host(..) | Entry::Clean(_) => {
+                Entry::Host(..) | Entry::Clean(_) | Entry::Staged(_) => {
                     self.lru.remove(&s);
                     self.stamp.remove(&e);
                     self.used -= b;
@@ -214,12 +218,11 @@ impl Residency {
         self.spilled.get(&id).copied().unwrap_or(0.0)
     }
 
-    /// Frees a dead temporary (no traffic).
+    /// Frees a dead temporary, and its staged copy if it is a staged BConv input (no
+    /// traffic).
     pub fn free(&mut self, id: u64) {
-        let e = Entry::Temp(id);
-        if let Some((s, b, _)) = self.stamp.remove(&e) {
-            self.lru.remove(&s);
-            self.used -= b;
+        for e in [Entry::Temp(id), Entry::Staged(id)] {
+            self.drop_entry(e);
         }
         self.spilled.remove(&id);
     }

@@ -247,3 +247,166 @@ fn a_design_in_files_picks_the_new_policies() {
     let m = Machine::from_toml(&mixed, "t").unwrap();
     assert!(tessera_sim::simulate(&m, "keyswitch", &t).unwrap().cycles > 0.0);
 }
+
+/// `m` with a scratchpad large enough for any staged input at test size, limb-tiled with a
+/// fixed tile.
+fn tiled(m: &Machine, tile: usize, share: bool) -> Machine {
+    m.with_setting("schedule.policy", "limb-tiled")
+        .and_then(|m| m.with_setting("schedule.tile_limbs", &tile.to_string()))
+        .and_then(|m| m.with_setting("schedule.share_bconv_input", &share.to_string()))
+        .unwrap()
+}
+
+#[test]
+fn a_shared_bconv_input_keeps_the_dataflow_and_the_checker_rejects_a_broken_staging() {
+    use tessera_sim::schedule::tiling::{split_sharing, Share};
+    let h3 = Machine::load("h3-hbm")
+        .unwrap()
+        .with_setting("memory.scratchpad.capacity_mb", "4096")
+        .unwrap();
+    for name in ["keyswitch", "bootstrap"] {
+        let t = trace(name);
+        for tile in [1, 2, 5] {
+            let share = Share::of(&h3, &t, tile).unwrap();
+            let s = split_sharing(&t, tile, Some(&share));
+            assert!(s.shared > 0 && s.re_moved == 0, "{name}, tile {tile}");
+            check_tiled(&t, &s.instrs, s.base)
+                .unwrap_or_else(|e| panic!("{name}, tile {tile}, shared split: {e}"));
+            for window in [DEFAULT_WINDOW, 500] {
+                let out = reorder(&mut LimbTiled::default(), &s.instrs, window);
+                check_tiled(&t, &out, s.base)
+                    .unwrap_or_else(|e| panic!("{name}, tile {tile}, window {window}: {e}"));
+            }
+            assert_eq!(tiled_work(&t, s.base), tiled_work(&s.instrs, s.base));
+        }
+    }
+    let t = trace("keyswitch");
+    let share = Share::of(&h3, &t, 2).unwrap();
+    let s = split_sharing(&t, 2, Some(&share));
+    let stage = s
+        .instrs
+        .iter()
+        .position(|i| i.op == Op::Concat && i.mode.is_some())
+        .unwrap();
+    // A staging that leaves out an input limb.
+    let mut short = s.instrs.clone();
+    let l = short[stage].limbs[1..].to_vec();
+    short[stage].limbs = l.into();
+    assert!(check_tiled(&t, &short, s.base).is_err());
+    // An output tile before the staging it reads.
+    let mut early = s.instrs.clone();
+    let st = early.remove(stage);
+    let last_tile = early
+        .iter()
+        .rposition(|i| i.op == Op::Bconv && i.srcs.first() == st.dst.as_ref())
+        .unwrap();
+    early.insert(last_tile + 1, st);
+    assert!(check_tiled(&t, &early, s.base).is_err());
+    // A staging outside its BConv's span.
+    let mut outside = s.instrs.clone();
+    let st = outside.remove(stage);
+    outside.insert(0, st);
+    assert!(check_tiled(&t, &outside, s.base).is_err());
+}
+
+#[test]
+fn a_tiled_bconv_moves_its_input_once_as_the_untiled_one_does() {
+    // Cluster-to-cluster NoC bytes (off-chip transfers' ways from the I/O dies excluded:
+    // they follow the spills, which tiling changes) of a key switch on 16 clusters, for
+    // every policy that moves BConv inputs: tiled with a shared input, the same as untiled;
+    // tiled with every output tile moving the input (session 31), more.
+    let t = trace("keyswitch");
+    let h3 = Machine::load("h3-hbm")
+        .unwrap()
+        .with_setting("memory.scratchpad.capacity_mb", "4096")
+        .unwrap();
+    let noc = |m: &Machine| {
+        let s = tessera_sim::engine::run(m, &apply(m, &t), false).unwrap();
+        s.noc_bytes - s.io_noc_bytes
+    };
+    for p in ["alternating", "ring", "limb-duplication"] {
+        let m = h3.with_setting("chip.policy", p).unwrap();
+        let untiled = noc(&m.with_setting("schedule.policy", "working-set").unwrap());
+        assert!(untiled > 0.0, "{p}");
+        for tile in [1, 2, 3] {
+            let shared = noc(&tiled(&m, tile, true));
+            assert!(
+                (shared - untiled).abs() <= 1e-9 * untiled,
+                "{p}, tile {tile}: {shared} NoC bytes, untiled {untiled}"
+            );
+            let per_tile = noc(&tiled(&m, tile, false));
+            assert!(
+                per_tile > untiled * 1.01,
+                "{p}, tile {tile}: {per_tile} vs {untiled}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_staged_input_that_does_not_fit_is_moved_per_tile() {
+    use tessera_sim::schedule::tiling::{split_sharing, Share};
+    let t = trace("keyswitch");
+    let h3 = Machine::load("h3-hbm").unwrap();
+    // The budget is the scratchpad less the output tile; an input staged as 16 copies
+    // (limb duplication broadcasts on H3-HBM's 16 clusters) that exceeds it is moved per
+    // tile.
+    let n = t.iter().find(|i| i.n > 0).unwrap().n as f64;
+    let cap = (h3.scratchpad_mb() * 1048576.0 / (n * h3.word_bytes())) as usize;
+    assert_eq!(Share::of(&h3, &t, 2).unwrap().budget_limbs, cap - 2);
+    let tiny = h3
+        .with_setting(
+            "memory.scratchpad.capacity_mb",
+            &(2.0 * n * h3.word_bytes() / 1048576.0).to_string(),
+        )
+        .unwrap();
+    let s = split_sharing(&t, 1, Share::of(&tiny, &t, 1).as_ref());
+    assert!(s.re_moved > 0, "{} {}", s.shared, s.re_moved);
+    check_tiled(&t, &s.instrs, s.base).unwrap();
+    let s = split_sharing(&t, 1, Share::of(&h3, &t, 1).as_ref());
+    assert!(
+        s.shared > 0 && s.re_moved == 0,
+        "{} {}",
+        s.shared,
+        s.re_moved
+    );
+    // Policies that move no BConv input stage nothing and count nothing.
+    for p in ["limb-wise", "coefficient-wise"] {
+        let m = h3.with_setting("chip.policy", p).unwrap();
+        let s = split_sharing(&t, 2, Share::of(&m, &t, 2).as_ref());
+        assert_eq!((s.shared, s.re_moved), (0, 0), "{p}");
+        check_tiled(&t, &s.instrs, s.base).unwrap();
+    }
+}
+
+#[test]
+fn a_tile_sweep_is_monotone_in_traffic_with_a_shared_input() {
+    // Off-chip bytes of a bootstrapping on H3-HBM with a 48-limb scratchpad (polynomials
+    // spill at test size): smaller tiles never move more, with the staged inputs (16 copies
+    // each on 16 clusters) on chip. One-limb tiles are left out: there every BConv of two
+    // or more output limbs is staged, and at this size its 16 copies crowd the scratchpad
+    // (the full-size sweep is in docs/simulator.md).
+    let t = trace("bootstrap");
+    let n = t.iter().find(|i| i.n > 0).unwrap().n as f64;
+    let h3 = Machine::load("h3-hbm").unwrap();
+    let mb = 48.0 * n * h3.word_bytes() / 1048576.0;
+    let small = h3
+        .with_setting("memory.scratchpad.capacity_mb", &mb.to_string())
+        .unwrap();
+    let mut last = f64::INFINITY;
+    for tile in [16, 8, 4, 2] {
+        let m = tiled(&small, tile, true);
+        let s = tessera_sim::engine::run(&m, &apply(&m, &t), false).unwrap();
+        assert!(
+            s.offchip_bytes <= last,
+            "tile {tile}: {} > {last}",
+            s.offchip_bytes
+        );
+        last = s.offchip_bytes;
+    }
+    // The engine's residency holds the staged copies: at one limb per tile some are dropped
+    // for room, and the tiles after it move the input again.
+    let m = tiled(&small, 1, true);
+    let s = tessera_sim::engine::run(&m, &apply(&m, &t), false).unwrap();
+    assert!(s.bconv_inputs_re_moved > 0);
+}

@@ -5,8 +5,8 @@
 
 use super::alternating::Alternating;
 use super::ring::Ring;
-use super::{Ctx, Distribution};
-use crate::mapping::Lowered;
+use super::{Ctx, Distribution, Staging};
+use crate::mapping::{Lowered, Net};
 
 /// CiFHER's policy.
 #[derive(Clone, Copy, Debug, Default)]
@@ -30,6 +30,18 @@ impl Distribution for LimbDuplication {
             Ring::lower_bconv(cx, l_in, home, frac, out);
         } else {
             Alternating::lower_bconv(cx, l_in, l_out, out);
+        }
+    }
+
+    /// Eq. 3 on the whole BConv (every output tile together), as its untiled lowering
+    /// decides: broadcast when duplication saves limbs, else ARK's redistribution.
+    fn staging(&self, net: &Net, k: usize, l_in: usize, l_out: usize) -> Staging {
+        if k < 2 {
+            Staging::None
+        } else if net.duplication_saving(l_in, l_out) > 0.0 {
+            Staging::Replicate
+        } else {
+            Staging::Redistribute
         }
     }
 }

@@ -4,7 +4,7 @@
 //! ARK does, converts bases as REED does and moves inner-product partial sums as ARK's
 //! limb-wise comparison design does.
 
-use super::{simple, Ctx, Distribution};
+use super::{simple, Ctx, Distribution, Staging};
 use crate::machine::MixSpec;
 use crate::mapping::{Lowered, Net, Resource};
 
@@ -59,6 +59,10 @@ impl Distribution for Mix {
         out: &mut Lowered,
     ) {
         self.bconv.bconv(cx, l_in, l_out, home, frac, out);
+    }
+
+    fn staging(&self, net: &Net, k: usize, l_in: usize, l_out: usize) -> Staging {
+        self.bconv.staging(net, k, l_in, l_out)
     }
 
     fn key_dot(

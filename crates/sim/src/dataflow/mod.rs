@@ -23,6 +23,69 @@ pub mod ring;
 use crate::machine::{Machine, Policy};
 use crate::mapping::{transfer, Lowered, Net, Pattern, Phase, Resource};
 
+/// How a BConv split by output limbs (`schedule::tiling`) shares its input: moved between
+/// the clusters once, by a staging instruction, and held on chip until its last output tile
+/// has read it, instead of being moved again for every output tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Staging {
+    /// The policy moves no BConv input between clusters (one cluster, limb-wise, or
+    /// coefficient-wise): there is nothing to share.
+    None,
+    /// ARK's redistribution: the input is exchanged all-to-all once into the
+    /// coefficient-wise distribution (one copy on chip); each output tile is converted on
+    /// every cluster and exchanged back all-to-all ([`alternating`]).
+    Redistribute,
+    /// Broadcast (ring all-gather, limb duplication): every block (limb cluster) receives
+    /// all the input limbs once, so the chip holds one copy per block; each output tile is
+    /// converted at its limbs' homes and moves nothing ([`ring`]).
+    Replicate,
+}
+
+impl Staging {
+    /// Copies of the input the staged form holds on chip, all clusters together.
+    pub fn copies(self, net: &Net) -> usize {
+        match self {
+            Staging::None | Staging::Redistribute => 1,
+            Staging::Replicate => net.blocks.max(1),
+        }
+    }
+
+    /// Moves `l_in` input limbs into the staged form, once for the whole BConv.
+    pub fn lower_input(self, cx: &Ctx<'_>, l_in: usize, out: &mut Lowered) {
+        let pattern = match self {
+            Staging::None => return,
+            Staging::Redistribute => Pattern::AllToAll,
+            Staging::Replicate => Pattern::AllGather,
+        };
+        let tasks = cx.comm(pattern, l_in as f64 * cx.nf * cx.w, out);
+        out.phases.push(Phase {
+            tasks,
+            latency: 0.0,
+        });
+    }
+
+    /// One output tile of `l_out` limbs (`home[c]` of them homed at cluster `c`, each
+    /// cluster holding `frac` of a limb's coefficients) from the staged input of `l_in`
+    /// limbs: the BConv lowering of [`Distribution::bconv`] without the input's move.
+    pub fn lower_tile(
+        self,
+        cx: &Ctx<'_>,
+        l_in: usize,
+        l_out: usize,
+        home: &[usize],
+        frac: f64,
+        out: &mut Lowered,
+    ) {
+        match self {
+            Staging::None => cx.bconv_on_one(l_in, l_out, out),
+            Staging::Redistribute => {
+                alternating::Alternating::convert_and_return(cx, l_in, l_out, out)
+            }
+            Staging::Replicate => ring::Ring::convert_at_home(cx, l_in, home, frac, out),
+        }
+    }
+}
+
 /// What a policy's lowering needs of the machine and the instruction.
 pub struct Ctx<'a> {
     /// The machine.
@@ -147,6 +210,13 @@ pub trait Distribution {
         frac: f64,
         out: &mut Lowered,
     );
+
+    /// How this policy stages the input of a BConv of `l_in` input and `l_out` output limbs
+    /// (all output tiles together) on `k` clusters, when the BConv is split by output limbs.
+    /// Default: [`Staging::None`] (the policy moves no input).
+    fn staging(&self, _net: &Net, _k: usize, _l_in: usize, _l_out: usize) -> Staging {
+        Staging::None
+    }
 
     /// NoC tasks a key-switch inner product of `pairs` digit pairs over `limbs` limbs adds
     /// to its phase. Default: none (every digit's product forms at the limb's home).

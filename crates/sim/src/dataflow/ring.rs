@@ -2,8 +2,8 @@
 //! ring KeySwitch: a BConv's input limbs travel the ring once and each cluster computes its
 //! own (home) output limbs; nothing else moves between clusters.
 
-use super::{Ctx, Distribution};
-use crate::mapping::{Lowered, Pattern, Phase};
+use super::{Ctx, Distribution, Staging};
+use crate::mapping::{Lowered, Net, Pattern, Phase};
 
 /// REED's policy.
 #[derive(Clone, Copy, Debug, Default)]
@@ -18,6 +18,18 @@ impl Ring {
             tasks,
             latency: 0.0,
         });
+        Self::convert_at_home(cx, l_in, home, frac, out);
+    }
+
+    /// Every cluster holds the whole input (`l_in` limbs, its `frac` of their coefficients)
+    /// and converts it into its own (home) output limbs.
+    pub fn convert_at_home(
+        cx: &Ctx<'_>,
+        l_in: usize,
+        home: &[usize],
+        frac: f64,
+        out: &mut Lowered,
+    ) {
         let mut ph = Phase {
             tasks: Vec::new(),
             latency: cx.m.units.bconv.latency_cycles as f64,
@@ -50,6 +62,14 @@ impl Distribution for Ring {
             Self::lower_bconv(cx, l_in, home, frac, out);
         } else {
             cx.bconv_on_one(l_in, l_out, out);
+        }
+    }
+
+    fn staging(&self, _net: &Net, k: usize, _l_in: usize, _l_out: usize) -> Staging {
+        if k > 1 {
+            Staging::Replicate
+        } else {
+            Staging::None
         }
     }
 }

@@ -111,6 +111,10 @@ fn default_window() -> usize {
     DEFAULT_WINDOW
 }
 
+fn default_true() -> bool {
+    true
+}
+
 /// A machine's `[schedule]` table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -132,6 +136,11 @@ pub struct ScheduleSpec {
     /// Fuse element-wise chains (off by default).
     #[serde(default)]
     pub fuse: bool,
+    /// `limb-tiled`: stage the input of a BConv split by output limbs once and share it
+    /// between the output tiles, kept on chip until the last one ([`tiling::Share`]; the
+    /// default). `false`: every output tile moves the whole input again (session 31).
+    #[serde(default = "default_true")]
+    pub share_bconv_input: bool,
     /// Where the choice comes from (the paper's compiler or scheduler, or "ours").
     #[serde(default)]
     pub cite: String,
@@ -145,6 +154,7 @@ impl Default for ScheduleSpec {
             tile_limbs: 0,
             prefetch: 0,
             fuse: false,
+            share_bconv_input: true,
             cite: String::new(),
         }
     }
@@ -169,9 +179,42 @@ impl ScheduleSpec {
 /// Largest `schedule.tile_limbs` (more limbs than any modulus chain has).
 pub const MAX_TILE_LIMBS: u64 = 1 << 16;
 
+/// Whether `m` runs `limb-tiled` with BConv inputs staged and shared by their output tiles.
+pub fn shares_bconv_inputs(m: &Machine) -> bool {
+    m.schedule.policy == PolicyName::LimbTiled && m.schedule.share_bconv_input
+}
+
+/// What `limb-tiled` did to a stream (for the report): its tile, and [`tiling::Split`]'s
+/// counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TileStats {
+    /// Limbs per tile.
+    pub tile_limbs: usize,
+    /// Recorded instructions split.
+    pub split: u64,
+    /// Tiles emitted for them.
+    pub tiles: u64,
+    /// Joins of tiles before whole instructions.
+    pub joins: u64,
+    /// BConvs whose input was staged once and shared by their output tiles.
+    pub bconv_inputs_shared: u64,
+    /// BConvs whose staged input would not fit beside the tiles: every output tile moves
+    /// the input.
+    pub bconv_inputs_not_fitting: u64,
+}
+
 /// `instrs` in the order `m`'s policy gives: borrowed unchanged for `program-order`; split
 /// into limb tiles first for `limb-tiled`.
 pub fn apply<'a>(m: &Machine, instrs: &'a [Instr]) -> Cow<'a, [Instr]> {
+    apply_with_stats(m, instrs).0
+}
+
+/// [`apply`], with what `limb-tiled` split (`None` for the other policies, or when nothing
+/// is split).
+pub fn apply_with_stats<'a>(
+    m: &Machine,
+    instrs: &'a [Instr],
+) -> (Cow<'a, [Instr]>, Option<TileStats>) {
     let spec = &m.schedule;
     let refine = Refine {
         prefetch: spec.prefetch,
@@ -180,15 +223,31 @@ pub fn apply<'a>(m: &Machine, instrs: &'a [Instr]) -> Cow<'a, [Instr]> {
     let mut p = spec.policy.policy();
     let window = spec.window.max(1);
     match spec.policy {
-        _ if spec.is_identity() => Cow::Borrowed(instrs),
+        _ if spec.is_identity() => (Cow::Borrowed(instrs), None),
         PolicyName::LimbTiled => {
-            let tiled = match tiling::tile_limbs(m, instrs) {
-                Some(t) => tiling::split(instrs, t).instrs,
-                None => instrs.to_vec(),
+            let (tiled, stats) = match tiling::plan(m, instrs) {
+                Some((tile, split)) => {
+                    let stats = TileStats {
+                        tile_limbs: tile,
+                        split: split.split,
+                        tiles: split.tiles,
+                        joins: split.joins,
+                        bconv_inputs_shared: split.shared,
+                        bconv_inputs_not_fitting: split.re_moved,
+                    };
+                    (split.instrs, Some(stats))
+                }
+                None => (instrs.to_vec(), None),
             };
-            Cow::Owned(reorder_with(p.as_mut(), &tiled, window, refine))
+            (
+                Cow::Owned(reorder_with(p.as_mut(), &tiled, window, refine)),
+                stats,
+            )
         }
-        _ => Cow::Owned(reorder_with(p.as_mut(), instrs, window, refine)),
+        _ => (
+            Cow::Owned(reorder_with(p.as_mut(), instrs, window, refine)),
+            None,
+        ),
     }
 }
 

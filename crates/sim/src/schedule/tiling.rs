@@ -30,6 +30,7 @@
 
 use super::graph::Graph;
 use super::SchedulePolicy;
+use crate::dataflow::Staging;
 use crate::machine::Machine;
 use std::collections::{BTreeMap, HashMap};
 use tessera_backend::trace::{Instr, Limbs, Op, Srcs};
@@ -48,6 +49,49 @@ pub struct Split {
     pub tiles: u64,
     /// Joins: `concat`s of a tiled buffer's tiles before a whole instruction that reads it.
     pub joins: u64,
+    /// BConvs split into two or more output tiles whose input was staged once and shared by
+    /// the tiles ([`Share`]).
+    pub shared: u64,
+    /// BConvs split into two or more output tiles whose staged input would not fit in the
+    /// scratchpad beside the tiles ([`Share::budget_limbs`]): each tile moves the input again.
+    pub re_moved: u64,
+}
+
+/// How a BConv split by output limbs shares its input: the machine's distribution policy
+/// ([`crate::dataflow::Distribution::staging`]) says how the input is moved once and how
+/// many copies of it the chip then holds; the staged input stays live until the BConv's last
+/// output tile, so it must fit in the scratchpad beside one tile of every other live buffer.
+pub struct Share {
+    net: crate::mapping::Net,
+    dist: crate::dataflow::mix::Mix,
+    clusters: usize,
+    /// Limbs of scratchpad (all clusters together) a staged input may take: the capacity
+    /// less the BConv's output tile. Whether it stays resident beside everything else live
+    /// is the engine's residency's call (it drops a staged input for room like a clean
+    /// cached limb, and the next output tile moves the input again).
+    pub budget_limbs: usize,
+}
+
+impl Share {
+    /// Sharing on `m` with tiles of `tile` limbs: `None` when the scratchpad's capacity is
+    /// not modelled (nothing to fit, so nothing is split).
+    pub fn of(m: &Machine, instrs: &[Instr], tile: usize) -> Option<Self> {
+        let cap = capacity_limbs(m, instrs)?;
+        Some(Self {
+            net: crate::mapping::Net::of(m),
+            dist: crate::dataflow::of(m),
+            clusters: m.chip.clusters,
+            budget_limbs: cap.saturating_sub(tile),
+        })
+    }
+
+    /// How the input of a BConv of `l_in` input and `l_out` output limbs is staged, and the
+    /// limbs its staged form takes on chip.
+    pub fn staging(&self, l_in: usize, l_out: usize) -> (Staging, usize) {
+        use crate::dataflow::Distribution;
+        let s = self.dist.staging(&self.net, self.clusters, l_in, l_out);
+        (s, l_in * s.copies(&self.net))
+    }
 }
 
 /// One tile of a buffer: its block index, its id and limbs.
@@ -105,6 +149,13 @@ pub fn tile_limbs(m: &Machine, instrs: &[Instr]) -> Option<usize> {
     if m.schedule.tile_limbs > 0 {
         return Some(m.schedule.tile_limbs);
     }
+    let cap = capacity_limbs(m, instrs)?;
+    Some((cap / live_operands(instrs)).max(1))
+}
+
+/// The scratchpad's capacity in limbs of the stream's ring degree (all clusters together);
+/// `None` when it is not modelled or the stream has no instruction.
+fn capacity_limbs(m: &Machine, instrs: &[Instr]) -> Option<usize> {
     let spm = m.scratchpad_mb() * 1048576.0;
     if !spm.is_finite() {
         return None;
@@ -113,14 +164,19 @@ pub fn tile_limbs(m: &Machine, instrs: &[Instr]) -> Option<usize> {
         .iter()
         .find(|i| !matches!(i.op, Op::Begin | Op::End))?;
     let limb_bytes = first.n as f64 * m.word_bytes();
+    Some((spm / limb_bytes) as usize)
+}
+
+/// The buffers a tile of each must fit for: the most the recorded stream keeps live at once,
+/// or the most operands of one splittable instruction if that is more (at least 1).
+fn live_operands(instrs: &[Instr]) -> usize {
     let operands = instrs
         .iter()
         .filter(|i| splittable(i.op))
         .map(|i| i.srcs.len() + usize::from(i.dst.is_some_and(|d| !i.srcs.contains(&d))))
         .max()
         .unwrap_or(1);
-    let live = peak_live_buffers(instrs).max(operands).max(1);
-    Some(((spm / limb_bytes) as usize / live).max(1))
+    peak_live_buffers(instrs).max(operands).max(1)
 }
 
 /// The most buffers live at once in `instrs` (a buffer lives from its first write to its
@@ -152,14 +208,17 @@ pub fn peak_live_buffers(instrs: &[Instr]) -> usize {
 type TilePlan = (usize, Vec<usize>, Vec<u64>);
 
 /// The splitter's state over one stream.
-struct Splitter {
+struct Splitter<'a> {
     tile: usize,
     next_id: u64,
     tiled: HashMap<u64, Vec<Tile>>,
+    /// Limbs of every buffer written so far (a whole source's limbs, for a staged input).
+    limbs: HashMap<u64, Limbs>,
+    share: Option<&'a Share>,
     out: Split,
 }
 
-impl Splitter {
+impl Splitter<'_> {
     /// The tiles each block of `ins` would read, or `None` when `ins` stays whole.
     fn plan(&self, ins: &Instr) -> Option<Vec<TilePlan>> {
         if !splittable(ins.op) || ins.limbs.is_empty() {
@@ -221,12 +280,61 @@ impl Splitter {
         self.out.joins += 1;
     }
 
+    /// Stages the input of BConv `ins`, split into `plan`'s output tiles, when the machine's
+    /// policy moves BConv inputs and the staged input fits beside the tiles: a `concat`
+    /// (carrying the BConv's mode, which marks it as a staging) of the input into a new
+    /// buffer that every output tile then reads instead. Counts a BConv whose input does
+    /// not fit as re-moved.
+    fn stage(&mut self, ins: &Instr, plan: &mut [TilePlan]) {
+        let Some(share) = self.share else { return };
+        if ins.op != Op::Bconv || plan.len() < 2 || ins.srcs.len() != 1 {
+            return;
+        }
+        let src = ins.srcs[0];
+        let mut limbs: Vec<usize> = match self.tiled.get(&src) {
+            Some(tiles) => tiles.iter().flat_map(|t| t.limbs.iter().copied()).collect(),
+            None => self.limbs.get(&src).map(|l| l.to_vec()).unwrap_or_default(),
+        };
+        limbs.sort_unstable();
+        let (staging, on_chip) = share.staging(limbs.len(), ins.limbs.len());
+        if staging == Staging::None || limbs.is_empty() {
+            return;
+        }
+        if on_chip > share.budget_limbs {
+            self.out.re_moved += 1;
+            return;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.out.instrs.push(Instr {
+            seq: ins.seq,
+            op: Op::Concat,
+            dst: Some(id),
+            srcs: Srcs::from(&plan[0].2[..]),
+            limbs: Limbs::from(limbs),
+            n: ins.n,
+            kind: ins.kind,
+            galois: None,
+            mode: ins.mode,
+            name: None,
+            level: None,
+            host: None,
+        });
+        for p in plan.iter_mut() {
+            p.2 = vec![id];
+        }
+        self.out.shared += 1;
+    }
+
     fn step(&mut self, ins: &Instr) {
         if matches!(ins.op, Op::Begin | Op::End) {
             self.out.instrs.push(ins.clone());
             return;
         }
-        let Some(plan) = self.plan(ins) else {
+        if let Some(d) = ins.dst {
+            self.limbs.insert(d, ins.limbs.clone());
+        }
+        let Some(mut plan) = self.plan(ins) else {
             for s in ins.srcs.iter() {
                 self.join(*s, ins);
             }
@@ -237,6 +345,7 @@ impl Splitter {
             self.out.instrs.push(ins.clone());
             return;
         };
+        self.stage(ins, &mut plan);
         let in_place = ins.dst.is_some_and(|d| ins.srcs.contains(&d));
         let old = ins.dst.and_then(|d| self.tiled.get(&d).cloned());
         let mut new_tiles = Vec::with_capacity(plan.len());
@@ -291,8 +400,15 @@ impl Splitter {
 }
 
 /// `instrs` with every splittable instruction split into tiles of `tile` limbs (see the
-/// module doc). Tiled buffers still live at the end of the stream stay tiled.
+/// module doc). Tiled buffers still live at the end of the stream stay tiled. Every output
+/// tile of a BConv reads (and, on machines that move it, moves) the whole input.
 pub fn split(instrs: &[Instr], tile: usize) -> Split {
+    split_sharing(instrs, tile, None)
+}
+
+/// [`split`], with the input of every BConv split into two or more output tiles staged
+/// once and shared by its tiles where `share` says the machine moves it and it fits.
+pub fn split_sharing(instrs: &[Instr], tile: usize, share: Option<&Share>) -> Split {
     let base = instrs
         .iter()
         .flat_map(|i| i.srcs.iter().copied().chain(i.dst))
@@ -302,6 +418,8 @@ pub fn split(instrs: &[Instr], tile: usize) -> Split {
         tile: tile.max(1),
         next_id: base,
         tiled: HashMap::new(),
+        limbs: HashMap::new(),
+        share,
         out: Split {
             instrs: Vec::with_capacity(instrs.len() * 2),
             base,
@@ -312,6 +430,21 @@ pub fn split(instrs: &[Instr], tile: usize) -> Split {
         s.step(ins);
     }
     s.out
+}
+
+/// The split `limb-tiled` makes of `instrs` on `m`: tiles of [`tile_limbs`], with BConv
+/// inputs staged and shared ([`Share`]) when `schedule.share_bconv_input` (the default),
+/// else with every BConv output tile moving its input.
+/// `None` when nothing is split (the scratchpad's capacity is not modelled). Returns the
+/// tile with the split.
+pub fn plan(m: &Machine, instrs: &[Instr]) -> Option<(usize, Split)> {
+    let tile = tile_limbs(m, instrs)?;
+    let share = m
+        .schedule
+        .share_bconv_input
+        .then(|| Share::of(m, instrs, tile))
+        .flatten();
+    Some((tile, split_sharing(instrs, tile, share.as_ref())))
 }
 
 /// `limb-tiled`: the stream split into limb tiles ([`split`]), then ordered by the

@@ -171,7 +171,7 @@ pub fn tiled_work(instrs: &[Instr], base: u64) -> HashMap<Op, u64> {
         .iter()
         .filter(|i| !matches!(i.op, Op::Begin | Op::End))
     {
-        let join = is_join(i, base);
+        let join = is_join(i, base) || is_stage(i, base);
         if !join {
             let per = if i.op == Op::Bconv {
                 i.srcs
@@ -190,6 +190,12 @@ pub fn tiled_work(instrs: &[Instr], base: u64) -> HashMap<Op, u64> {
     work
 }
 
+/// A staged BConv input ([`super::tiling::Share`]): a `concat` carrying a BConv mode into a
+/// tile id.
+fn is_stage(i: &Instr, base: u64) -> bool {
+    crate::engine::is_stage(i) && i.dst.is_some_and(|d| d >= base)
+}
+
 /// A join of tiles back into a recorded buffer: a `concat` of tile ids into a recorded id.
 fn is_join(i: &Instr, base: u64) -> bool {
     i.op == Op::Concat
@@ -206,7 +212,10 @@ fn is_join(i: &Instr, base: u64) -> bool {
 /// every limb it writes following the same earlier write; each tile of a limb-parallel
 /// operation reading its own limbs of every source that had them; balanced markers and the
 /// recorded span path around every tile. Joins (`concat`s of a buffer's tiles into the
-/// buffer) move no data between limbs and must reassemble the tiles' limbs exactly.
+/// buffer) move no data between limbs and must reassemble the tiles' limbs exactly. A staged
+/// BConv input (a `concat` carrying the BConv's mode, with the BConv's `seq`) must sit in the
+/// BConv's spans, hold every input limb the recorded BConv read, each as the write it saw
+/// (checked when staged: the tiles read the staged copy, not the buffer).
 pub fn check_tiled(recorded: &[Instr], scheduled: &[Instr], base: u64) -> Result<(), String> {
     if tiled_work(recorded, base) != tiled_work(scheduled, base) {
         return Err(format!(
@@ -235,6 +244,7 @@ pub fn check_tiled(recorded: &[Instr], scheduled: &[Instr], base: u64) -> Result
     let mut w = Writes::default();
     let mut covered: HashMap<u64, Vec<usize>> = HashMap::new();
     let mut open: Vec<(String, usize)> = Vec::new();
+    let mut staged = std::collections::HashSet::new();
     for i in scheduled {
         match i.op {
             Op::Begin => {
@@ -263,6 +273,47 @@ pub fn check_tiled(recorded: &[Instr], scheduled: &[Instr], base: u64) -> Result
                 return Err(format!("{at}: joins limbs {limbs:?} as {:?}", &i.limbs[..]));
             }
             w.limbs.insert(d, limbs);
+            continue;
+        }
+        if is_stage(i, base) {
+            let d = i.dst.expect("a staging has a destination");
+            let r = by_seq
+                .get(&i.seq)
+                .filter(|r| r.op == Op::Bconv)
+                .ok_or_else(|| format!("{at}: stages the input of no recorded BConv"))?;
+            let f = &facts[&i.seq];
+            if f.spans != open {
+                return Err(format!(
+                    "{at}: staged inside spans {open:?}, recorded {:?}",
+                    f.spans
+                ));
+            }
+            let mut limbs = Vec::new();
+            for &s in i.srcs.iter() {
+                let o = orig(&origin, s)?;
+                if !r.srcs.contains(&o) {
+                    return Err(format!("{at}: stages {o}, not the BConv's input"));
+                }
+                for &l in w.limbs.get(&s).into_iter().flatten() {
+                    let was = f.reads.get(&(o, l));
+                    if was.is_none_or(|was| w.writer.get(&(o, l)).copied() != *was) {
+                        return Err(format!("{at}: stages limb {l} of {o} as another write"));
+                    }
+                    limbs.push(l);
+                }
+                origin.insert(d, o);
+            }
+            limbs.sort_unstable();
+            let mut had: Vec<usize> = f.reads.keys().map(|&(_, l)| l).collect();
+            had.sort_unstable();
+            if limbs != *i.limbs || limbs != had {
+                return Err(format!(
+                    "{at}: stages limbs {limbs:?} as {:?}, recorded {had:?}",
+                    &i.limbs[..]
+                ));
+            }
+            w.limbs.insert(d, limbs);
+            staged.insert(d);
             continue;
         }
         let r = by_seq
@@ -296,7 +347,7 @@ pub fn check_tiled(recorded: &[Instr], scheduled: &[Instr], base: u64) -> Result
                     .reads
                     .get(&(o, l))
                     .ok_or_else(|| format!("{at}: reads limb {l} of {o}, not recorded"))?;
-                if w.writer.get(&(o, l)).copied() != *was {
+                if !staged.contains(&s) && w.writer.get(&(o, l)).copied() != *was {
                     return Err(format!(
                         "{at}: limb {l} of {o} sees write {:?}, recorded {was:?}",
                         w.writer.get(&(o, l))
