@@ -45,14 +45,19 @@ for line in sys.stdin:
 }
 
 step() { # step <name> <seconds> <command...>
+    # Every step's output goes to one log ($OUT/steps.txt, with a header per step): the run
+    # tool brings back at most 8 files.
     local name=$1 secs=$2
     shift 2
     local t0=$(date +%s%N)
-    timeout "$secs" "$@" >"$OUT/$name.txt" 2>&1
+    printf '\n===== %s: %s\n' "$name" "$*" >>"$OUT/steps.txt"
+    timeout "$secs" "$@" >"$OUT/step.tmp" 2>&1
     local rc=$?
     local ms=$((($(date +%s%N) - t0) / 1000000))
+    cat "$OUT/step.tmp" >>"$OUT/steps.txt"
     printf '%-28s rc=%-3s %8d ms\n' "$name" "$rc" "$ms" | tee -a "$OUT/summary.txt"
-    tail -n 5 "$OUT/$name.txt"
+    tail -n 5 "$OUT/step.tmp"
+    rm -f "$OUT/step.tmp"
 }
 
 run() { # run [tests|bench|all]
@@ -76,10 +81,16 @@ run() { # run [tests|bench|all]
     step backend-cuda-conformance 150 "$BIN/test-cuda_conformance" --nocapture --test-threads=1
     fi
     # 4. Timings at ark on the GPU (needs the `--backend` option of tessera bench).
+    # --profile times each primary between device waits (its total then includes the waits);
+    # the plain run is the timing. Host threads: the GPU machine's cores (key generation,
+    # the host-side seed expansion).
     if [ "$what" != tests ] && [ -x "$BIN/tessera" ]; then
-        for op in hmult hrot bootstrap; do
-            step "bench-$op" 170 "$BIN/tessera" bench "$op" --params ark --backend cuda --json
+        local th; th=$(nproc)
+        for op in hmult hrot; do
+            step "bench-$op" 120 "$BIN/tessera" bench "$op" --params ark --backend cuda --threads "$th" --json
+            step "bench-$op-profile" 120 "$BIN/tessera" bench "$op" --params ark --backend cuda --threads "$th" --json --profile --reps 3
         done
+        step bench-bootstrap 240 "$BIN/tessera" bench bootstrap --params ark --backend cuda --threads "$th" --json --profile
     fi
     cat "$OUT/summary.txt"
 }

@@ -372,6 +372,21 @@ impl Backend for Compute {
             Compute::Cuda(b) => b.end_op(),
         }
     }
+    fn synchronize(&mut self) -> Result<(), MathError> {
+        match self {
+            Compute::Cpu(b) => b.synchronize(),
+            Compute::Cpu32(b) => b.synchronize(),
+            #[cfg(feature = "cuda")]
+            Compute::Cuda(b) => b.synchronize(),
+        }
+    }
+    fn device_report(&self) -> Option<crate::DeviceReport> {
+        match self {
+            Compute::Cpu(_) | Compute::Cpu32(_) => None,
+            #[cfg(feature = "cuda")]
+            Compute::Cuda(b) => b.device_report(),
+        }
+    }
 }
 
 impl Compute {

@@ -154,4 +154,16 @@ impl Backend for CudaBackend {
     }
     fn begin_op(&mut self, _name: &'static str, _level: usize) {}
     fn end_op(&mut self) {}
+    fn synchronize(&mut self) -> Result<(), MathError> {
+        self.dev.device().synchronize().map_err(e)
+    }
+    fn device_report(&self) -> Option<crate::DeviceReport> {
+        let d = self.dev.device();
+        Some(crate::DeviceReport {
+            name: d.name(),
+            capacity_bytes: d.capacity(),
+            bytes_in_use: d.bytes_in_use(),
+            peak_bytes: d.peak_bytes(),
+        })
+    }
 }

@@ -18,6 +18,7 @@ mod reference;
 pub mod trace;
 
 pub use compute::{BackendChoice, Compute, ComputePoly};
+// `DeviceReport` is defined below, next to the trait method that returns it.
 pub use cpu::CpuBackend;
 pub use cpu32::{Cpu32Backend, Poly32, Word};
 #[cfg(feature = "cuda")]
@@ -208,4 +209,30 @@ pub trait Backend {
     fn begin_op(&mut self, name: &'static str, level: usize);
     /// Marks the end of the innermost HE operation.
     fn end_op(&mut self);
+
+    /// Waits until every primary issued so far has finished. A GPU backend's launches,
+    /// copies and frees are asynchronous, so code that reads a clock (benchmarks, profiles)
+    /// calls this before it does; on the CPU backends every call has already finished.
+    fn synchronize(&mut self) -> Result<(), MathError> {
+        Ok(())
+    }
+
+    /// The accelerator this backend computes on and its memory, for reports (`None`: the
+    /// host's memory, which the process's peak RSS already reports).
+    fn device_report(&self) -> Option<DeviceReport> {
+        None
+    }
+}
+
+/// An accelerator's identity and this process's use of its memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceReport {
+    /// The device's name (e.g. `NVIDIA H100 80GB HBM3 (CUDA device 0)`).
+    pub name: String,
+    /// Device memory in bytes.
+    pub capacity_bytes: u64,
+    /// Bytes this process holds now (buffers, cached keys and plaintexts).
+    pub bytes_in_use: u64,
+    /// The most bytes held at once since the device was opened.
+    pub peak_bytes: u64,
 }

@@ -25,6 +25,7 @@ pub struct OpTime {
 pub struct Profiled<B: Backend> {
     inner: B,
     times: BTreeMap<String, OpTime>,
+    synchronizing: bool,
 }
 
 impl<B: Backend> Profiled<B> {
@@ -33,7 +34,17 @@ impl<B: Backend> Profiled<B> {
         Self {
             inner,
             times: BTreeMap::new(),
+            synchronizing: false,
         }
+    }
+
+    /// Whether each primary is timed between two [`Backend::synchronize`] calls. On a GPU
+    /// backend this is what makes the per-primary times the primaries' own (without it they
+    /// are launch times), at the cost of a device wait per call that the op's total then
+    /// includes; on the CPU backends it changes nothing. Off by default.
+    pub fn synchronizing(mut self, on: bool) -> Self {
+        self.synchronizing = on;
+        self
     }
 
     /// The wrapped backend.
@@ -55,9 +66,17 @@ impl<B: Backend> Profiled<B> {
         self.timed_as(op.name(), f)
     }
 
+    /// Times one primary (between two device waits when [`Profiled::synchronizing`]; a
+    /// failed wait surfaces again at the next primary or at `store`).
     fn timed_as<T>(&mut self, name: &str, f: impl FnOnce(&mut B) -> T) -> T {
+        if self.synchronizing {
+            let _ = self.inner.synchronize();
+        }
         let t0 = Instant::now();
         let r = f(&mut self.inner);
+        if self.synchronizing {
+            let _ = self.inner.synchronize();
+        }
         let dt = t0.elapsed();
         let e = self.times.entry(name.to_string()).or_default();
         e.calls += 1;
@@ -155,6 +174,12 @@ impl<B: Backend> Backend for Profiled<B> {
     }
     fn end_op(&mut self) {
         self.inner.end_op();
+    }
+    fn synchronize(&mut self) -> R<()> {
+        self.inner.synchronize()
+    }
+    fn device_report(&self) -> Option<crate::DeviceReport> {
+        self.inner.device_report()
     }
 }
 

@@ -697,6 +697,12 @@ impl<B: Backend> Backend for Recording<B> {
         self.inner.end_op();
         self.recorder.marker(None);
     }
+    fn synchronize(&mut self) -> Result<(), MathError> {
+        self.inner.synchronize()
+    }
+    fn device_report(&self) -> Option<crate::DeviceReport> {
+        self.inner.device_report()
+    }
 }
 
 /// The header of a streamed trace.

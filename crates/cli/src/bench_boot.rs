@@ -153,7 +153,7 @@ where
         bar,
     } = m;
     let slots = ctx.params().max_slots();
-    let mut ev = Evaluator::new(ctx, Profiled::new(backend))?;
+    let mut ev = Evaluator::new(ctx, Profiled::new(backend).synchronizing(profile))?;
     let x = ev.load(ct)?;
     bar.inc(1);
     // One untimed run first: it encodes the DFT diagonals, which the circuit keeps (ARK's
@@ -167,6 +167,8 @@ where
         bar.set_message(format!("bootstrapping, run {} of {reps}", rep + 1));
         let start = Instant::now();
         let out = parallel::install(|| boot.bootstrap(&mut ev, &x, keys))?;
+        // A GPU's work is asynchronous: the run ends when the device has finished it.
+        ev.backend_mut().synchronize()?;
         times.push(start.elapsed().as_secs_f64());
         last = Some(out);
         bar.inc(1);
@@ -203,7 +205,7 @@ where
     let (cts_rot, cts_pm) = count(&cts);
     let (stc_rot, stc_pm) = count(&stc);
     if json {
-        crate::bench::bench_json(json!({
+        let mut line = json!({
             "op": "bootstrap", "params": params, "ckks_params": ctx.params().name(), "threads": threads, "word_bits": word.bits(), "median_s": median,
             "min_s": times[0], "reps": reps,
             "precision_bits": st.mean_precision_bits(), "max_error_bits": st.max_error_bits(),
@@ -221,17 +223,22 @@ where
                       "prng_words": counts.prng_words, "ntt_limbs": counts.ntt_limbs,
                       "intt_limbs": counts.intt_limbs, "bconv_macs": counts.bconv_macs,
                       "elementwise_mults": counts.elementwise_mults},
-        }));
+        });
+        if let Some(d) = ev.backend().device_report() {
+            line["device"] = crate::bench_ckks::device_json(&d);
+        }
+        crate::bench::bench_json(line);
         if profile {
             crate::bench_ckks::emit_profile("bootstrap", &prims, median, true);
         }
     } else {
         emit(&format!(
-            "bootstrapping at '{params}' (CKKS set '{}', N = {}, {slots} slots, L = {}, depth {}), CPU backend, {}-bit words, kernel {}, {threads} thread(s), {reps} run(s)",
+            "bootstrapping at '{params}' (CKKS set '{}', N = {}, {slots} slots, L = {}, depth {}), {}, {}-bit words, kernel {}, {threads} thread(s), {reps} run(s)",
             ctx.params().name(),
             ctx.params().n(),
             ctx.params().max_level(),
             bp.depth(),
+            crate::bench_ckks::backend_label(ev.backend().device_report().as_ref()),
             word.bits(),
             crate::bench::kernel_label()?
         ));
@@ -274,6 +281,9 @@ where
             counts.plaintext_bytes_loaded as f64 / 1e6,
             counts.ntt_limbs + counts.intt_limbs
         ));
+        if let Some(d) = ev.backend().device_report() {
+            emit(&crate::bench_ckks::device_line(&d));
+        }
         if profile {
             crate::bench_ckks::emit_profile("bootstrap", &prims, median, false);
         }

@@ -183,7 +183,8 @@ where
         steps,
     } = m;
     let slots = ctx.params().max_slots();
-    let mut ev = Evaluator::new(ctx, Profiled::new(backend))?;
+    // With --profile each primary is timed between device waits (on a GPU; no-op on a CPU).
+    let mut ev = Evaluator::new(ctx, Profiled::new(backend).synchronizing(profile))?;
     let x = ev.load(ct)?;
     ev.backend_mut().reset();
     progress(&format!(
@@ -207,6 +208,8 @@ where
                 CkksOp::Hoisted16 => ev.rotate_hoisted(&x, steps, keys)?,
             })
         })?;
+        // A GPU's work is asynchronous: the run ends when the device has finished it.
+        ev.backend_mut().synchronize()?;
         if rep > 0 {
             times.push(start.elapsed().as_secs_f64());
         }
@@ -234,20 +237,24 @@ where
         (s + k.stored_bytes(), e + k.expanded_bytes())
     });
     if json {
-        crate::bench::bench_json(json!({
+        let mut line = json!({
             "op": op.name(), "params": params, "threads": threads, "median_s": median,
             "min_s": times[0], "reps": reps, "n": ctx.params().n(), "level": l,
             "decomposition": if dynamic { "dynamic" } else { "fixed" },
             "dnum": ctx.params().dnum(), "precision_bits": st.mean_precision_bits(),
             "evk_stored_bytes": key_bytes.0, "evk_expanded_bytes": key_bytes.1,
             "max_error_bits": st.max_error_bits(), "word_bits": word.bits(),
-        }));
+        });
+        if let Some(d) = ev.backend().device_report() {
+            line["device"] = device_json(&d);
+        }
+        crate::bench::bench_json(line);
         if profile {
             emit_profile(op.name(), &prims, median, true);
         }
     } else {
         emit(&format!(
-            "{} at '{params}' (N = {}, level {l}, dnum = {}{}), CPU backend, {}-bit words, kernel {}, {threads} thread(s), median of {reps}",
+            "{} at '{params}' (N = {}, level {l}, dnum = {}{}), {}, {}-bit words, kernel {}, {threads} thread(s), median of {reps}",
             op.name(),
             ctx.params().n(),
             ctx.params().dnum(),
@@ -256,6 +263,7 @@ where
             } else {
                 ""
             },
+            backend_label(ev.backend().device_report().as_ref()),
             word.bits(),
             crate::bench::kernel_label()?
         ));
@@ -281,6 +289,9 @@ where
                 ),
             ]],
         );
+        if let Some(d) = ev.backend().device_report() {
+            emit(&device_line(&d));
+        }
         if profile {
             emit_profile(op.name(), &prims, median, false);
         }
@@ -289,6 +300,30 @@ where
 }
 
 /// Per-primary times of a profiled backend, averaged per run: (name, seconds, calls).
+/// "CPU backend", or the CUDA backend and its device, for a report's heading.
+pub(crate) fn backend_label(d: Option<&tessera_backend::DeviceReport>) -> String {
+    match d {
+        Some(d) => format!("CUDA backend on {}", d.name),
+        None => "CPU backend".into(),
+    }
+}
+
+/// One line on an accelerator's memory: held now and at the peak, of its capacity.
+pub(crate) fn device_line(d: &tessera_backend::DeviceReport) -> String {
+    format!(
+        "device memory: {:.2} GB held, peak {:.2} GB of {:.1} GB",
+        d.bytes_in_use as f64 / 1e9,
+        d.peak_bytes as f64 / 1e9,
+        d.capacity_bytes as f64 / 1e9
+    )
+}
+
+/// The `device` object of a bench line: an accelerator and its memory use (absent on CPUs).
+pub(crate) fn device_json(d: &tessera_backend::DeviceReport) -> serde_json::Value {
+    json!({"name": d.name, "capacity_bytes": d.capacity_bytes,
+           "bytes_in_use": d.bytes_in_use, "peak_bytes": d.peak_bytes})
+}
+
 pub(crate) fn primary_times<B: Backend>(b: &Profiled<B>, reps: usize) -> Vec<(String, f64, f64)> {
     b.times()
         .iter()

@@ -43,18 +43,20 @@ extern "C" __global__ void ew_mul_acc(u64* acc, const u64* a, const u64* b, cons
     acc[i] = add_mod(acc[i], mul_mod(a[i], b[i], m[0], m[1], m[2]), m[0]);
 }
 
-// out = sum_t a_t * b_t over `terms` operands whose device addresses are listed in `as` and
-// `bs` (one fused pass: each coefficient's products are summed in registers).
-extern "C" __global__ void ew_dot(u64* out, const u64* as, const u64* bs, u64 terms,
-                                  const u64* limb_mod, const u64* mods, u64 log_n, u64 total) {
+// out = [out +] sum_t a_t * b_t over `terms` (1..8) operand pairs passed as arguments (no
+// operand table to upload, so no host-device copy per call); `acc` = 1 adds to out (a longer
+// dot product runs as several launches of eight).
+extern "C" __global__ void ew_dot8(u64* out, const u64* a0, const u64* a1, const u64* a2, const u64* a3, const u64* a4, const u64* a5, const u64* a6, const u64* a7,
+                                   const u64* b0, const u64* b1, const u64* b2, const u64* b3, const u64* b4, const u64* b5, const u64* b6, const u64* b7, u64 terms, u64 acc,
+                                   const u64* limb_mod, const u64* mods, u64 log_n, u64 total) {
     u64 i = tid();
     if (i >= total) return;
     const u64* m = mods + limb_mod[i >> log_n] * MOD_STRIDE;
-    u64 s = 0;
+    const u64* as[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    const u64* bs[8] = {b0, b1, b2, b3, b4, b5, b6, b7};
+    u64 s = acc ? out[i] : 0;
     for (u64 t = 0; t < terms; t++) {
-        const u64* a = (const u64*)as[t];
-        const u64* b = (const u64*)bs[t];
-        s = add_mod(s, mul_mod(a[i], b[i], m[0], m[1], m[2]), m[0]);
+        s = add_mod(s, mul_mod(as[t][i], bs[t][i], m[0], m[1], m[2]), m[0]);
     }
     out[i] = s;
 }

@@ -20,6 +20,39 @@ pub(crate) struct CudaExec {
     functions: HashMap<&'static str, CudaFunction>,
     name: String,
     capacity: u64,
+    /// Stream-ordered allocation (`cuMemAllocAsync` from the device's default pool, whose
+    /// release threshold is raised so freed memory stays in the pool): allocating and freeing
+    /// then never synchronise the device, as `cuMemAlloc`/`cuMemFree` do. False on a device
+    /// without memory pools, which keeps the synchronous calls.
+    pooled: bool,
+}
+
+/// Whether device `dev` supports stream-ordered allocation; if so, raises its default pool's
+/// release threshold to the maximum so memory freed back to the pool is kept for reuse
+/// instead of being returned to the driver at every synchronisation.
+fn enable_pool(dev: cudarc::driver::sys::CUdevice) -> bool {
+    use cudarc::driver::sys;
+    let supported = unsafe {
+        result::device::get_attribute(
+            dev,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+        )
+    };
+    if !matches!(supported, Ok(1)) {
+        return false;
+    }
+    let mut pool = std::mem::MaybeUninit::uninit();
+    unsafe {
+        if sys::cuDeviceGetDefaultMemPool(pool.as_mut_ptr(), dev) != sys::CUresult::CUDA_SUCCESS {
+            return false;
+        }
+        let mut threshold = u64::MAX;
+        sys::cuMemPoolSetAttribute(
+            pool.assume_init(),
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        ) == sys::CUresult::CUDA_SUCCESS
+    }
 }
 
 fn driver_err(during: &str) -> impl Fn(cudarc::driver::DriverError) -> CudaError + '_ {
@@ -91,6 +124,7 @@ pub(crate) fn open(ordinal: usize) -> Result<CudaExec> {
         let module = ctx
             .load_module(ptx)
             .map_err(driver_err("loading the kernel module"))?;
+        let pooled = enable_pool(dev);
         let mut functions = HashMap::new();
         for k in kernels::ALL {
             let f = module
@@ -104,6 +138,7 @@ pub(crate) fn open(ordinal: usize) -> Result<CudaExec> {
             functions,
             name: format!("{name} (CUDA device {ordinal})"),
             capacity,
+            pooled,
         })
     })
 }
@@ -125,7 +160,13 @@ impl Executor for CudaExec {
     }
     fn alloc(&self, words: usize) -> Result<u64> {
         self.bind()?;
-        unsafe { result::malloc_sync(words.max(1) * 8) }.map_err(|e| {
+        let bytes = words.max(1) * 8;
+        let got = if self.pooled {
+            unsafe { result::malloc_async(self.stream.cu_stream(), bytes) }
+        } else {
+            unsafe { result::malloc_sync(bytes) }
+        };
+        got.map_err(|e| {
             if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 CudaError::OutOfMemory {
                     requested: words as u64 * 8,
@@ -140,7 +181,12 @@ impl Executor for CudaExec {
     fn free(&self, addr: u64) {
         // A failed free (a context already torn down at exit) leaks nothing we can recover.
         if self.bind().is_ok() {
-            let _ = unsafe { result::free_sync(addr) };
+            let _ = if self.pooled {
+                // Ordered after every launch already on the stream that reads `addr`.
+                unsafe { result::free_async(addr, self.stream.cu_stream()) }
+            } else {
+                unsafe { result::free_sync(addr) }
+            };
         }
     }
     fn upload(&self, addr: u64, data: &[u64]) -> Result<()> {
@@ -153,7 +199,9 @@ impl Executor for CudaExec {
     }
     fn copy(&self, dst: u64, src: u64, words: usize) -> Result<()> {
         self.bind()?;
-        unsafe { result::memcpy_dtod_sync(dst, src, words * 8) }.map_err(driver_err("cuMemcpyDtoD"))
+        // On the stream: ordered after earlier launches, before later ones, no host wait.
+        unsafe { result::memcpy_dtod_async(dst, src, words * 8, self.stream.cu_stream()) }
+            .map_err(driver_err("cuMemcpyDtoDAsync"))
     }
     fn launch(&self, kernel: &KernelSig, threads: u64, args: &[u64]) -> Result<()> {
         let f = &self.functions[kernel.name];

@@ -10,6 +10,21 @@ use tessera_math::automorphism::{automorphism_permutation, galois_check};
 use tessera_math::sampling::{expand_uniform, Seed};
 use tessera_math::{ConversionMode, MathError, Representation, RnsPoly};
 
+/// The NTT's `log_n` stages as launch groups `(first stage, stages)` of at most four stages,
+/// as even as possible.
+fn ntt_groups(log_n: u64) -> Vec<(u64, u64)> {
+    let count = log_n.div_ceil(4);
+    let mut out = Vec::with_capacity(count as usize);
+    let mut s0 = 0;
+    for g in 0..count {
+        // The first `log_n % count` groups take one stage more.
+        let r = log_n / count + u64::from(g < log_n % count);
+        out.push((s0, r));
+        s0 += r;
+    }
+    out
+}
+
 fn repr_name(r: Representation) -> &'static str {
     match r {
         Representation::Coefficient => "coefficient",
@@ -157,20 +172,11 @@ impl DeviceRing {
         let mut guard = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         let c = &mut *guard;
         c.misses += 1;
-        while c.bytes + d.bytes() > self.cache_limit {
-            let Some(old) = c.order.pop_front() else {
-                return Ok(d); // larger than the whole cache: not cached
-            };
-            if let Some(v) = c.map.get_mut(&old) {
-                let (_, p) = v.remove(0);
-                c.bytes -= p.bytes();
-                if v.is_empty() {
-                    c.map.remove(&old);
-                }
-            }
+        if !c.make_room(d.bytes(), self.cache_limit) {
+            return Ok(d); // larger than the whole cache: not cached
         }
         c.bytes += d.bytes();
-        c.order.push_back(key.clone());
+        c.order.push_back(crate::ring::CacheKey::Host(key.clone()));
         c.map
             .entry(key)
             .or_default()
@@ -187,41 +193,68 @@ impl DeviceRing {
 
     /// The uniform polynomial `seed` expands to over `limbs` (evaluation form). The BLAKE3
     /// XOF and its rejection sampling run on the host ([`tessera_math::sampling`]) and the
-    /// result is uploaded: not yet ported to the device.
+    /// result is uploaded (not yet ported to the device), once per (seed, limbs): the
+    /// expansion is a function of the seed and the moduli, so a cached copy is the same
+    /// polynomial (held in the key cache, within its byte limit).
     pub fn expand_seed(&self, seed: &Seed, limbs: &[usize]) -> Result<DevicePoly> {
         self.check_limbs(limbs)?;
+        let key = (seed.0, limbs.to_vec());
+        {
+            let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(d) = c.seeds.get(&key).cloned() {
+                c.hits += 1;
+                return Ok(d);
+            }
+        }
         let moduli: Vec<u64> = limbs
             .iter()
             .map(|&i| self.ring.moduli()[i].value())
             .collect();
         let data = expand_uniform(seed, &moduli, self.ring.n());
-        Ok(DevicePoly {
+        let d = DevicePoly {
             ring: self.ring.clone(),
             buf: Arc::new(self.dev.upload(&data)?),
             limbs: limbs.to_vec(),
             repr: Representation::Evaluation,
-        })
+        };
+        let mut guard = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let c = &mut *guard;
+        c.misses += 1;
+        if c.make_room(d.bytes(), self.cache_limit) {
+            c.bytes += d.bytes();
+            c.order.push_back(crate::ring::CacheKey::Seed(key.clone()));
+            c.seeds.insert(key, d.clone());
+        }
+        Ok(d)
     }
 
     fn ntt_stages(&self, p: &mut DevicePoly, forward: bool) -> Result<()> {
         self.make_unique(p)?;
         let map = self.limb_map(&p.limbs)?;
         let n = self.ring.n() as u64;
-        let threads = p.limbs.len() as u64 * n / 2;
-        let (kernel, (w, ws)) = if forward {
-            (&k::NTT_FWD_STAGE, &self.fwd)
-        } else {
-            (&k::NTT_INV_STAGE, &self.inv)
-        };
         let log_n = self.log_n;
-        let stages: Vec<u64> = if forward {
-            (0..log_n).collect()
+        let (w, ws) = if forward { &self.fwd } else { &self.inv };
+        // The log N stages in groups of at most four, as even as possible (16 = 4+4+4+4,
+        // 10 = 4+3+3): one launch per group. Forward runs the groups in order, inverse in
+        // reverse (each kernel orders its own stages).
+        let groups = ntt_groups(log_n);
+        let order: Vec<&(u64, u64)> = if forward {
+            groups.iter().collect()
         } else {
-            (0..log_n).rev().collect()
+            groups.iter().rev().collect()
         };
-        for s in stages {
-            // Stage with m = 2^s blocks of butterflies at distance t = N / 2m.
-            let (m, log_t) = (1u64 << s, log_n - 1 - s);
+        for &&(s0, r) in &order {
+            let kernel = match (forward, r) {
+                (true, 1) => &k::NTT_FWD_R1,
+                (true, 2) => &k::NTT_FWD_R2,
+                (true, 3) => &k::NTT_FWD_R3,
+                (true, _) => &k::NTT_FWD_R4,
+                (false, 1) => &k::NTT_INV_R1,
+                (false, 2) => &k::NTT_INV_R2,
+                (false, 3) => &k::NTT_INV_R3,
+                (false, _) => &k::NTT_INV_R4,
+            };
+            let threads = p.limbs.len() as u64 * (n >> r);
             let args = [
                 p.buf.addr(),
                 w.addr(),
@@ -229,8 +262,7 @@ impl DeviceRing {
                 map.addr(),
                 self.mods.addr(),
                 log_n,
-                m,
-                log_t,
+                s0,
                 threads,
             ];
             self.dev.launch(kernel, threads, &args)?;
@@ -370,25 +402,25 @@ impl DeviceRing {
             self.check_compatible(a[0], x, op, Some(Representation::Evaluation))?;
         }
         let out = self.alloc(&a[0].limbs, Representation::Evaluation)?;
-        let pa = self
-            .dev
-            .upload(&a.iter().map(|p| p.buf.addr()).collect::<Vec<_>>())?;
-        let pb = self
-            .dev
-            .upload(&b.iter().map(|p| p.buf.addr()).collect::<Vec<_>>())?;
         let map = self.limb_map(&a[0].limbs)?;
         let total = self.total(a[0].limbs.len());
-        let args = [
-            out.buf.addr(),
-            pa.addr(),
-            pb.addr(),
-            a.len() as u64,
-            map.addr(),
-            self.mods.addr(),
-            self.log_n,
-            total,
-        ];
-        self.dev.launch(&k::EW_DOT, total, &args)?;
+        // Eight operand pairs per launch, as kernel arguments (unused slots repeat the first
+        // pair and are not read).
+        for (chunk, (ca, cb)) in a.chunks(8).zip(b.chunks(8)).enumerate() {
+            let mut args = Vec::with_capacity(23);
+            args.push(out.buf.addr());
+            args.extend((0..8).map(|t| ca.get(t).unwrap_or(&ca[0]).buf.addr()));
+            args.extend((0..8).map(|t| cb.get(t).unwrap_or(&cb[0]).buf.addr()));
+            args.extend([
+                ca.len() as u64,
+                u64::from(chunk > 0),
+                map.addr(),
+                self.mods.addr(),
+                self.log_n,
+                total,
+            ]);
+            self.dev.launch(&k::EW_DOT8, total, &args)?;
+        }
         Ok(out)
     }
 
@@ -413,7 +445,7 @@ impl DeviceRing {
     pub fn add_scalar(&self, a: &DevicePoly, c: &[u64]) -> Result<DevicePoly> {
         self.check_ring(a, "add scalar")?;
         require(a, "add scalar", Representation::Evaluation)?;
-        let c = self.dev.upload(&self.limb_constants(a, c)?)?;
+        let c = self.constants(&self.limb_constants(a, c)?)?;
         let out = self.alloc(&a.limbs, a.repr)?;
         let map = self.limb_map(&a.limbs)?;
         let total = self.total(a.limbs.len());
@@ -440,7 +472,7 @@ impl DeviceRing {
             .zip(&cr)
             .map(|(&i, &x)| self.ring.moduli()[i].shoup(x))
             .collect();
-        let (c, cs) = (self.dev.upload(&cr)?, self.dev.upload(&shoup)?);
+        let (c, cs) = (self.constants(&cr)?, self.constants(&shoup)?);
         let out = self.alloc(&a.limbs, a.repr)?;
         let map = self.limb_map(&a.limbs)?;
         let total = self.total(a.limbs.len());
@@ -639,9 +671,25 @@ impl DeviceRing {
         }
         let out = self.alloc(limbs, first.repr)?;
         let n = self.ring.n();
+        // One copy per run of limbs that are consecutive in both the output and one part.
+        let mut run: Option<(usize, usize, usize, usize)> = None; // (part, from, to, limbs)
         for (k, &i) in limbs.iter().enumerate() {
             let (pi, pos) = self.position(parts, i, "concat")?;
-            self.dev.copy(&out.buf, k * n, &parts[pi].buf, pos * n, n)?;
+            run = match run {
+                Some((p, from, to, len)) if p == pi && from + len == pos && to + len == k => {
+                    Some((p, from, to, len + 1))
+                }
+                Some((p, from, to, len)) => {
+                    self.dev
+                        .copy(&out.buf, to * n, &parts[p].buf, from * n, len * n)?;
+                    Some((pi, pos, k, 1))
+                }
+                None => Some((pi, pos, k, 1)),
+            };
+        }
+        if let Some((p, from, to, len)) = run {
+            self.dev
+                .copy(&out.buf, to * n, &parts[p].buf, from * n, len * n)?;
         }
         Ok(out)
     }
@@ -673,5 +721,33 @@ impl DeviceRing {
         ];
         self.dev.launch(&k::EW_LIFT_CENTERED, total, &args)?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ntt_groups;
+
+    /// The groups cover every stage once, in order, with 1 to 4 stages each, as few as
+    /// possible and as even as possible.
+    #[test]
+    fn ntt_groups_cover_the_stages() {
+        assert_eq!(ntt_groups(16), vec![(0, 4), (4, 4), (8, 4), (12, 4)]);
+        assert_eq!(ntt_groups(10), vec![(0, 4), (4, 3), (7, 3)]);
+        assert_eq!(ntt_groups(1), vec![(0, 1)]);
+        assert!(ntt_groups(0).is_empty());
+        for log_n in 1..=17u64 {
+            let g = ntt_groups(log_n);
+            assert_eq!(g.len() as u64, log_n.div_ceil(4));
+            let mut next = 0;
+            for &(s0, r) in &g {
+                assert_eq!(s0, next);
+                assert!((1..=4).contains(&r));
+                next += r;
+            }
+            assert_eq!(next, log_n);
+            let (lo, hi) = (g.iter().map(|x| x.1).min(), g.iter().map(|x| x.1).max());
+            assert!(hi.unwrap() - lo.unwrap() <= 1);
+        }
     }
 }

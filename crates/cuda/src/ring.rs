@@ -48,15 +48,55 @@ pub(crate) struct ConvTables {
 /// the key's limbs, so the same key arrives at a new address every time.
 pub(crate) type HostKey = (Vec<usize>, Representation, u64);
 
-/// Keys and plaintexts uploaded once: each entry holds a clone of the host polynomial (whose
-/// buffer is shared copy-on-write, so it stays unchanged while cached) and its device copy.
+/// A seeded key half's expansion: the seed and the limbs it was expanded over.
+pub(crate) type SeedKey = ([u8; 32], Vec<usize>);
+
+/// An entry of the cache, in eviction order.
+#[derive(Clone)]
+pub(crate) enum CacheKey {
+    Host(HostKey),
+    Seed(SeedKey),
+}
+
+/// Keys and plaintexts uploaded once, and the seeded key halves expanded once: a host entry
+/// holds a clone of the host polynomial (whose buffer is shared copy-on-write, so it stays
+/// unchanged while cached) and its device copy; a seed entry the expansion over its limbs
+/// (deterministic in the seed and the moduli, so a hit is exact).
 #[derive(Default)]
 pub(crate) struct HostCache {
     pub map: HashMap<HostKey, Vec<(RnsPoly, DevicePoly)>>,
-    pub order: VecDeque<HostKey>,
+    pub seeds: HashMap<SeedKey, DevicePoly>,
+    pub order: VecDeque<CacheKey>,
     pub bytes: u64,
     pub hits: u64,
     pub misses: u64,
+}
+
+impl HostCache {
+    /// Evicts the oldest entries until `extra` more bytes fit under `limit`; false if they
+    /// cannot (the object is larger than the whole cache).
+    pub fn make_room(&mut self, extra: u64, limit: u64) -> bool {
+        while self.bytes + extra > limit {
+            let Some(old) = self.order.pop_front() else {
+                return false;
+            };
+            let freed = match old {
+                CacheKey::Host(k) => {
+                    let (freed, empty) = match self.map.get_mut(&k) {
+                        Some(v) => (Some(v.remove(0).1.bytes()), v.is_empty()),
+                        None => (None, false),
+                    };
+                    if empty {
+                        self.map.remove(&k);
+                    }
+                    freed
+                }
+                CacheKey::Seed(k) => self.seeds.remove(&k).map(|p| p.bytes()),
+            };
+            self.bytes -= freed.unwrap_or(0);
+        }
+        true
+    }
 }
 
 /// BConv tables by (source limbs, target limbs).
@@ -72,6 +112,7 @@ pub struct DeviceRing {
     pub(crate) inv: (Buffer, Buffer),
     pub(crate) n_inv: (Buffer, Buffer),
     pub(crate) limb_maps: Mutex<HashMap<Vec<usize>, Arc<Buffer>>>,
+    pub(crate) consts: Mutex<HashMap<Vec<u64>, Arc<Buffer>>>,
     pub(crate) perms: Mutex<HashMap<u64, Arc<Buffer>>>,
     pub(crate) convs: Mutex<ConvCache>,
     pub(crate) cache: Mutex<HostCache>,
@@ -116,6 +157,7 @@ impl DeviceRing {
             inv: (dev.upload(&iw)?, dev.upload(&iws)?),
             n_inv: (dev.upload(&ni)?, dev.upload(&nis)?),
             limb_maps: Mutex::new(HashMap::new()),
+            consts: Mutex::new(HashMap::new()),
             perms: Mutex::new(HashMap::new()),
             convs: Mutex::new(HashMap::new()),
             cache: Mutex::new(HostCache::default()),
@@ -144,6 +186,24 @@ impl DeviceRing {
         let words: Vec<u64> = limbs.iter().map(|&i| i as u64).collect();
         let b = Arc::new(self.dev.upload(&words)?);
         maps.insert(limbs.to_vec(), b.clone());
+        Ok(b)
+    }
+
+    /// Per-limb constants (scalar products' and sums' operands) on the device, uploaded once
+    /// per distinct vector: an upload from host memory waits for the device, so uploading
+    /// them at every call would serialise the host with the GPU. The same words give the same
+    /// buffer (an exact hit); at most `CONSTANT_VECTORS` are kept (then the cache restarts).
+    pub(crate) fn constants(&self, words: &[u64]) -> Result<Arc<Buffer>> {
+        const CONSTANT_VECTORS: usize = 4096;
+        let mut c = self.consts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = c.get(words) {
+            return Ok(b.clone());
+        }
+        if c.len() >= CONSTANT_VECTORS {
+            c.clear();
+        }
+        let b = Arc::new(self.dev.upload(words)?);
+        c.insert(words.to_vec(), b.clone());
         Ok(b)
     }
 

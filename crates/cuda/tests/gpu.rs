@@ -57,7 +57,7 @@ fn gpu_kernels_equal_cpu() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(dev) = device() else { return };
     // Up to the bootstrapping degree 2^16.
-    for log_n in [1, 4, 10, 13, 16] {
+    for log_n in [1, 4, 5, 10, 13, 16] {
         common::check_ring(&dev, &common::ring(1 << log_n));
     }
 }

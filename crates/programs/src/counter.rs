@@ -197,6 +197,12 @@ impl<B: Backend> Backend for Counting<B> {
         self.depth = self.depth.saturating_sub(1);
         self.inner.end_op();
     }
+    fn synchronize(&mut self) -> Result<(), MathError> {
+        self.inner.synchronize()
+    }
+    fn device_report(&self) -> Option<tessera_backend::DeviceReport> {
+        self.inner.device_report()
+    }
 }
 
 #[cfg(test)]

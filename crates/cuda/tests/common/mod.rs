@@ -2,7 +2,7 @@
 //! CPU's `RnsPoly` on random inputs, bit for bit, over several ring degrees and limb sets.
 
 use std::sync::Arc;
-use tessera_cuda::{CudaError, Device, DeviceRing};
+use tessera_cuda::{CudaError, Device, DevicePoly, DeviceRing};
 use tessera_math::automorphism::{conjugation_element, galois_element};
 use tessera_math::primes::generate_ntt_primes;
 use tessera_math::sampling::{Seed, Xof};
@@ -114,6 +114,18 @@ pub fn check_ring(dev: &Arc<Device>, ring: &Arc<RingContext>) {
         let w = RnsPoly::dot(&[&ea, &eb, &ec], &[&eb, &ec, &ea]).unwrap();
         let got = dr.dot(&[&dea, &deb, &dec], &[&deb, &dec, &dea]).unwrap();
         assert_eq!(dr.download(&got).unwrap(), w, "dot, {ctx}");
+        // Eleven terms: two launches of the eight-operand kernel, the second accumulating.
+        let (hs, ds) = ([&ea, &eb, &ec], [&dea, &deb, &dec]);
+        let ha: Vec<&RnsPoly> = (0..11).map(|t| hs[t % 3]).collect();
+        let hb: Vec<&RnsPoly> = (0..11).map(|t| hs[(t / 3 + t) % 3]).collect();
+        let da: Vec<&DevicePoly> = (0..11).map(|t| ds[t % 3]).collect();
+        let db: Vec<&DevicePoly> = (0..11).map(|t| ds[(t / 3 + t) % 3]).collect();
+        let w = RnsPoly::dot(&ha, &hb).unwrap();
+        assert_eq!(
+            dr.download(&dr.dot(&da, &db).unwrap()).unwrap(),
+            w,
+            "dot of 11, {ctx}"
+        );
         let c: Vec<u64> = (0..limbs.len() as u64)
             .map(|k| u64::MAX - 977 * k)
             .collect();
