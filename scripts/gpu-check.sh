@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-check.sh build   # here (Rust machine): builds the test executables and the
 #                                # tessera binary with the `cuda` feature into gpu-bin/
-#   scripts/gpu-check.sh run [tests|bench|all]
+#   scripts/gpu-check.sh run [tests|bench|programs|all]
 #                                # on the GPU machine (no Rust): runs them, outputs under $OUT
 #
 # The `run` tool carries gpu-bin/ (git-ignored) with the working tree:
@@ -71,7 +71,7 @@ run() { # run [tests|bench|all]
     export TESSERA_DATA="${TESSERA_DATA:-$PWD/data}"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$OUT/device.txt" 2>&1
     cat "$OUT/device.txt"
-    if [ "$what" != bench ]; then
+    if [ "$what" = tests ] || [ "$what" = all ]; then
     # 1. Device layer: every kernel against the CPU, N = 2^1 .. 2^16 (and the emulator).
     step cuda-gpu-tests 150 "$BIN/test-gpu" --nocapture --test-threads=1
     step cuda-emulated-tests 60 "$BIN/test-emulated"
@@ -84,13 +84,23 @@ run() { # run [tests|bench|all]
     # --profile times each primary between device waits (its total then includes the waits);
     # the plain run is the timing. Host threads: the GPU machine's cores (key generation,
     # the host-side seed expansion).
-    if [ "$what" != tests ] && [ -x "$BIN/tessera" ]; then
-        local th; th=$(nproc)
+    local th; th=$(nproc)
+    if [ "$what" != tests ] && [ "$what" != programs ] && [ -x "$BIN/tessera" ]; then
+        # HMult and HRot per level (the top, 23, down to 1), then profiled at the top.
         for op in hmult hrot; do
-            step "bench-$op" 120 "$BIN/tessera" bench "$op" --params ark --backend cuda --threads "$th" --json
-            step "bench-$op-profile" 120 "$BIN/tessera" bench "$op" --params ark --backend cuda --threads "$th" --json --profile --reps 3
+            for level in 23 18 12 6 1; do
+                step "bench-$op-l$level" 60 "$BIN/tessera" bench "$op" --params ark --backend cuda --threads "$th" --level "$level" --reps 20 --json
+            done
+            step "bench-$op-profile" 60 "$BIN/tessera" bench "$op" --params ark --backend cuda --threads "$th" --json --profile --reps 3
         done
-        step bench-bootstrap 240 "$BIN/tessera" bench bootstrap --params ark --backend cuda --threads "$th" --json --profile
+        step bench-bootstrap 120 "$BIN/tessera" bench bootstrap --params ark --backend cuda --threads "$th" --reps 5 --json
+        step bench-bootstrap-profile 120 "$BIN/tessera" bench bootstrap --params ark --backend cuda --threads "$th" --reps 1 --json --profile
+    fi
+    # 5. Programs on the GPU: HELR1024 (two iterations) and ResNet-20 (one image), each
+    # checked against its plaintext replica as on the CPU. Data: TESSERA_DATA (carried).
+    if [ "$what" = programs ] || [ "$what" = all ]; then
+        step run-helr1024 150 "$BIN/tessera" run helr --params ark --size 1024 --iterations 2 --backend cuda --threads "$th"
+        step run-resnet20 240 "$BIN/tessera" run resnet20 --params ark --images 1 --backend cuda --threads "$th"
     fi
     cat "$OUT/summary.txt"
 }
@@ -98,5 +108,5 @@ run() { # run [tests|bench|all]
 case "${1:-}" in
     build) build ;;
     run) run "${2:-all}" ;;
-    *) echo "usage: $0 build | run [tests|bench|all]" >&2; exit 2 ;;
+    *) echo "usage: $0 build | run [tests|bench|programs|all]" >&2; exit 2 ;;
 esac

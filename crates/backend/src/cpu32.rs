@@ -483,12 +483,11 @@ impl Backend for Cpu32Backend {
         let op = "dot product";
         let bs = key_b
             .iter()
-            .map(|b| match b {
-                HostPoly::Data(p) if !Arc::ptr_eq(p.context(), &self.ring) => {
+            .map(|b| match b.data()? {
+                p if !Arc::ptr_eq(p.context(), &self.ring) => {
                     Err(MathError::RingMismatch { op: "load" })
                 }
-                HostPoly::Data(p) => Ok(p),
-                HostPoly::Shape(_) => Err(crate::shape_unsupported("load")),
+                p => Ok(p),
             })
             .collect::<Result<Vec<_>, _>>()?;
         if ups.first().is_some_and(|u| u.limbs != limbs) {

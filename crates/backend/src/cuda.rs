@@ -5,7 +5,7 @@
 //! The seeded key's PRNG expansion runs on the host and is uploaded (the BLAKE3 XOF is not yet
 //! ported to the device), so `dot_pair_seeded_key` is the trait's default composition.
 
-use crate::{Backend, Kind};
+use crate::{Backend, HostPoly, Kind};
 use std::sync::Arc;
 use tessera_cuda::{Device, DevicePoly, DeviceRing};
 use tessera_math::sampling::Seed;
@@ -85,6 +85,18 @@ impl Backend for CudaBackend {
             Kind::Ciphertext | Kind::Constant => self.dev.upload(host),
         }
         .map_err(e)
+    }
+    /// Some limbs of a key or plaintext ([`HostPoly::Limbs`]): the whole object is cached on
+    /// the device (the same host buffer at every load, so the cache's hit needs no compare)
+    /// and the limbs are selected there, instead of a host copy and upload per load.
+    fn load_host(&mut self, host: &HostPoly, kind: Kind) -> Result<DevicePoly, MathError> {
+        match (host, kind) {
+            (HostPoly::Limbs { whole, limbs }, Kind::EvalKey | Kind::Plaintext) => {
+                let resident = self.dev.upload_cached(whole).map_err(e)?;
+                self.dev.select_limbs(&resident, limbs).map_err(e)
+            }
+            _ => self.load(&*host.data()?, kind),
+        }
     }
     fn store(&mut self, p: &DevicePoly) -> Result<RnsPoly, MathError> {
         self.dev.download(p).map_err(e)

@@ -46,14 +46,38 @@ pub struct HostShape {
     pub id: u64,
 }
 
-/// What [`Backend::load_host`] loads: a polynomial with its data, or a [`HostShape`]. Only a
-/// recording backend can load a shape; a computing backend refuses it with a typed error.
+/// What [`Backend::load_host`] loads: a polynomial with its data, some limbs of one, or a
+/// [`HostShape`]. Only a recording backend can load a shape; a computing backend refuses it
+/// with a typed error.
 #[derive(Clone, Debug)]
 pub enum HostPoly {
     /// The object's data.
     Data(RnsPoly),
+    /// The limbs `limbs` of the host object `whole`, not yet copied out: a key switch at a
+    /// level below the top loads the key's leading and special limbs. A backend that keeps
+    /// the whole object resident (a GPU's key cache) selects them where the object lives,
+    /// without a host copy per load; the others select on the host ([`HostPoly::data`]).
+    Limbs {
+        /// The whole object (its buffer is shared, not copied).
+        whole: RnsPoly,
+        /// The ring limb indices to load, each a limb of `whole`.
+        limbs: Vec<usize>,
+    },
     /// The object's shape and identity (no data).
     Shape(HostShape),
+}
+
+impl HostPoly {
+    /// The data this object loads (selecting the limbs of [`HostPoly::Limbs`] on the host),
+    /// or the typed refusal of a shape.
+    pub fn data(&self) -> Result<std::borrow::Cow<'_, RnsPoly>, MathError> {
+        use std::borrow::Cow;
+        match self {
+            HostPoly::Data(p) => Ok(Cow::Borrowed(p)),
+            HostPoly::Limbs { whole, limbs } => Ok(Cow::Owned(whole.select_limbs(limbs)?)),
+            HostPoly::Shape(_) => Err(shape_unsupported("load")),
+        }
+    }
 }
 
 /// The error a backend that computes gives for a [`HostShape`].
@@ -122,10 +146,7 @@ pub trait Backend {
     /// shape only ([`HostPoly`]). The default loads data with [`Backend::load`] and refuses a
     /// shape.
     fn load_host(&mut self, host: &HostPoly, kind: Kind) -> Result<Self::Poly, MathError> {
-        match host {
-            HostPoly::Data(p) => self.load(p, kind),
-            HostPoly::Shape(_) => Err(shape_unsupported("load")),
-        }
+        self.load(&*host.data()?, kind)
     }
     /// Off-chip store back to the host.
     fn store(&mut self, p: &Self::Poly) -> Result<RnsPoly, MathError>;

@@ -589,7 +589,7 @@ impl<B: Backend> Backend for Recording<B> {
     }
     fn load_host(&mut self, host: &HostPoly, kind: Kind) -> R<B::Poly> {
         match host {
-            HostPoly::Data(p) => self.load(p, kind),
+            HostPoly::Data(_) | HostPoly::Limbs { .. } => self.load(&*host.data()?, kind),
             HostPoly::Shape(s) => {
                 let p = self.inner.load_host(host, kind)?;
                 let tag = self.recorder.shape_id(s);
@@ -1234,7 +1234,7 @@ impl Backend for MetaBackend {
     /// A shape loads as its limb set and representation (checked against the ring).
     fn load_host(&mut self, host: &HostPoly, kind: Kind) -> Result<Meta, MathError> {
         match host {
-            HostPoly::Data(p) => self.load(p, kind),
+            HostPoly::Data(_) | HostPoly::Limbs { .. } => self.load(&*host.data()?, kind),
             HostPoly::Shape(s) => {
                 self.check_limbs(&s.limbs)?;
                 if s.limbs.is_empty() {

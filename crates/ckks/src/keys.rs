@@ -202,7 +202,12 @@ impl SwitchingKey {
         let missing =
             || CkksError::MissingKey(format!("the key has {digits} digits, digit {i} was asked"));
         Ok(match &self.shapes {
-            None => HostPoly::Data(self.b.get(i).ok_or_else(missing)?.select_limbs(limbs)?),
+            // The whole digit and the limbs to load: the backend selects them (a GPU where the
+            // key is resident, the CPU with a host copy as before).
+            None => HostPoly::Limbs {
+                whole: self.b.get(i).ok_or_else(missing)?.clone(),
+                limbs: limbs.to_vec(),
+            },
             Some(shapes) => {
                 let s = shapes.get(i).ok_or_else(missing)?;
                 if let Some(bad) = limbs.iter().find(|l| !s.limbs.contains(l)) {

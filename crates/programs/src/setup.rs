@@ -34,6 +34,34 @@ pub const PARAMETER_SETS: &[&str] = &[
 /// one it makes, so a recording makes each key once and no key material.
 pub const EAGER_KEY_BYTES: usize = 4 << 30;
 
+/// The environment variable that overrides [`EAGER_KEY_BYTES`], in GB: a host with more
+/// memory (a GPU machine) keeps every rotation key instead of remaking keys on the CPU
+/// during the run (`TESSERA_EAGER_KEY_GB=64 tessera run resnet20 --backend cuda`).
+pub const EAGER_KEY_ENV: &str = "TESSERA_EAGER_KEY_GB";
+
+/// The byte limit below which a program's rotation keys are all made up front:
+/// [`EAGER_KEY_ENV`] if set (0 to 4096 GB), else [`EAGER_KEY_BYTES`].
+///
+/// ```
+/// use tessera_programs::setup::{eager_key_bytes, EAGER_KEY_BYTES};
+/// assert_eq!(eager_key_bytes(None).unwrap(), EAGER_KEY_BYTES);
+/// assert_eq!(eager_key_bytes(Some("0.5")).unwrap(), 500_000_000);
+/// assert!(eager_key_bytes(Some("-1")).unwrap_err().to_string().contains("TESSERA_EAGER_KEY_GB"));
+/// ```
+pub fn eager_key_bytes(env: Option<&str>) -> Result<usize> {
+    let Some(v) = env else {
+        return Ok(EAGER_KEY_BYTES);
+    };
+    match v.trim().parse::<f64>() {
+        Ok(gb) if gb.is_finite() && (0.0..=4096.0).contains(&gb) => Ok((gb * 1e9) as usize),
+        _ => Err(ProgramError::Invalid {
+            name: EAGER_KEY_ENV,
+            value: v.to_string(),
+            allowed: "a number of GB from 0 to 4096".into(),
+        }),
+    }
+}
+
 /// The CI set: `test-boot`'s circuit (2 + 9 + 2 levels, sparse secret h = 32) at N = 2^10 with
 /// ten 45-bit user levels instead of three, so programs of 5-level stages run two stages per
 /// bootstrapping. INSECURE (N = 2^10); for tests and quick runs only.
@@ -202,7 +230,8 @@ impl Setup {
         all.sort_unstable();
         all.dedup();
         let per_key = KeySwitchPlan::fixed(ctx.params()).key_words(ctx.params()) * 8;
-        let keys_on_demand = (all.len() + 1) * per_key > EAGER_KEY_BYTES;
+        let limit = eager_key_bytes(std::env::var(EAGER_KEY_ENV).ok().as_deref())?;
+        let keys_on_demand = (all.len() + 1) * per_key > limit;
         let keys = if keys_on_demand {
             // The circuit's encapsulation keys, and one on-demand factory for every rotation.
             let mut keys = boot.keygen_on_demand(&mut kg, &sk)?;
