@@ -7,10 +7,10 @@
 #                                # on the GPU machine (no Rust): runs them, outputs under $OUT
 #
 # The `run` tool carries gpu-bin/ (git-ignored) with the working tree:
-#   run(command="bash scripts/gpu-check.sh run tests", carry=["gpu-bin"], timeout_s=420)
-#   run(command="bash scripts/gpu-check.sh run bench", carry=["gpu-bin"], timeout_s=540)
+#   run(command="export TESSERA_DATA=$PWD/gpu-data; bash scripts/gpu-check.sh run all",
+#       carry=["gpu-bin", "gpu-data"], timeout_s=420)   # gpu-data: a copy of ../shared/data
 # See docs/gpu.md. Every step has its own time limit so a slow step cannot eat the budget of
-# the others; each step's output goes to $OUT/<step>.txt and its status to $OUT/summary.txt.
+# the others; every step's output goes to $OUT/steps.txt and its status to $OUT/summary.txt.
 set -u
 cd "$(dirname "$0")/.."
 BIN=gpu-bin

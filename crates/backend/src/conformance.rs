@@ -514,7 +514,7 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
             let some: Vec<usize> = limbs
                 .iter()
                 .step_by(2)
-                .chain(limbs.last().filter(|_| limbs.len() % 2 == 0))
+                .chain(limbs.last().filter(|_| limbs.len().is_multiple_of(2)))
                 .copied()
                 .collect();
             let hl = HostPoly::Limbs {
