@@ -190,6 +190,19 @@ mod tests {
     use tessera_math::primes::generate_ntt_primes;
 
     #[test]
+    fn synchronizing_changes_no_count_on_the_cpu() {
+        let ring = RingContext::new(64, &generate_ntt_primes(40, 64, 2, &[]).unwrap()).unwrap();
+        let mut b = Profiled::new(CpuBackend::new(ring)).synchronizing(true);
+        let p = b
+            .expand_seed(&Seed([2; 32]), &[0, 1], Kind::EvalKey)
+            .unwrap();
+        let _ = b.mul(&p, &p).unwrap();
+        b.synchronize().unwrap();
+        assert_eq!(b.times()["mul"].calls, 1);
+        assert_eq!(b.device_report(), None, "the CPU backend has no device");
+    }
+
+    #[test]
     fn times_every_call_under_its_trace_name() {
         let ring = RingContext::new(64, &generate_ntt_primes(40, 64, 2, &[]).unwrap()).unwrap();
         let mut b = Profiled::new(CpuBackend::new(ring.clone()));
