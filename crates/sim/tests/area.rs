@@ -127,7 +127,8 @@ fn reed_delay_lines_are_flip_flops() {
         let t = tessera_sim::area::tech::Technology::builtin().unwrap();
         let b = tessera_sim::area::blocks::Blocks::new(&t, spec.node_nm).unwrap();
         let bits = 65536.0 * 54.0;
-        let per_unit = b.register_mm2(bits) - bits / 8.0 / 1048576.0 * b.sram_mm2_per_mb(2).unwrap();
+        let per_unit =
+            b.register_mm2(bits) - bits / 8.0 / 1048576.0 * b.sram_mm2_per_mb(2).unwrap();
         let units = (regs.units.ntt.count * regs.chip.clusters) as f64;
         let d = area_of(&pr, "NTT units") - area_of(&ps, "NTT units");
         assert!((d - units * per_unit).abs() < 1e-9, "{arch}: {d}");

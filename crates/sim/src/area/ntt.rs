@@ -100,7 +100,10 @@ mod tests {
             let bits = 65536.0 * 54.0;
             let sram_buf = bits / 8.0 / 1048576.0 * b.sram_mm2_per_mb(2).unwrap();
             let diff = regs.area_mm2 - sram.area_mm2;
-            assert!((diff - (b.register_mm2(bits) - sram_buf)).abs() < 1e-9, "{node} nm");
+            assert!(
+                (diff - (b.register_mm2(bits) - sram_buf)).abs() < 1e-9,
+                "{node} nm"
+            );
             // Flip-flops are larger than two-port SRAM cells at both nodes.
             assert!(diff > 0.0, "{node} nm");
             assert!(regs.basis.contains("flip-flop"), "{}", regs.basis);
