@@ -115,6 +115,32 @@ fn interconnect_follows_the_description() {
 }
 
 #[test]
+fn reed_delay_lines_are_flip_flops() {
+    // reed.md 4.1 and 6: the SDF pipelines' N words of delay lines are synthesised with the
+    // NTT (SRAM macros are the memory units), so they are N x w flip-flops per NTT unit;
+    // the description can still ask for two-port SRAM, and only the NTT units change.
+    for arch in ["reed", "reed-28nm", "reed-512x128", "reed-512x128-28nm"] {
+        let regs = Machine::load(arch).unwrap();
+        let sram = regs.with_setting("area.sdf_delay", "sram").unwrap();
+        let (pr, ps) = (predict(&regs).unwrap(), predict(&sram).unwrap());
+        let spec = regs.area.as_ref().unwrap();
+        let t = tessera_sim::area::tech::Technology::builtin().unwrap();
+        let b = tessera_sim::area::blocks::Blocks::new(&t, spec.node_nm).unwrap();
+        let bits = 65536.0 * 54.0;
+        let per_unit =
+            b.register_mm2(bits) - bits / 8.0 / 1048576.0 * b.sram_mm2_per_mb(2).unwrap();
+        let units = (regs.units.ntt.count * regs.chip.clusters) as f64;
+        let d = area_of(&pr, "NTT units") - area_of(&ps, "NTT units");
+        assert!((d - units * per_unit).abs() < 1e-9, "{arch}: {d}");
+        assert!(d > 0.0, "{arch}");
+        assert!(
+            (pr.total_area_mm2 - ps.total_area_mm2 - d).abs() < 1e-9,
+            "{arch}: only the NTT units change"
+        );
+    }
+}
+
+#[test]
 fn reed_automorphism_is_its_shuffle_tree() {
     // reed.md 4.2 / Fig. 5: log2(N2) stages of N2 registers with pairwise exchanges, so
     // doubling N2 (1024x64 -> 512x128) grows the unit 2 x 7/6, where F1's transpose unit
@@ -181,6 +207,8 @@ fn bad_area_values_are_clear_errors() {
         ("area.node_nm", "500.0", "area.node_nm"),
         ("area.ntt_points", "1000", "area.ntt_points"),
         ("area.scratchpad_ports", "3", "area.scratchpad_ports"),
+        // ARK's NTT unit is four-step: it has no delay lines to build of registers.
+        ("area.sdf_delay", "registers", "area.sdf_delay"),
     ] {
         let e = m.with_setting(k, v).unwrap_err().to_string();
         assert!(e.contains(field) && e.contains("allowed"), "{e}");

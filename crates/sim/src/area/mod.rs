@@ -250,6 +250,7 @@ pub fn predict_with(m: &Machine, tech: &Technology) -> Result<AreaPowerPredictio
             points,
             w,
             m.options.of_twist,
+            spec.sdf_delay,
             ghz,
         )?;
         let n = (u.ntt.count * k) as f64;

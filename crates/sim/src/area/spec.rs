@@ -21,6 +21,18 @@ pub enum NttKind {
     Sdf,
 }
 
+/// What the delay lines of an SDF NTT unit are built of (`ntt = "sdf"` only).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DelayLines {
+    /// Two-port SRAM: each delay line a circular buffer read and written every cycle.
+    #[default]
+    Sram,
+    /// Flip-flops: the delay lines are synthesised with the pipeline's logic, one register
+    /// bit per stored bit (REED, whose on-chip SRAMs are its memory units, reed.md 6).
+    Registers,
+}
+
 /// How an automorphism unit is organised.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -79,6 +91,9 @@ pub struct AreaSpec {
     /// Ring degree the NTT unit is built for (its buffers and stages follow it).
     #[serde(default)]
     pub ntt_points: Option<u64>,
+    /// What an SDF NTT unit's delay lines are built of (`ntt = "sdf"` only).
+    #[serde(default)]
+    pub sdf_delay: DelayLines,
     /// Automorphism unit organisation.
     #[serde(default)]
     pub automorphism: AutKind,
@@ -119,6 +134,17 @@ impl AreaSpec {
                     allowed: "a power of two from 2^4 to 2^24".into(),
                 });
             }
+        }
+        if self.sdf_delay != DelayLines::Sram && self.ntt != NttKind::Sdf {
+            return Err(SimError::Field {
+                origin: String::new(),
+                line: None,
+                name: "area.sdf_delay".into(),
+                value: "registers".into(),
+                allowed: "\"sram\" (the default) unless area.ntt = \"sdf\": only an SDF NTT \
+                          unit has delay lines"
+                    .into(),
+            });
         }
         if let Some(g) = self.d2d_gts {
             positive("area.d2d_gts", g, 1e3)?;
