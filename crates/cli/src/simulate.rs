@@ -90,6 +90,14 @@ pub struct SimulateArgs {
     /// (docs/simulator.md, "The streaming engine"). Vector machines only.
     #[arg(long)]
     pub window: Option<usize>,
+    /// The engine's issue window in placed instructions (default 65,536; 1 to 67,108,864): an
+    /// instruction is dispatched no earlier than the one this many places before it, which
+    /// bounds the reservation table's memory whatever the program's length. The report's
+    /// window_holds counts the instructions it held back; at 0 the schedule is the unbounded
+    /// one, bit for bit (docs/simulator.md, "The issue window from the CLI and Python").
+    /// Vector machines only.
+    #[arg(long)]
+    pub issue_window: Option<usize>,
 }
 
 impl SimulateArgs {
@@ -113,6 +121,7 @@ impl SimulateArgs {
             keep_schedule: self.timeline.is_some() || self.plot.is_some(),
             save_trace: self.save_trace.clone(),
             window: self.window,
+            issue_window: self.issue_window,
         })
     }
 }
@@ -226,6 +235,15 @@ pub fn run(a: &SimulateArgs) -> Result<(), LabError> {
         rows.push(vec![
             "  predicted (tessera area)".into(),
             format!("{:.1} mm2, peak {:.1} W", p.total_area_mm2, p.total_peak_w),
+        ]);
+    }
+    if let Some(i) = &r.issue {
+        rows.push(vec![
+            "issue window".into(),
+            format!(
+                "{} instructions, {} held back, peak {} busy intervals",
+                i.issue_window, i.window_holds, i.peak_intervals
+            ),
         ]);
     }
     if let Some(rf) = &r.register_file {

@@ -207,6 +207,7 @@ pub fn run(a: &SweepArgs) -> Result<(), LabError> {
                 plot: None,
                 save_trace: None,
                 window: None,
+                issue_window: None,
             }
             .request()?;
             // Recorded once, simulated on every grid point.

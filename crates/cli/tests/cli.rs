@@ -494,6 +494,104 @@ fn options_that_do_not_apply_are_refused() {
     }
 }
 
+/// `--issue-window N` (issue 25 follow-up): 0, more than 2^26 and a single-PE machine are
+/// refused by name before anything is recorded; the JSON reports the window used and what it
+/// did (`issue_window`, `window_holds`, `peak_intervals`); a window longer than the program
+/// holds nothing back and gives the default's figures, a window of a few instructions holds
+/// some back, keeps fewer intervals and changes the time but not the traffic.
+#[test]
+fn the_issue_window_option_is_checked_reported_and_used() {
+    let base = [
+        "simulate",
+        "--arch",
+        "ark",
+        "--workload",
+        "hmult",
+        "--params",
+        "test-small",
+    ];
+    for bad in ["0", "67108865", "-3"] {
+        let opt = format!("--issue-window={bad}");
+        let (code, _, err) = tessera(&[&base[..], &[opt.as_str()]].concat());
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(err.contains("issue") && !err.contains("panic"), "{err}");
+        assert!(
+            !err.contains("recording"),
+            "{bad} refused after recording: {err}"
+        );
+        if bad != "-3" {
+            assert!(
+                err.contains("issue_window") && err.contains("67108864"),
+                "{err}"
+            );
+        }
+    }
+    let (code, _, err) = tessera(&[
+        "simulate",
+        "--arch",
+        "cofhee",
+        "--workload",
+        "ntt",
+        "--issue-window",
+        "16",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--issue-window") && err.contains("single-PE"),
+        "{err}"
+    );
+    // Without the option the single-PE model runs, and its report has no issue window.
+    let (code, out, err) = tessera(&[
+        "simulate",
+        "--arch",
+        "cofhee",
+        "--workload",
+        "ntt",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let pe: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    for k in ["issue_window", "window_holds", "peak_intervals"] {
+        assert!(pe.get(k).is_none(), "{k} in {pe}");
+    }
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let (code, out, err) = tessera(&[&base[..], extra, &["--json"]].concat());
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        serde_json::from_str(out.trim()).expect("one JSON line")
+    };
+    let default = json(&[]);
+    assert_eq!(default["issue_window"], 65536);
+    assert_eq!(default["window_holds"], 0);
+    let peak = default["peak_intervals"].as_u64().unwrap();
+    assert!(peak > 0, "{default}");
+    let long = json(&["--issue-window", "1048576"]);
+    assert_eq!(long["issue_window"], 1048576);
+    for k in ["time_s", "window_holds", "peak_intervals", "offchip_bytes"] {
+        assert_eq!(long[k], default[k], "{k}");
+    }
+    let tiny = json(&["--issue-window", "1"]);
+    assert_eq!(tiny["issue_window"], 1);
+    assert!(tiny["window_holds"].as_u64().unwrap() > 0, "{tiny}");
+    assert!(tiny["peak_intervals"].as_u64().unwrap() < peak, "{tiny}");
+    assert_ne!(tiny["time_s"], default["time_s"]);
+    assert_eq!(tiny["offchip_bytes"], default["offchip_bytes"]);
+    // Throughput mode passes the window to one task's schedule.
+    let thr = json(&["--mode", "throughput", "--issue-window", "1"]);
+    assert_eq!(thr["issue_window"], 1);
+    assert!(thr["window_holds"].as_u64().unwrap() > 0, "{thr}");
+    // The table says it too.
+    let (code, out, err) = tessera(&[&base[..], &["--issue-window", "1"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let row = out
+        .lines()
+        .find(|l| l.contains("issue window"))
+        .expect(&out);
+    assert!(
+        row.contains("1 instructions") && row.contains("held back"),
+        "{row}"
+    );
+}
+
 /// `--metric` picks the plotted quantity; one the machine does not model fails the plot
 /// (exit 2, saying why) but still writes the CSV.
 #[test]

@@ -49,19 +49,52 @@ fn has_type(v: &Value, ty: &str) -> bool {
     })
 }
 
-/// A small run of the command behind each schema.
+/// Small runs of the commands behind each schema: `simulate` three times, so that the fields
+/// printed only where they apply are seen both ways (an HE operation's `level`,
+/// bootstrapping's `l_eff` and `--additive`'s sums on a vector machine; the single-PE
+/// model, which the engine does not run, without `schedule` or the issue window's fields).
+fn commands(s: Schema, out: &str) -> Vec<Vec<String>> {
+    let own = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    if s == Schema::Simulate {
+        return vec![
+            own(&[
+                "simulate",
+                "--arch",
+                "ark",
+                "--workload",
+                "hmult",
+                "--params",
+                "test-small",
+                "--json",
+            ]),
+            own(&[
+                "simulate",
+                "--arch",
+                "ark",
+                "--workload",
+                "bootstrap",
+                "--params",
+                "test-boot",
+                "--additive",
+                "--json",
+            ]),
+            own(&[
+                "simulate",
+                "--arch",
+                "cofhee",
+                "--workload",
+                "ntt",
+                "--json",
+            ]),
+        ];
+    }
+    vec![command(s, out)]
+}
+
+/// A small run of the command behind each schema but `simulate` ([`commands`]).
 fn command(s: Schema, out: &str) -> Vec<String> {
     let args: &[&str] = match s {
-        Schema::Simulate => &[
-            "simulate",
-            "--arch",
-            "ark",
-            "--workload",
-            "hmult",
-            "--params",
-            "test-small",
-            "--json",
-        ],
+        Schema::Simulate => unreachable!("simulate runs several commands"),
         Schema::Run => &[
             "run",
             "helr",
@@ -136,41 +169,62 @@ fn every_command_prints_its_documented_schema() {
     for s in Schema::ALL {
         let id = s.id();
         assert!(id.ends_with(&format!("/{VERSION}")), "{id}");
-        let args = command(s, out.to_str().unwrap());
-        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, stdout, err) = tessera(&argv);
-        assert_eq!(code, 0, "{argv:?}: {err}");
-        let objects: Vec<Value> = stdout
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{argv:?}: {e}: {l}")))
-            .collect();
-        // Every line is an object with a schema this command prints.
-        for o in &objects {
-            let name = o["schema"]
-                .as_str()
-                .unwrap_or_else(|| panic!("{argv:?}: {o}"));
-            assert!(
-                ids.iter().any(|i| i == name),
-                "{argv:?}: unknown schema {name}"
-            );
-        }
-        let mine: Vec<&Value> = objects.iter().filter(|o| o["schema"] == id).collect();
-        assert!(!mine.is_empty(), "{argv:?} printed no {id} object");
-        for o in mine {
-            for (field, ty) in &docs[&id] {
-                // `T|absent`: a field the command prints only when it applies.
-                let optional = ty.split('|').any(|t| t == "absent");
-                let v = match o.get(field) {
-                    Some(v) => v,
-                    None if optional => continue,
-                    None => panic!("{id}: no field '{field}' in {o}"),
-                };
-                assert!(has_type(v, ty), "{id}: '{field}' = {v} is not {ty}");
-            }
+        for args in commands(s, out.to_str().unwrap()) {
+            check_command(s, &args, &docs, &ids);
         }
         if s == Schema::Sweep {
             std::fs::remove_file(out.with_extension("csv")).ok();
             std::fs::remove_file(out.with_extension("svg")).ok();
+        }
+    }
+}
+
+/// Runs `args` and checks the objects of schema `s` it prints against `docs`.
+fn check_command(
+    s: Schema,
+    args: &[String],
+    docs: &BTreeMap<String, Vec<(String, String)>>,
+    ids: &[String],
+) {
+    let id = s.id();
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, stdout, err) = tessera(&argv);
+    assert_eq!(code, 0, "{argv:?}: {err}");
+    let objects: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{argv:?}: {e}: {l}")))
+        .collect();
+    // Every line is an object with a schema this command prints.
+    for o in &objects {
+        let name = o["schema"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{argv:?}: {o}"));
+        assert!(
+            ids.iter().any(|i| i == name),
+            "{argv:?}: unknown schema {name}"
+        );
+    }
+    let mine: Vec<&Value> = objects.iter().filter(|o| o["schema"] == id).collect();
+    assert!(!mine.is_empty(), "{argv:?} printed no {id} object");
+    for o in mine {
+        for (field, ty) in &docs[&id] {
+            // `T|absent`: a field the command prints only when it applies.
+            let optional = ty.split('|').any(|t| t == "absent");
+            let v = match o.get(field) {
+                Some(v) => v,
+                None if optional => continue,
+                None => panic!("{id}: no field '{field}' in {o}"),
+            };
+            assert!(has_type(v, ty), "{id}: '{field}' = {v} is not {ty}");
+        }
+        // The simulate report documents every field it prints (docs/json.md).
+        if s == Schema::Simulate {
+            for field in o.as_object().unwrap().keys() {
+                assert!(
+                    docs[&id].iter().any(|(f, _)| f == field),
+                    "{argv:?}: '{field}' is printed but not in docs/json.md's {id} table"
+                );
+            }
         }
     }
 }

@@ -173,6 +173,16 @@ fn a_sets_own_min_ks_is_kept() {
     assert_ne!(figures(&file), figures(&plain));
     assert_eq!(file["l_eff"], flag["l_eff"]);
     assert!(file["l_eff"].as_u64().unwrap() >= 1);
+    // `--params cifher` resolves its bootstrapping to `cifher-boot`, whose file says
+    // `min_ks = true`: the file test above is what `--params cifher` runs through (a full-size
+    // CiFHER recording takes 0.6 GB, too much for this test).
+    let (code, text, err) = tessera(&["params", "show", "cifher-boot"]);
+    assert_eq!(code, 0, "{err}");
+    let boot = text
+        .split("[bootstrap]")
+        .nth(1)
+        .expect("a [bootstrap] table");
+    assert!(boot.lines().any(|l| l.trim() == "min_ks = true"), "{text}");
 }
 
 /// A machine whose word is narrower than the set's primes is refused, naming both.

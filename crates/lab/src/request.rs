@@ -90,6 +90,11 @@ pub struct Request {
     /// [`engine::DEFAULT_WINDOW`]): 1 to [`engine::MAX_WINDOW`]. The figures equal the
     /// whole-stream schedule's when every buffer's live range is shorter than the window.
     pub window: Option<usize>,
+    /// The engine's issue window in placed instructions
+    /// ([`engine::RunOptions::issue_window`]; `None`: [`engine::DEFAULT_ISSUE_WINDOW`]): 1 to
+    /// [`engine::MAX_WINDOW`]. It bounds the reservation table's memory; the report's
+    /// `window_holds` says whether it changed the schedule (0: it did not).
+    pub issue_window: Option<usize>,
 }
 
 impl Request {
@@ -114,6 +119,7 @@ impl Request {
             keep_schedule: false,
             save_trace: None,
             window: None,
+            issue_window: None,
         }
     }
 }
@@ -176,6 +182,16 @@ fn check(r: &Request, arch: &Arch) -> Result<()> {
             return refuse(format!(
                 "--window on '{}', a single-PE model (its commands are simulated whole, with no \
                  lookahead window)",
+                arch.name()
+            ));
+        }
+    }
+    if let Some(w) = r.issue_window {
+        engine::check_issue_window(w)?;
+        if matches!(arch, Arch::Pe(_)) {
+            return refuse(format!(
+                "--issue-window on '{}', a single-PE model (its commands run one at a time, \
+                 with no reservation table to bound)",
                 arch.name()
             ));
         }
@@ -331,13 +347,22 @@ pub(crate) fn context(
     v
 }
 
+/// The engine's windows that `r` asks for (lookahead and issue), every other option at its
+/// default: what both modes start from.
+pub(crate) fn window_options(r: &Request) -> engine::RunOptions {
+    engine::RunOptions {
+        window: r.window,
+        issue_window: r.issue_window,
+        ..Default::default()
+    }
+}
+
 /// The engine's options for a latency run of `r`.
 pub(crate) fn latency_options(r: &Request) -> engine::RunOptions {
     engine::RunOptions {
         keep_slots: r.keep_schedule,
         warm: r.warm,
-        window: r.window,
-        ..Default::default()
+        ..window_options(r)
     }
 }
 
@@ -365,7 +390,7 @@ pub fn simulate(arch: Arch, r: &Request, w: &Workload, window: Option<Window>) -
     let mut schedule = None;
     let report = match (&arch, r.mode) {
         (Arch::Vector(m), Mode::Throughput) => {
-            report::throughput_window(m, &w.label, &w.instrs, r.window)?
+            report::throughput_window(m, &w.label, &w.instrs, &window_options(r))?
         }
         (Arch::Vector(m), Mode::Latency) => {
             let (instrs, tiling) = tessera_sim::schedule::apply_with_stats(m, &w.instrs);

@@ -15,7 +15,9 @@
 //! module): the held path runs the same windowed engine over a slice.
 
 use crate::error::Result;
-use crate::request::{context, latency_options, latency_report, Mode, Outcome, Request};
+use crate::request::{
+    context, latency_options, latency_report, window_options, Mode, Outcome, Request,
+};
 use crate::source::{workload, Window};
 use std::path::Path;
 use std::sync::mpsc::sync_channel;
@@ -47,7 +49,8 @@ impl<'a> Sim<'a> {
             // The same refusal as the held path's (`Arch::sum_of_operations`).
             Arch::Vector(m.clone()).sum_of_operations(r.mode.name(), &[])?;
         }
-        let throughput = (r.mode == Mode::Throughput).then(|| Throughput::of(m, r.window));
+        let throughput =
+            (r.mode == Mode::Throughput).then(|| Throughput::of(m, &window_options(r)));
         Ok(Self {
             m,
             opts: throughput

@@ -135,3 +135,38 @@ fn the_window_option_is_checked_and_used() {
     let t = figures(&run(&tiny, &|_| {}).unwrap());
     assert_ne!(t["time_s"], default["time_s"]);
 }
+
+/// `issue_window` reaches the engine on every path: live (streamed) and held, latency and
+/// throughput, with the same report both ways; a window of one instruction holds some back
+/// where the default holds none. 0 and more than 2^26 are refused by name before anything
+/// is recorded, and a single-PE model refuses it.
+#[test]
+fn the_issue_window_reaches_the_engine_on_every_path() {
+    use tessera_lab::Mode;
+    for mode in [Mode::Latency, Mode::Throughput] {
+        let mut r = request("ark", "hmult", "test-small", None);
+        r.mode = mode;
+        let default = figures(&run(&r, &|_| {}).unwrap());
+        assert_eq!(default["window_holds"], 0, "{mode:?}");
+        r.issue_window = Some(1);
+        let live = figures(&run(&r, &|_| {}).unwrap());
+        assert_eq!(live, held(&r), "{mode:?}");
+        assert_eq!(live["issue_window"], 1, "{mode:?}");
+        assert!(live["window_holds"].as_u64().unwrap() > 0, "{mode:?}");
+    }
+    for bad in [0, (1 << 26) + 1] {
+        let mut r = request("ark", "hmult", "test-small", None);
+        r.issue_window = Some(bad);
+        let e = run(&r, &|what| panic!("recorded {what} before refusing"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("issue_window") && e.contains("67108864"), "{e}");
+    }
+    let mut pe = Request::new("cofhee", "ntt");
+    pe.issue_window = Some(16);
+    let e = run(&pe, &|_| {}).unwrap_err().to_string();
+    assert!(
+        e.contains("--issue-window") && e.contains("single-PE"),
+        "{e}"
+    );
+}

@@ -668,7 +668,7 @@ fn presets() -> Vec<&'static str> {
 /// Runs a workload on an accelerator model; returns the report as a JSON string (kept for
 /// scripts that used it; `tessera.simulate` returns a `Report` object).
 #[pyfunction]
-#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new(), mode="latency", warm=false, streamed_keyswitch=false, additive=false, hoisting=true, window=None))]
+#[pyo3(signature = (arch="ark", workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, sets=Vec::new(), mode="latency", warm=false, streamed_keyswitch=false, additive=false, hoisting=true, window=None, issue_window=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_json(
     arch: &str,
@@ -684,6 +684,7 @@ fn simulate_json(
     additive: bool,
     hoisting: bool,
     window: Option<usize>,
+    issue_window: Option<usize>,
 ) -> PyResult<String> {
     let err = |e: tessera_lab::LabError| TesseraError::new_err(e.to_string());
     let request = tessera_lab::Request {
@@ -698,6 +699,7 @@ fn simulate_json(
         warm,
         additive,
         window,
+        issue_window,
         ..tessera_lab::Request::new(arch, workload)
     };
     let out = tessera_lab::run(&request, &|_| {}).map_err(err)?;

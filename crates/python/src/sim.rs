@@ -123,6 +123,15 @@ pub(crate) fn record(
     Ok(Trace { w })
 }
 
+/// The engine's windows a simulation asks for (`None`: the defaults): the lookahead window
+/// (`window=`, `--window`) and the issue window (`issue_window=`, `--issue-window`), both
+/// checked by `tessera_lab::run` / `simulate` as the CLI's are.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Windows {
+    pub(crate) lookahead: Option<usize>,
+    pub(crate) issue: Option<usize>,
+}
+
 /// Simulates `w` on `m` in `mode` (`tessera_lab::simulate`, the simulation half of `tessera
 /// simulate`) and returns the report as a JSON value, with `additive_s` / `additive_by_op`
 /// when `additive`, and `utilization_series` (busy fraction per unit class in
@@ -134,13 +143,14 @@ pub(crate) fn simulate_workload(
     warm: bool,
     additive: bool,
     timeline_bins: Option<usize>,
-    window: Option<usize>,
+    windows: Windows,
 ) -> Result<serde_json::Value, PyErr> {
     let r = tessera_lab::Request {
         mode: tessera_lab::Mode::parse(mode).map_err(sim)?,
         warm,
         additive,
-        window,
+        window: windows.lookahead,
+        issue_window: windows.issue,
         keep_schedule: timeline_bins.is_some(),
         ..tessera_lab::Request::new(m.name(), &w.label)
     };
@@ -160,7 +170,7 @@ pub(crate) fn simulate_workload(
 /// Simulates a recorded `trace` on `arch` (built-in name or TOML file) with `sets` overrides;
 /// the report as JSON text for the Python layer. Runs without the GIL.
 #[pyfunction]
-#[pyo3(signature = (arch, sets, trace, mode="latency", warm=false, additive=false, timeline_bins=None, window=None))]
+#[pyo3(signature = (arch, sets, trace, mode="latency", warm=false, additive=false, timeline_bins=None, window=None, issue_window=None))]
 #[allow(clippy::too_many_arguments)]
 fn _simulate_trace_json(
     py: Python<'_>,
@@ -172,10 +182,15 @@ fn _simulate_trace_json(
     additive: bool,
     timeline_bins: Option<usize>,
     window: Option<usize>,
+    issue_window: Option<usize>,
 ) -> PyResult<String> {
     py.detach(|| {
         let m = Arch::load_with(arch, &sets).map_err(sim)?;
-        let v = simulate_workload(&m, &trace.w, mode, warm, additive, timeline_bins, window)?;
+        let windows = Windows {
+            lookahead: window,
+            issue: issue_window,
+        };
+        let v = simulate_workload(&m, &trace.w, mode, warm, additive, timeline_bins, windows)?;
         Ok(v.to_string())
     })
 }

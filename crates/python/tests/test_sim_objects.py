@@ -56,6 +56,29 @@ def test_trace_recorded_once_simulates_anywhere():
         tessera.record("hmult", "test-small", size=4)
 
 
+def test_issue_window_is_an_option_checked_and_reported():
+    t = tessera.record("hmult", "test-small")
+    default = tessera.simulate("ark", t)
+    assert default.issue_window == 65536 and default.window_holds == 0
+    assert default.peak_intervals > 0
+    long = tessera.simulate("ark", t, issue_window=1 << 20)
+    assert long.time_s == default.time_s and long.window_holds == 0
+    tiny = tessera.simulate("ark", t, issue_window=1)
+    assert tiny.issue_window == 1 and tiny.window_holds > 0
+    assert tiny.peak_intervals < default.peak_intervals
+    assert tiny.offchip_bytes == default.offchip_bytes
+    for bad in (0, 2**26 + 1):
+        with pytest.raises(tessera.TesseraError, match="issue_window"):
+            tessera.simulate("ark", t, issue_window=bad)
+    with pytest.raises(tessera.TesseraError, match="single-PE"):
+        tessera.simulate("cofhee", "ntt", "cofhee-n12", issue_window=16)
+    # The JSON-returning entry point takes it too.
+    import json
+
+    v = json.loads(tessera._native.simulate_json("ark", "hmult", "test-small", issue_window=1))
+    assert v["issue_window"] == 1 and v["window_holds"] > 0
+
+
 def test_timeline_plot(tmp_path):
     import matplotlib
 

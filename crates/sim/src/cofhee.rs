@@ -370,5 +370,6 @@ pub fn simulate_pe(m: &PeMachine, workload: &str, instrs: &[Instr]) -> Result<Re
                 .ok()
         }),
         bconv_inputs_re_moved: None,
+        issue: None,
     })
 }

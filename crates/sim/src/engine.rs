@@ -23,7 +23,7 @@ use tessera_backend::trace::{IdSet, Instr, Limbs, Op};
 mod issue;
 mod lookahead;
 
-pub use issue::DEFAULT_ISSUE_WINDOW;
+pub use issue::{check_issue_window, DEFAULT_ISSUE_WINDOW};
 pub use lookahead::{check_window, DEFAULT_WINDOW, MAX_WINDOW};
 
 /// Buffers retired as dead (no use left in the lookahead window) that the engine remembers,
@@ -114,6 +114,9 @@ pub struct Schedule {
     /// The most busy intervals the reservation table held at once (over all resources):
     /// bounded by the issue window, not by the program's length.
     pub peak_intervals: usize,
+    /// The issue window this schedule was made with, in placed instructions
+    /// ([`RunOptions::issue_window`], or [`DEFAULT_ISSUE_WINDOW`]).
+    pub issue_window: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,12 +219,7 @@ where
         limb_streaming: m.options.limb_streaming,
     };
     let window = opts.window.unwrap_or(DEFAULT_WINDOW);
-    crate::limits::count(
-        "issue_window",
-        opts.issue_window.unwrap_or(DEFAULT_ISSUE_WINDOW),
-        1,
-        MAX_WINDOW as u64,
-    )?;
+    check_issue_window(opts.issue_window.unwrap_or(DEFAULT_ISSUE_WINDOW))?;
     let look = Lookahead::new(instrs.into_iter(), window, flags)?;
     let mut r = Run::new(m, look, opts);
     while let Some((pos, ins)) = r.look.next_instr()? {
@@ -338,6 +336,7 @@ impl<'a, I: Iterator<Item = Result<Instr, SimError>>> Run<'a, I> {
             read_start: HashMap::new(),
             s: Schedule {
                 busy: vec![0.0; lay.len()],
+                issue_window: opts.issue_window.unwrap_or(DEFAULT_ISSUE_WINDOW),
                 ..Default::default()
             },
             produced_at: HashMap::new(),

@@ -96,6 +96,37 @@ pub struct Report {
     /// dropped from the scratchpad for room and moved it again (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bconv_inputs_re_moved: Option<u64>,
+    /// The engine's issue window and what it did (printed as top-level fields); absent for a
+    /// model the engine does not run (the single-PE CoFHEE model). In throughput mode, one
+    /// task's schedule.
+    #[serde(flatten)]
+    pub issue: Option<IssueStats>,
+}
+
+/// The issue window's statistics (`engine/issue.rs`): whether the bound on the reservation
+/// table changed the schedule, and how much it held. A run whose `window_holds` is 0 has the
+/// schedule of an unbounded window bit for bit, so a user who shrinks `--issue-window` to
+/// save memory can see whether the figures moved.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct IssueStats {
+    /// The issue window in placed instructions ([`crate::engine::RunOptions::issue_window`]).
+    pub issue_window: u64,
+    /// Instructions whose placement the window held back (`Schedule::window_holds`).
+    pub window_holds: u64,
+    /// The most busy intervals the reservation table held at once, over all resources: the
+    /// engine's memory for timing, bounded by the issue window.
+    pub peak_intervals: u64,
+}
+
+impl IssueStats {
+    /// The statistics of schedule `s`.
+    pub fn of(s: &Schedule) -> Self {
+        Self {
+            issue_window: s.issue_window as u64,
+            window_holds: s.window_holds,
+            peak_intervals: s.peak_intervals as u64,
+        }
+    }
 }
 
 /// What a report's energy covers, from what the machine description cites: a paper that
@@ -277,6 +308,7 @@ pub fn report(m: &Machine, workload: &str, s: &Schedule) -> Report {
         register_file: crate::storage::StorageReport::of(m, s),
         bconv_inputs_re_moved: crate::schedule::shares_bconv_inputs(m)
             .then_some(s.bconv_inputs_re_moved),
+        issue: Some(IssueStats::of(s)),
     }
 }
 
@@ -288,17 +320,18 @@ pub fn throughput(
     workload: &str,
     instrs: &[tessera_backend::trace::Instr],
 ) -> Result<Report, crate::error::SimError> {
-    throughput_window(m, workload, instrs, None)
+    throughput_window(m, workload, instrs, &Default::default())
 }
 
-/// [`throughput`] with the engine's lookahead window ([`crate::engine::RunOptions::window`]).
+/// [`throughput`] with the engine's lookahead and issue windows taken from `base`
+/// ([`crate::engine::RunOptions::window`], [`crate::engine::RunOptions::issue_window`]).
 pub fn throughput_window(
     m: &Machine,
     workload: &str,
     instrs: &[tessera_backend::trace::Instr],
-    window: Option<usize>,
+    base: &crate::engine::RunOptions,
 ) -> Result<Report, crate::error::SimError> {
-    let t = Throughput::of(m, window);
+    let t = Throughput::of(m, base);
     let instrs = crate::schedule::apply(&t.slice, instrs);
     let s = crate::engine::run_with(&t.slice, &instrs, &t.options)?;
     Ok(t.report(workload, &s))
@@ -321,8 +354,9 @@ pub struct Throughput {
 }
 
 impl Throughput {
-    /// The setup of `m` in throughput mode, with the engine's lookahead `window`.
-    pub fn of(m: &Machine, window: Option<usize>) -> Self {
+    /// The setup of `m` in throughput mode, with the engine's lookahead and issue windows of
+    /// `base` (its other options are throughput mode's own: cold, no slots kept).
+    pub fn of(m: &Machine, base: &crate::engine::RunOptions) -> Self {
         let (machine, predicted) = match crate::area::with_predicted_components(m) {
             Some(with) => (with, true),
             None => (m.clone(), false),
@@ -338,7 +372,8 @@ impl Throughput {
             });
         let options = crate::engine::RunOptions {
             shared,
-            window,
+            window: base.window,
+            issue_window: base.issue_window,
             ..Default::default()
         };
         Self {

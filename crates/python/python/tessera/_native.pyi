@@ -12,7 +12,7 @@ def simulate_json(
     arch: str = ..., workload: str = ..., params: str = ..., level: Optional[int] = ...,
     of_limb: bool = ..., min_ks: bool = ..., sets: List[str] = ..., mode: str = ...,
     warm: bool = ..., streamed_keyswitch: bool = ..., additive: bool = ...,
-    hoisting: bool = ..., window: Optional[int] = ...,
+    hoisting: bool = ..., window: Optional[int] = ..., issue_window: Optional[int] = ...,
 ) -> str: ...
 def reproduce_json(paper: Optional[str] = ...) -> str: ...
 def cli_main(argv: List[str]) -> int: ...
@@ -165,6 +165,7 @@ class Trace:
 def _simulate_trace_json(
     arch: str, sets: List[str], trace: Trace, mode: str = ..., warm: bool = ...,
     additive: bool = ..., timeline_bins: Optional[int] = ..., window: Optional[int] = ...,
+    issue_window: Optional[int] = ...,
 ) -> str: ...
 def _machine_json(arch: str, sets: List[str]) -> str: ...
 def _run_program_json(

@@ -313,6 +313,7 @@ def simulate(
     size: Optional[int] = None,
     timeline: Union[bool, int] = False,
     window: Optional[int] = None,
+    issue_window: Optional[int] = None,
 ) -> Report:
     """Runs a workload on an accelerator model, like ``tessera simulate``; returns a
     :class:`Report`.
@@ -328,7 +329,10 @@ def simulate(
     ``timeline=True`` (or a bin count, default 200) keeps the utilization over time for
     :meth:`Report.plot_timeline`. ``window`` is the engine's lookahead window in
     instructions (``--window``; default 65,536, 1 to 2**26; the figures equal the whole-stream
-    schedule's when every buffer's live range is shorter). Bad values raise
+    schedule's when every buffer's live range is shorter). ``issue_window`` is the engine's
+    issue window in placed instructions (``--issue-window``; default 65,536, 1 to 2**26): it
+    bounds the reservation table's memory, and the report's ``window_holds`` counts the
+    instructions it held back (0: the schedule is the unbounded one). Bad values raise
     :class:`TesseraError` naming the parameter.
 
     >>> r = simulate("ark", "hmult", "test-small")
@@ -346,7 +350,9 @@ def simulate(
     if timeline:
         bins = 200 if timeline is True else int(timeline)
     data = json.loads(
-        _native._simulate_trace_json(name, all_sets, trace, mode, warm, additive, bins, window)
+        _native._simulate_trace_json(
+            name, all_sets, trace, mode, warm, additive, bins, window, issue_window
+        )
     )
     return Report(data)
 

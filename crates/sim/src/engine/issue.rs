@@ -32,6 +32,13 @@ use std::collections::VecDeque;
 /// window (`DEFAULT_WINDOW`), so the scheduler considers the instructions it can see.
 pub const DEFAULT_ISSUE_WINDOW: usize = super::DEFAULT_WINDOW;
 
+/// Checks an issue-window size ([`super::RunOptions::issue_window`], `--issue-window`): 1 to
+/// `MAX_WINDOW` instructions, as the lookahead window is checked. At 0 no instruction could
+/// be dispatched; above the bound the window's dispatch times alone would take GBs.
+pub fn check_issue_window(size: usize) -> Result<(), crate::error::SimError> {
+    super::lookahead::check_length("issue_window", size)
+}
+
 /// Dispatch times of the last `W` placed instructions.
 #[derive(Debug)]
 pub struct IssueWindow {

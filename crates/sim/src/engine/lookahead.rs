@@ -146,12 +146,19 @@ fn ciphertext(i: &Instr) -> bool {
 
 /// Checks a window size: 1 to [`MAX_WINDOW`] instructions.
 pub fn check_window(window: usize) -> Result<(), SimError> {
-    if (1..=MAX_WINDOW).contains(&window) {
+    check_length("window", window)
+}
+
+/// Checks a window length named `name` (the lookahead or the issue window): 1 to
+/// [`MAX_WINDOW`] instructions, so that 0 (no instruction could ever be placed) and sizes
+/// whose bookkeeping would not fit a host's memory are refused by name.
+pub(super) fn check_length(name: &'static str, n: usize) -> Result<(), SimError> {
+    if (1..=MAX_WINDOW).contains(&n) {
         Ok(())
     } else {
         Err(SimError::Invalid {
-            name: "window",
-            value: window.to_string(),
+            name,
+            value: n.to_string(),
             allowed: format!("1 to {MAX_WINDOW} instructions"),
         })
     }
