@@ -573,7 +573,8 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
             }
             let r = both!(self, "mul_scalar", c, |b, x| b.mul_scalar(x, &k));
             self.value("mul_scalar", c, r)?;
-            let r = both!(self, "sub_mul_scalar", c, |b, x, y| b.sub_mul_scalar(x, y, &k));
+            let r = both!(self, "sub_mul_scalar", c, |b, x, y| b
+                .sub_mul_scalar(x, y, &k));
             self.value("sub_mul_scalar", c, r)?;
             // add_scalar is defined on evaluation form; coefficient form must be refused alike.
             both!(self, "add_scalar", c, |b, x| b.add_scalar(x, &k));
@@ -654,8 +655,11 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
         let everything: Vec<usize> = (0..all).collect();
         if everything.len() > digit.len() {
             let case = format!("{digit:?} -> {everything:?}");
-            let r = both!(self, "extend_digit", &case, |b, d, own| b
-                .extend_digit(d, own, &everything));
+            let r = both!(self, "extend_digit", &case, |b, d, own| b.extend_digit(
+                d,
+                own,
+                &everything
+            ));
             self.value("extend_digit", &case, r)?;
         }
         // extend_limb: one limb into the others, and into every limb (itself included).

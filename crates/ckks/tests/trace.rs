@@ -287,8 +287,17 @@ fn fused_cpu_primaries_equal_their_compositions() {
             run(&mut bare, &ct, &pt, &keys),
             run(&mut rec, &ct, &pt, &keys),
         );
-        let ops = |op| rec.backend().instructions().iter().filter(|i| i.op == op).count();
-        assert!(ops(Op::Concat) > 0 && ops(Op::Sub) > 0, "{flow:?}: the compositions ran");
+        let ops = |op| {
+            rec.backend()
+                .instructions()
+                .iter()
+                .filter(|i| i.op == op)
+                .count()
+        };
+        assert!(
+            ops(Op::Concat) > 0 && ops(Op::Sub) > 0,
+            "{flow:?}: the compositions ran"
+        );
         assert_eq!(fused.c0, composed.c0, "{flow:?}");
         assert_eq!(fused.c1, composed.c1, "{flow:?}");
     }

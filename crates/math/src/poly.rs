@@ -838,7 +838,10 @@ impl RnsPoly {
         let ctx = &digit.ctx;
         let missing = |i: usize| MathError::LimbMismatch {
             op: OP,
-            left: to.iter().map(|&j| ctx.moduli.get(j).map_or(0, |m| m.value())).collect(),
+            left: to
+                .iter()
+                .map(|&j| ctx.moduli.get(j).map_or(0, |m| m.value()))
+                .collect(),
             right: vec![ctx.moduli.get(i).map_or(0, |m| m.value())],
         };
         // Where each of the digit's limbs is in `own`; each must also be in `to`.
@@ -849,7 +852,10 @@ impl RnsPoly {
                 if !to.contains(&i) {
                     return Err(missing(i));
                 }
-                own.limbs.iter().position(|&x| x == i).ok_or_else(|| missing(i))
+                own.limbs
+                    .iter()
+                    .position(|&x| x == i)
+                    .ok_or_else(|| missing(i))
             })
             .collect::<Result<Vec<_>>>()?;
         let others: Vec<usize> = to
@@ -1177,7 +1183,10 @@ mod tests {
     fn sub_mul_scalar_equals_sub_then_mul_scalar() {
         let ctx = ring(1 << 6, 4);
         let q1 = ctx.moduli()[1].value();
-        let (a, b) = (random_poly(&ctx, &[0, 1, 2], 5), random_poly(&ctx, &[0, 1, 2], 6));
+        let (a, b) = (
+            random_poly(&ctx, &[0, 1, 2], 5),
+            random_poly(&ctx, &[0, 1, 2], 6),
+        );
         for c in [[0u64, q1 - 1, u64::MAX], [7, 1, 1 << 63]] {
             let mut want = a.clone();
             want.sub_assign(&b).unwrap();
@@ -1188,7 +1197,9 @@ mod tests {
         }
         let mut x = a.clone();
         assert!(x.sub_mul_scalar_limbs(&b, &[1, 2]).is_err());
-        assert!(x.sub_mul_scalar_limbs(&b.select_limbs(&[0, 1]).unwrap(), &[1, 2]).is_err());
+        assert!(x
+            .sub_mul_scalar_limbs(&b.select_limbs(&[0, 1]).unwrap(), &[1, 2])
+            .is_err());
     }
 
     #[test]
