@@ -343,6 +343,32 @@ impl Backend for Compute {
     ) -> Result<ComputePoly, MathError> {
         delegate!(self, "bconv", |b, a| b.bconv(a, to, mode), poly)
     }
+    fn sub_mul_scalar(
+        &mut self,
+        a: &ComputePoly,
+        c: &ComputePoly,
+        k: &[u64],
+    ) -> Result<ComputePoly, MathError> {
+        delegate!(
+            self,
+            "sub_mul_scalar",
+            |b, a, c| b.sub_mul_scalar(a, c, k),
+            poly
+        )
+    }
+    fn extend_digit(
+        &mut self,
+        digit: &ComputePoly,
+        own: &ComputePoly,
+        to: &[usize],
+    ) -> Result<ComputePoly, MathError> {
+        delegate!(
+            self,
+            "extend_digit",
+            |b, digit, own| b.extend_digit(digit, own, to),
+            poly
+        )
+    }
     fn select_limbs(&mut self, a: &ComputePoly, keep: &[usize]) -> Result<ComputePoly, MathError> {
         delegate!(self, "select_limbs", |b, a| b.select_limbs(a, keep), poly)
     }

@@ -600,6 +600,9 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
             }
             let r = both!(self, "mul_scalar", c, |b, x| b.mul_scalar(x, &k));
             self.value("mul_scalar", c, r)?;
+            let r = both!(self, "sub_mul_scalar", c, |b, x, y| b
+                .sub_mul_scalar(x, y, &k));
+            self.value("sub_mul_scalar", c, r)?;
             // add_scalar is defined on evaluation form; coefficient form must be refused alike.
             both!(self, "add_scalar", c, |b, x| b.add_scalar(x, &k));
         }
@@ -654,7 +657,7 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
         Ok(())
     }
 
-    /// `bconv` (every mode) and `extend_limb`.
+    /// `bconv` (every mode), `extend_digit` and `extend_limb`.
     fn conversions(&mut self, limbs: &[usize]) -> Result<(), Failure> {
         let all = self.ring.moduli().len();
         let rest: Vec<usize> = (0..all).filter(|i| !limbs.contains(i)).collect();
@@ -669,6 +672,22 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
             let case = format!("{mode:?} {from:?} -> {to:?}");
             let r = both!(self, "bconv", &case, |b, x| b.bconv(x, &to, mode));
             self.value("bconv", &case, r)?;
+        }
+        // extend_digit: a digit of one or two limbs from the middle of `limbs` into every
+        // limb of the ring (converted limbs on both sides of the digit's own where possible).
+        let mid = limbs.len() / 2;
+        let digit = limbs[mid..(mid + 2).min(limbs.len())].to_vec();
+        let own = self.random(limbs, Representation::Evaluation)?;
+        let d = self.random(&digit, Representation::Coefficient)?;
+        let everything: Vec<usize> = (0..all).collect();
+        if everything.len() > digit.len() {
+            let case = format!("{digit:?} -> {everything:?}");
+            let r = both!(self, "extend_digit", &case, |b, d, own| b.extend_digit(
+                d,
+                own,
+                &everything
+            ));
+            self.value("extend_digit", &case, r)?;
         }
         // extend_limb: one limb into the others, and into every limb (itself included).
         let one = self.random(&limbs[..1], Representation::Coefficient)?;

@@ -110,6 +110,18 @@ impl Backend for CpuBackend {
         r.mul_scalar_limbs(c)?;
         Ok(r)
     }
+    /// One pass ([`RnsPoly::sub_mul_scalar_limbs`]): each limb's difference is multiplied
+    /// while it is in cache instead of being written out and read back.
+    fn sub_mul_scalar(
+        &mut self,
+        a: &RnsPoly,
+        b: &RnsPoly,
+        c: &[u64],
+    ) -> Result<RnsPoly, MathError> {
+        let mut r = a.clone();
+        r.sub_mul_scalar_limbs(b, c)?;
+        Ok(r)
+    }
     fn automorphism(&mut self, a: &RnsPoly, g: u64) -> Result<RnsPoly, MathError> {
         a.automorphism(g)
     }
@@ -126,6 +138,16 @@ impl Backend for CpuBackend {
     }
     fn concat(&mut self, parts: &[&RnsPoly], limbs: &[usize]) -> Result<RnsPoly, MathError> {
         RnsPoly::concat(parts, limbs)
+    }
+    /// Assembled in place ([`RnsPoly::extend_digit`]): BConv writes the converted limbs
+    /// where they belong, so no concatenation copies the extended digit.
+    fn extend_digit(
+        &mut self,
+        digit: &RnsPoly,
+        own: &RnsPoly,
+        to: &[usize],
+    ) -> Result<RnsPoly, MathError> {
+        RnsPoly::extend_digit(digit, own, to)
     }
     fn extend_limb(&mut self, a: &RnsPoly, to: &[usize]) -> Result<RnsPoly, MathError> {
         a.extend_limb(to)

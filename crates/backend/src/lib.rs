@@ -210,6 +210,20 @@ pub trait Backend {
     fn dot(&mut self, a: &[&Self::Poly], b: &[&Self::Poly]) -> Result<Self::Poly, MathError>;
     /// `a * c_k` with one constant per limb.
     fn mul_scalar(&mut self, a: &Self::Poly, c: &[u64]) -> Result<Self::Poly, MathError>;
+    /// `(a - b) * c_k` with one constant per limb (ModDown's and rescaling's last step).
+    ///
+    /// The primaries are exactly those of the default body (`sub`, then `mul_scalar`), and a
+    /// tracing backend records them as such. A computing backend may fuse them into one pass
+    /// over memory (the CPU backend does) but must return the same values.
+    fn sub_mul_scalar(
+        &mut self,
+        a: &Self::Poly,
+        b: &Self::Poly,
+        c: &[u64],
+    ) -> Result<Self::Poly, MathError> {
+        let d = self.sub(a, b)?;
+        self.mul_scalar(&d, c)
+    }
     /// `X -> X^g`.
     fn automorphism(&mut self, a: &Self::Poly, g: u64) -> Result<Self::Poly, MathError>;
     /// Base conversion of `a` (coefficient representation) to the limb set `to`.
@@ -223,6 +237,28 @@ pub trait Backend {
     fn select_limbs(&mut self, a: &Self::Poly, keep: &[usize]) -> Result<Self::Poly, MathError>;
     /// A polynomial over `limbs` assembled from the parts that hold them (data movement only).
     fn concat(&mut self, parts: &[&Self::Poly], limbs: &[usize]) -> Result<Self::Poly, MathError>;
+    /// One extended digit of ModUp, over `to` in evaluation form: `digit` (coefficient form,
+    /// the digit's limbs) converted by fast BConv to the limbs of `to` it lacks and
+    /// transformed by the forward NTT, joined with `own`'s limbs of the digit (evaluation
+    /// form).
+    ///
+    /// The primaries are exactly those of the default body, in its order (`bconv`, `ntt`,
+    /// `select_limbs`, `concat`), and a tracing backend records them as such. A computing
+    /// backend may assemble the result in place instead of concatenating (the CPU backend
+    /// does) but must return the same values.
+    fn extend_digit(
+        &mut self,
+        digit: &Self::Poly,
+        own: &Self::Poly,
+        to: &[usize],
+    ) -> Result<Self::Poly, MathError> {
+        let limbs = self.limbs(digit);
+        let others: Vec<usize> = to.iter().copied().filter(|j| !limbs.contains(j)).collect();
+        let mut ext = self.bconv(digit, &others, ConversionMode::Approximate)?;
+        self.ntt(&mut ext)?;
+        let mine = self.select_limbs(own, &limbs)?;
+        self.concat(&[&mine, &ext], to)
+    }
     /// A one-limb polynomial (coefficient representation) reduced into the moduli `to`.
     fn extend_limb(&mut self, a: &Self::Poly, to: &[usize]) -> Result<Self::Poly, MathError>;
 

@@ -163,6 +163,16 @@ impl<B: Backend> Backend for Profiled<B> {
     fn select_limbs(&mut self, a: &Self::Poly, keep: &[usize]) -> R<B::Poly> {
         self.timed(Op::SelectLimbs, |b| b.select_limbs(a, keep))
     }
+    /// Forwarded whole, so a fusing backend is timed as it runs: under one name for the
+    /// `sub` and `mul_scalar` calls it stands for.
+    fn sub_mul_scalar(&mut self, a: &Self::Poly, c: &Self::Poly, k: &[u64]) -> R<B::Poly> {
+        self.timed_as("sub+mul_scalar", |b| b.sub_mul_scalar(a, c, k))
+    }
+    /// Forwarded whole, so a backend that assembles it in place is timed as it runs: under
+    /// one name for the `bconv`, `ntt` and `concat` calls it stands for.
+    fn extend_digit(&mut self, digit: &Self::Poly, own: &Self::Poly, to: &[usize]) -> R<B::Poly> {
+        self.timed_as("bconv+ntt", |b| b.extend_digit(digit, own, to))
+    }
     fn concat(&mut self, parts: &[&Self::Poly], limbs: &[usize]) -> R<B::Poly> {
         self.timed(Op::Concat, |b| b.concat(parts, limbs))
     }

@@ -41,6 +41,8 @@ fn run(cfg: &Config) {
         "bconv",
         "select_limbs",
         "concat",
+        "extend_digit",
+        "sub_mul_scalar",
         "extend_limb",
     ] {
         assert!(

@@ -515,8 +515,7 @@ impl<B: Backend> Evaluator<B> {
         };
         self.backend.ntt(&mut r)?;
         let kept = self.backend.select_limbs(x, keep)?;
-        let d = self.backend.sub(&kept, &r)?;
-        Ok(self.backend.mul_scalar(&d, inv)?)
+        Ok(self.backend.sub_mul_scalar(&kept, &r, inv)?)
     }
 
     /// Hybrid key switching of `d` (evaluation form, level `l`) with `key`: returns `(u0, u1)`
@@ -580,7 +579,7 @@ impl<B: Backend> Evaluator<B> {
             let digit: Vec<usize> = range.collect();
             let mut sub = self.backend.select_limbs(d, &digit)?;
             self.backend.intt(&mut sub)?;
-            let up = self.mod_up_digit(d, &sub, digit, &qp)?;
+            let up = self.mod_up_digit(d, &sub, &qp)?;
             acc = Some(self.accumulate_digit(acc, &up, key, i, &qp)?);
         }
         acc.ok_or_else(|| CkksError::MissingKey(format!("the key has no digits at level {level}")))
@@ -632,21 +631,10 @@ impl<B: Backend> Evaluator<B> {
     }
 
     /// One digit of ModUp: `sub` holds the digit's limbs of `d` in coefficient form; they are
-    /// extended to the rest of `qp` and joined with the digit's own limbs of `d`.
-    fn mod_up_digit(
-        &mut self,
-        d: &B::Poly,
-        sub: &B::Poly,
-        digit: Vec<usize>,
-        qp: &[usize],
-    ) -> Result<B::Poly> {
-        let others: Vec<usize> = qp.iter().copied().filter(|j| !digit.contains(j)).collect();
-        let mut ext = self
-            .backend
-            .bconv(sub, &others, ConversionMode::Approximate)?;
-        self.backend.ntt(&mut ext)?;
-        let own = self.backend.select_limbs(d, &digit)?;
-        Ok(self.backend.concat(&[&own, &ext], qp)?)
+    /// extended to the rest of `qp` and joined with the digit's own limbs of `d`
+    /// ([`Backend::extend_digit`]).
+    fn mod_up_digit(&mut self, d: &B::Poly, sub: &B::Poly, qp: &[usize]) -> Result<B::Poly> {
+        Ok(self.backend.extend_digit(sub, d, qp)?)
     }
 
     fn key_reaches(key: &SwitchingKey, level: usize) -> Result<()> {
@@ -691,7 +679,7 @@ impl<B: Backend> Evaluator<B> {
         for range in plan.digits_at(level) {
             let digit: Vec<usize> = range.collect();
             let sub = self.backend.select_limbs(&dc, &digit)?;
-            ups.push(self.mod_up_digit(d, &sub, digit, &qp)?);
+            ups.push(self.mod_up_digit(d, &sub, &qp)?);
         }
         Ok(ups)
     }
@@ -977,10 +965,9 @@ impl<B: Backend> Evaluator<B> {
             .bconv(&low, &keep, ConversionMode::ExactCentered)?;
         self.backend.ntt(&mut conv)?;
         let u_keep = self.backend.select_limbs(u, &keep)?;
-        let diff = self.backend.sub(&u_keep, &conv)?;
         let inv_all: Vec<u64> = keep.iter().map(|&j| inverse(j, &drop)).collect();
         let inv_top: Vec<u64> = keep.iter().map(|&j| inverse(j, &top)).collect();
-        let from_u = self.backend.mul_scalar(&diff, &inv_all)?;
+        let from_u = self.backend.sub_mul_scalar(&u_keep, &conv, &inv_all)?;
         let d_keep = self.backend.select_limbs(d, &keep)?;
         let from_d = self.backend.mul_scalar(&d_keep, &inv_top)?;
         Ok(self.backend.add(&from_u, &from_d)?)

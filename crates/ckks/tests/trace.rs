@@ -258,3 +258,47 @@ fn loads_name_their_host_object_across_levels() {
         .filter(|i| i.op != Op::Load && i.op != Op::ExpandSeed)
         .all(|i| i.host.is_none()));
 }
+
+/// The CPU backend's fused primaries (ModUp's in-place extended digit, ModDown's one-pass
+/// difference and product) give the ciphertexts that their unfused compositions give, bit for
+/// bit: the same program, then HMult with the fused rescale, on the bare CPU backend and on
+/// the recording wrapper (which runs the trait's default compositions on the CPU backend's
+/// separate primaries), with both key-switch dataflows.
+#[test]
+fn fused_cpu_primaries_equal_their_compositions() {
+    let (ctx, ct, pt, keys, _) = setup();
+    fn run<B: Backend>(
+        ev: &mut Evaluator<B>,
+        ct: &Ciphertext<RnsPoly>,
+        pt: &Plaintext,
+        keys: &EvaluationKeys,
+    ) -> Ciphertext<RnsPoly> {
+        let out = program(ev, ct, pt, keys);
+        let m = ev.mul_relin_rescale(&out, &out, keys).unwrap();
+        ev.store(&m).unwrap()
+    }
+    for flow in [KeySwitchDataflow::Batched, KeySwitchDataflow::Streamed] {
+        let mut bare = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+        bare.set_key_switch_dataflow(flow);
+        let mut rec =
+            Evaluator::new(&ctx, Recording::new(CpuBackend::new(ctx.ring().clone()))).unwrap();
+        rec.set_key_switch_dataflow(flow);
+        let (fused, composed) = (
+            run(&mut bare, &ct, &pt, &keys),
+            run(&mut rec, &ct, &pt, &keys),
+        );
+        let ops = |op| {
+            rec.backend()
+                .instructions()
+                .iter()
+                .filter(|i| i.op == op)
+                .count()
+        };
+        assert!(
+            ops(Op::Concat) > 0 && ops(Op::Sub) > 0,
+            "{flow:?}: the compositions ran"
+        );
+        assert_eq!(fused.c0, composed.c0, "{flow:?}");
+        assert_eq!(fused.c1, composed.c1, "{flow:?}");
+    }
+}

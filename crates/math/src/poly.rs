@@ -632,7 +632,7 @@ impl RnsPoly {
     /// evaluation form (every evaluation shifts by the constant).
     pub fn add_scalar_limbs(&mut self, c: &[u64]) -> Result<()> {
         self.require("add scalar", Some(Representation::Evaluation))?;
-        self.per_limb_constant(c, |m, v, a| {
+        self.per_limb_constant(c, |m, v, _, a| {
             for x in a.iter_mut() {
                 *x = m.add(*x, v);
             }
@@ -642,15 +642,30 @@ impl RnsPoly {
     /// `self *= c_k` with one constant per limb (e.g. a big integer's residues).
     pub fn mul_scalar_limbs(&mut self, c: &[u64]) -> Result<()> {
         let kernel = pointwise::best_kernel();
-        self.per_limb_constant(c, |m, w, a| pointwise::mul_const_row(kernel, m, w, a))
+        self.per_limb_constant(c, |m, w, _, a| pointwise::mul_const_row(kernel, m, w, a))
     }
 
-    /// Runs `f(modulus, c_k mod q_k, limb k)` on every limb in parallel, after checking that
+    /// `self = (self - other) * c_k` with one constant per limb: ModDown's and rescaling's
+    /// last step in one pass over memory (each limb's difference is multiplied while it is
+    /// in cache), the same values as [`RnsPoly::sub_assign`] then
+    /// [`RnsPoly::mul_scalar_limbs`].
+    pub fn sub_mul_scalar_limbs(&mut self, other: &RnsPoly, c: &[u64]) -> Result<()> {
+        self.check_compatible(other, "sub then multiply by constants", None)?;
+        let kernel = pointwise::best_kernel();
+        let n = self.ctx.n;
+        self.per_limb_constant(c, |m, w, k, a| {
+            pointwise::sub_row(kernel, m, a, &other.data[k * n..(k + 1) * n])
+                .expect("limbs of one ring have N words");
+            pointwise::mul_const_row(kernel, m, w, a)
+        })
+    }
+
+    /// Runs `f(modulus, c_k mod q_k, k, limb k)` on every limb in parallel, after checking that
     /// there is one constant per limb.
     fn per_limb_constant(
         &mut self,
         c: &[u64],
-        f: impl Fn(&Modulus, u64, &mut [u64]) + Sync + Send,
+        f: impl Fn(&Modulus, u64, usize, &mut [u64]) + Sync + Send,
     ) -> Result<()> {
         if c.len() != self.limbs.len() {
             return Err(MathError::LengthMismatch {
@@ -662,7 +677,7 @@ impl RnsPoly {
         let (ctx, limbs) = (self.ctx.clone(), self.limbs.clone());
         self.par_limbs_mut(|k, a| {
             let m = &ctx.moduli[limbs[k]];
-            f(m, m.reduce(c[k]), a)
+            f(m, m.reduce(c[k]), k, a)
         });
         Ok(())
     }
@@ -801,6 +816,71 @@ impl RnsPoly {
                 })?;
             out.data[k * n..(k + 1) * n].copy_from_slice(p.limb(pos));
         }
+        Ok(out)
+    }
+
+    /// One extended digit of ModUp, assembled in place: the result is over `to` in
+    /// evaluation form; on the digit's limbs (those of `digit`, in coefficient form) it holds
+    /// `own`'s limbs (the same digit in evaluation form), and on every other limb of `to` the
+    /// fast (approximate) BConv of `digit`, transformed by the forward NTT.
+    ///
+    /// The same values, bit for bit, as BConv to the other limbs, NTT, and
+    /// [`RnsPoly::concat`] with `own`'s digit limbs, without the concatenation's copy of the
+    /// whole extended digit (one more pass over `|to|` limbs per digit; see
+    /// docs/benchmarks.md, issue 22 session 33).
+    pub fn extend_digit(digit: &RnsPoly, own: &RnsPoly, to: &[usize]) -> Result<RnsPoly> {
+        const OP: &str = "extend digit";
+        if !Arc::ptr_eq(&digit.ctx, &own.ctx) {
+            return Err(MathError::RingMismatch { op: OP });
+        }
+        digit.require(OP, Some(Representation::Coefficient))?;
+        own.require(OP, Some(Representation::Evaluation))?;
+        let ctx = &digit.ctx;
+        let missing = |i: usize| MathError::LimbMismatch {
+            op: OP,
+            left: to
+                .iter()
+                .map(|&j| ctx.moduli.get(j).map_or(0, |m| m.value()))
+                .collect(),
+            right: vec![ctx.moduli.get(i).map_or(0, |m| m.value())],
+        };
+        // Where each of the digit's limbs is in `own`; each must also be in `to`.
+        let own_pos = digit
+            .limbs
+            .iter()
+            .map(|&i| {
+                if !to.contains(&i) {
+                    return Err(missing(i));
+                }
+                own.limbs
+                    .iter()
+                    .position(|&x| x == i)
+                    .ok_or_else(|| missing(i))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let others: Vec<usize> = to
+            .iter()
+            .copied()
+            .filter(|j| !digit.limbs.contains(j))
+            .collect();
+        let conv = ctx.converter(&digit.limbs, &others)?;
+        let mut out = Self::for_overwrite(ctx, to, Representation::Evaluation)?;
+        let n = ctx.n;
+        let mut converted: Vec<(usize, &mut [u64])> = Vec::with_capacity(others.len());
+        for (&j, row) in to.iter().zip(out.data.chunks_mut(n)) {
+            match digit.limbs.iter().position(|&x| x == j) {
+                Some(k) => row.copy_from_slice(own.limb(own_pos[k])),
+                None => converted.push((j, row)),
+            }
+        }
+        install(|| -> Result<()> {
+            let rows = converted.iter_mut().map(|(_, r)| &mut **r).collect();
+            conv.convert_rows(&digit.data, rows, n, ConversionMode::Approximate)?;
+            converted
+                .par_iter_mut()
+                .for_each(|(j, row)| ctx.plans[*j].forward(row).expect("limb length is N"));
+            Ok(())
+        })?;
         Ok(out)
     }
 
@@ -1066,6 +1146,60 @@ mod tests {
             eval.intt().unwrap();
             prop_assert_eq!(coeff, eval);
         }
+    }
+
+    /// ModUp's in-place extended digit equals BConv, NTT and concatenation, bit for bit, for
+    /// a digit at the start, in the middle and at the end of the extended basis (the
+    /// converted limbs then lie on both sides of the digit's own), and refuses a digit that
+    /// `to` or `own` lacks.
+    #[test]
+    fn extend_digit_equals_bconv_ntt_concat() {
+        let n = 1 << 7;
+        let ctx = ring(n, 8);
+        let to = [0usize, 1, 2, 3, 4, 5, 6, 7];
+        let mut own = random_poly(&ctx, &[0, 1, 2, 3, 4, 5], 11);
+        own.ntt().unwrap();
+        for digit in [vec![0usize, 1], vec![2, 3], vec![4, 5], vec![3]] {
+            let mut sub = own.select_limbs(&digit).unwrap();
+            sub.intt().unwrap();
+            let others: Vec<usize> = to.iter().copied().filter(|j| !digit.contains(j)).collect();
+            let mut ext = sub.bconv(&others, ConversionMode::Approximate).unwrap();
+            ext.ntt().unwrap();
+            let mine = own.select_limbs(&digit).unwrap();
+            let want = RnsPoly::concat(&[&mine, &ext], &to).unwrap();
+            let got = RnsPoly::extend_digit(&sub, &own, &to).unwrap();
+            assert_eq!(got, want, "digit {digit:?}");
+        }
+        let mut sub = own.select_limbs(&[4, 5]).unwrap();
+        sub.intt().unwrap();
+        assert!(RnsPoly::extend_digit(&sub, &own, &[0, 1, 2, 6, 7]).is_err());
+        assert!(RnsPoly::extend_digit(&sub, &own.select_limbs(&[0, 1]).unwrap(), &to).is_err());
+        assert!(RnsPoly::extend_digit(&own, &own, &to).is_err());
+    }
+
+    /// The fused ModDown tail equals the difference then the constant product, bit for bit
+    /// (constants of any size, zero and q - 1 included), and refuses what they refuse.
+    #[test]
+    fn sub_mul_scalar_equals_sub_then_mul_scalar() {
+        let ctx = ring(1 << 6, 4);
+        let q1 = ctx.moduli()[1].value();
+        let (a, b) = (
+            random_poly(&ctx, &[0, 1, 2], 5),
+            random_poly(&ctx, &[0, 1, 2], 6),
+        );
+        for c in [[0u64, q1 - 1, u64::MAX], [7, 1, 1 << 63]] {
+            let mut want = a.clone();
+            want.sub_assign(&b).unwrap();
+            want.mul_scalar_limbs(&c).unwrap();
+            let mut got = a.clone();
+            got.sub_mul_scalar_limbs(&b, &c).unwrap();
+            assert_eq!(got, want);
+        }
+        let mut x = a.clone();
+        assert!(x.sub_mul_scalar_limbs(&b, &[1, 2]).is_err());
+        assert!(x
+            .sub_mul_scalar_limbs(&b.select_limbs(&[0, 1]).unwrap(), &[1, 2])
+            .is_err());
     }
 
     #[test]

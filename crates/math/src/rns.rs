@@ -242,14 +242,18 @@ impl BaseConverter {
     /// Step 1: `y_i = [x_i * qhat_i^{-1}]_(q_i)`, limb-parallel. `input` is `l_in` limbs of
     /// `n` coefficients each, limb-major.
     pub fn scale(&self, input: &[u64], n: usize) -> Result<Vec<u64>> {
-        self.scale_with(crate::pointwise::best_kernel(), input, n)
+        Ok(self
+            .scale_with(crate::pointwise::best_kernel(), input, n)?
+            .to_vec())
     }
 
-    /// [`BaseConverter::scale`] on `kernel`.
-    fn scale_with(&self, kernel: Kernel, input: &[u64], n: usize) -> Result<Vec<u64>> {
+    /// [`BaseConverter::scale`] on `kernel`, into a pooled buffer: every word is written, so
+    /// it is neither zeroed nor freshly allocated (a page-faulting allocation per BConv
+    /// otherwise; ModUp's digits are 3 MB at `ark`).
+    fn scale_with(&self, kernel: Kernel, input: &[u64], n: usize) -> Result<crate::AlignedVec> {
         self.check(input.len(), self.from.len(), n, "BConv input")?;
         let kernel = Some(crate::simd::word64(kernel));
-        let mut y = vec![0u64; input.len()];
+        let mut y = crate::AlignedVec::for_overwrite(input.len());
         y.par_chunks_mut(n)
             .zip(input.par_chunks(n))
             .zip(self.from.moduli.par_iter().zip(&self.from.qhat_inv))
@@ -294,6 +298,39 @@ impl BaseConverter {
         mode: ConversionMode,
     ) -> Result<()> {
         self.check(output.len(), self.to.len(), n, "BConv output")?;
+        self.convert_rows_with(kernel, input, output.chunks_mut(n).collect(), n, mode)
+    }
+
+    /// [`BaseConverter::convert`] into one slice per output limb, wherever each lies: a
+    /// caller assembling a larger polynomial (ModUp's extended digit, whose own limbs sit
+    /// between the converted ones) has the conversion written in place instead of copying it
+    /// there afterwards. Same values as [`BaseConverter::convert`], bit for bit.
+    pub fn convert_rows(
+        &self,
+        input: &[u64],
+        rows: Vec<&mut [u64]>,
+        n: usize,
+        mode: ConversionMode,
+    ) -> Result<()> {
+        self.convert_rows_with(crate::pointwise::best_kernel(), input, rows, n, mode)
+    }
+
+    /// [`BaseConverter::convert_rows`] on `kernel`.
+    pub fn convert_rows_with(
+        &self,
+        kernel: Kernel,
+        input: &[u64],
+        rows: Vec<&mut [u64]>,
+        n: usize,
+        mode: ConversionMode,
+    ) -> Result<()> {
+        if rows.len() != self.to.len() || rows.iter().any(|r| r.len() != n) {
+            return Err(MathError::LengthMismatch {
+                what: "BConv output rows",
+                expected: self.to.len() * n,
+                found: rows.iter().map(|r| r.len()).sum(),
+            });
+        }
         if !kernel.cpu_supports() {
             return Err(MathError::Unsupported(format!(
                 "kernel {} for BConv on this CPU",
@@ -326,7 +363,7 @@ impl BaseConverter {
         let mut blocks: Vec<Vec<&mut [u64]>> = (0..n.div_ceil(BCONV_BLOCK))
             .map(|_| Vec::with_capacity(self.to.len()))
             .collect();
-        for limb in output.chunks_mut(n) {
+        for limb in rows {
             for (b, chunk) in limb.chunks_mut(BCONV_BLOCK).enumerate() {
                 blocks[b].push(chunk);
             }
@@ -633,6 +670,17 @@ mod tests {
                     let mut got = vec![0u64; 5 * n];
                     conv.convert_with(kernel, &input, &mut got, n, mode).unwrap();
                     prop_assert_eq!(&got, &want, "{:?} {:?}", kernel, mode);
+                    // Rows scattered through a larger buffer, in reverse order of address.
+                    let mut wide = vec![u64::MAX; 7 * n];
+                    let mut rows: Vec<&mut [u64]> = wide.chunks_mut(n).collect();
+                    rows.remove(3);
+                    rows.remove(0);
+                    rows.reverse();
+                    conv.convert_rows_with(kernel, &input, rows, n, mode).unwrap();
+                    for (j, at) in [6usize, 5, 4, 2, 1].into_iter().enumerate() {
+                        prop_assert_eq!(&wide[at * n..(at + 1) * n], &want[j * n..(j + 1) * n]);
+                    }
+                    prop_assert!(wide[..n].iter().chain(&wide[3 * n..4 * n]).all(|&w| w == u64::MAX));
                 }
             }
         }

@@ -183,6 +183,12 @@ impl<B: Backend> Backend for Counting<B> {
     fn concat(&mut self, parts: &[&Self::Poly], limbs: &[usize]) -> R<B::Poly> {
         self.inner.concat(parts, limbs)
     }
+    fn sub_mul_scalar(&mut self, a: &Self::Poly, b: &Self::Poly, c: &[u64]) -> R<B::Poly> {
+        self.inner.sub_mul_scalar(a, b, c)
+    }
+    fn extend_digit(&mut self, digit: &Self::Poly, own: &Self::Poly, to: &[usize]) -> R<B::Poly> {
+        self.inner.extend_digit(digit, own, to)
+    }
     fn extend_limb(&mut self, a: &Self::Poly, to: &[usize]) -> R<B::Poly> {
         self.inner.extend_limb(a, to)
     }
