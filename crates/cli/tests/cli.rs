@@ -124,7 +124,13 @@ fn bench_profile_and_plan_report_what_they_say() {
         .collect();
     // The CPU backend fuses the seeded key's expansion into the inner product, and ModUp's
     // BConv into its NTT (`Backend::extend_digit`, profiled as `bconv+ntt`).
-    for p in ["ntt", "intt", "bconv+ntt", "expand_seed+dot", "automorphism"] {
+    for p in [
+        "ntt",
+        "intt",
+        "bconv+ntt",
+        "expand_seed+dot",
+        "automorphism",
+    ] {
         assert!(prims.contains(&p), "{p} missing from {prims:?}");
     }
     // plan: one line per level, dynamic never costlier than fixed.
