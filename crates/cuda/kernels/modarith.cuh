@@ -49,3 +49,21 @@ __device__ __forceinline__ u64 mul_mod(u64 a, u64 b, u64 q, u64 mu, u64 k) {
 
 // Per-modulus constants, MOD_STRIDE words per ring modulus: q, mu, k (see mul_mod).
 #define MOD_STRIDE 3
+
+// Block-cooperative kernels (threads of a block sharing a tile in shared memory). On the GPU,
+// BLOCK_LOOP is a block-stride loop and BLOCK_BARRIER is __syncthreads(). The host emulator
+// runs a launch one thread after another, so there a block kernel runs whole on its thread 0
+// (BLOCK_ENTRY returns on the others), each BLOCK_LOOP covering every index in turn: the same
+// writes in an order the barriers make irrelevant. Tiles are per-thread static storage on the
+// host (tests may emulate from several threads at once).
+#ifdef __CUDACC_RTC__
+#define BLOCK_ENTRY
+#define BLOCK_LOOP(v, count) for (unsigned v = threadIdx.x; v < (count); v += blockDim.x)
+#define BLOCK_BARRIER() __syncthreads()
+#define BLOCK_SHARED __shared__
+#else
+#define BLOCK_ENTRY if (threadIdx.x != 0) return
+#define BLOCK_LOOP(v, count) for (unsigned v = 0; v < (count); v++)
+#define BLOCK_BARRIER()
+#define BLOCK_SHARED static thread_local
+#endif

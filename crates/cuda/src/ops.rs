@@ -10,19 +10,31 @@ use tessera_math::automorphism::{automorphism_permutation, galois_check};
 use tessera_math::sampling::{expand_uniform, Seed};
 use tessera_math::{ConversionMode, MathError, Representation, RnsPoly};
 
-/// The NTT's `log_n` stages as launch groups `(first stage, stages)` of at most four stages,
-/// as even as possible.
-fn ntt_groups(log_n: u64) -> Vec<(u64, u64)> {
-    let count = log_n.div_ceil(4);
-    let mut out = Vec::with_capacity(count as usize);
-    let mut s0 = 0;
-    for g in 0..count {
-        // The first `log_n % count` groups take one stage more.
-        let r = log_n / count + u64::from(g < log_n % count);
-        out.push((s0, r));
-        s0 += r;
+/// log2 of the largest NTT tile (`NTT_TILE_MAX` words in `kernels/ntt.cu`, 16 KB of shared
+/// memory per block).
+const NTT_TILE_BITS: u64 = 11;
+
+/// The NTT's passes `(first stage, stages, log2 columns)` (see `kernels/ntt.cu`): one pass
+/// when the whole polynomial fits a tile, else two (the first `log_n - 11` stages over tiles of
+/// `2^(11 - stages)` columns, then the last 11 stages over runs of 2^11 consecutive words).
+/// Two passes cover degrees up to 2^22.
+fn ntt_passes(log_n: u64) -> Result<Vec<(u64, u64, u64)>> {
+    if log_n <= NTT_TILE_BITS {
+        return Ok(vec![(0, log_n, 0)]);
     }
-    out
+    if log_n > 2 * NTT_TILE_BITS {
+        return Err(MathError::Unsupported(format!(
+            "CUDA backend: an NTT of degree 2^{log_n}; the GPU kernels support degrees up to \
+             2^{}",
+            2 * NTT_TILE_BITS
+        ))
+        .into());
+    }
+    let first = log_n - NTT_TILE_BITS;
+    Ok(vec![
+        (0, first, NTT_TILE_BITS - first),
+        (first, NTT_TILE_BITS, 0),
+    ])
 }
 
 fn repr_name(r: Representation) -> &'static str {
@@ -229,56 +241,35 @@ impl DeviceRing {
     }
 
     fn ntt_stages(&self, p: &mut DevicePoly, forward: bool) -> Result<()> {
+        let passes = ntt_passes(self.log_n)?;
         self.make_unique(p)?;
         let map = self.limb_map(&p.limbs)?;
-        let n = self.ring.n() as u64;
-        let log_n = self.log_n;
         let (w, ws) = if forward { &self.fwd } else { &self.inv };
-        // The log N stages in groups of at most four, as even as possible (16 = 4+4+4+4,
-        // 10 = 4+3+3): one launch per group. Forward runs the groups in order, inverse in
-        // reverse (each kernel orders its own stages).
-        let groups = ntt_groups(log_n);
-        let order: Vec<&(u64, u64)> = if forward {
-            groups.iter().collect()
+        let (kernel, order): (_, Vec<_>) = if forward {
+            (&k::NTT_TILE_FWD, passes.iter().collect())
         } else {
-            groups.iter().rev().collect()
+            (&k::NTT_TILE_INV, passes.iter().rev().collect())
         };
-        for &&(s0, r) in &order {
-            let kernel = match (forward, r) {
-                (true, 1) => &k::NTT_FWD_R1,
-                (true, 2) => &k::NTT_FWD_R2,
-                (true, 3) => &k::NTT_FWD_R3,
-                (true, _) => &k::NTT_FWD_R4,
-                (false, 1) => &k::NTT_INV_R1,
-                (false, 2) => &k::NTT_INV_R2,
-                (false, 3) => &k::NTT_INV_R3,
-                (false, _) => &k::NTT_INV_R4,
-            };
-            let threads = p.limbs.len() as u64 * (n >> r);
+        for &&(s0, stages, log_cols) in &order {
+            // One block per (limb, tile); the inverse scales by N^-1 in its last pass.
+            let blocks = (p.limbs.len() as u64) << (self.log_n - stages - log_cols);
+            let scale = u64::from(!forward && s0 == 0);
             let args = [
                 p.buf.addr(),
                 w.addr(),
                 ws.addr(),
                 map.addr(),
                 self.mods.addr(),
-                log_n,
-                s0,
-                threads,
-            ];
-            self.dev.launch(kernel, threads, &args)?;
-        }
-        if !forward {
-            let total = self.total(p.limbs.len());
-            let args = [
-                p.buf.addr(),
                 self.n_inv.0.addr(),
                 self.n_inv.1.addr(),
-                map.addr(),
-                self.mods.addr(),
-                log_n,
-                total,
+                self.log_n,
+                s0,
+                stages,
+                log_cols,
+                scale,
             ];
-            self.dev.launch(&k::NTT_SCALE, total, &args)?;
+            self.dev
+                .launch(kernel, blocks * u64::from(k::BLOCK), &args)?;
         }
         Ok(())
     }
@@ -726,28 +717,25 @@ impl DeviceRing {
 
 #[cfg(test)]
 mod tests {
-    use super::ntt_groups;
+    use super::{ntt_passes, NTT_TILE_BITS};
 
-    /// The groups cover every stage once, in order, with 1 to 4 stages each, as few as
-    /// possible and as even as possible.
+    /// The passes cover every stage once, in order; every tile (2^(stages + columns) words)
+    /// fits `NTT_TILE_MAX`, its columns fit the index bits below its stages, and degrees
+    /// past two tiles are refused.
     #[test]
-    fn ntt_groups_cover_the_stages() {
-        assert_eq!(ntt_groups(16), vec![(0, 4), (4, 4), (8, 4), (12, 4)]);
-        assert_eq!(ntt_groups(10), vec![(0, 4), (4, 3), (7, 3)]);
-        assert_eq!(ntt_groups(1), vec![(0, 1)]);
-        assert!(ntt_groups(0).is_empty());
-        for log_n in 1..=17u64 {
-            let g = ntt_groups(log_n);
-            assert_eq!(g.len() as u64, log_n.div_ceil(4));
+    fn ntt_passes_cover_the_stages() {
+        assert_eq!(ntt_passes(16).unwrap(), vec![(0, 5, 6), (5, 11, 0)]);
+        assert_eq!(ntt_passes(10).unwrap(), vec![(0, 10, 0)]);
+        for log_n in 1..=2 * NTT_TILE_BITS {
             let mut next = 0;
-            for &(s0, r) in &g {
+            for (s0, stages, cols) in ntt_passes(log_n).unwrap() {
                 assert_eq!(s0, next);
-                assert!((1..=4).contains(&r));
-                next += r;
+                assert!(stages >= 1 && stages + cols <= NTT_TILE_BITS);
+                assert!(cols <= log_n - s0 - stages);
+                next += stages;
             }
             assert_eq!(next, log_n);
-            let (lo, hi) = (g.iter().map(|x| x.1).min(), g.iter().map(|x| x.1).max());
-            assert!(hi.unwrap() - lo.unwrap() <= 1);
         }
+        assert!(ntt_passes(2 * NTT_TILE_BITS + 1).is_err());
     }
 }
