@@ -1,5 +1,6 @@
 // Negacyclic NTT in at most two passes over memory, each pass a tile of up to 2^11 words in
-// shared memory going through several radix-2 stages between barriers.
+// shared memory (with the twiddles its stages use) going through rounds of up to three
+// radix-2 stages, each thread holding up to 8 words in registers, with a barrier per round.
 //
 // The butterflies, their operands and their twiddles are exactly those of the radix-2
 // algorithm (the math crate's), so the output equals the CPU's bit for bit whatever the
@@ -21,7 +22,60 @@
 // polynomial's limbs to ring moduli; `sc`, `scs` are N^-1 and its Shoup quotient per ring
 // modulus, applied when `scale` is 1.
 
+#ifdef __CUDACC_RTC__
+#define UNROLL _Pragma("unroll")
+#else
+#define UNROLL
+#endif
+
 #define NTT_TILE_MAX 2048
+
+// One round of a pass: the R consecutive stages kk0 .. kk0+R-1 (R <= 3), which mix the mid
+// bits [lo_b, lo_b + R), lo_b = S - kk0 - R. A unit is the 2^R words of the tile that differ
+// only in those bits; each thread takes a unit into registers, applies the round's
+// butterflies (forward: stages in increasing order; inverse: decreasing) and writes it back.
+// The twiddle of stage kk, butterfly block i of the tile, is at tws_s[(1 << kk) - 1 + i].
+template <int R, bool FORWARD>
+__device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* ws_s,
+                                          unsigned S, unsigned C, unsigned kk0, unsigned size,
+                                          u64 q) {
+    const int E = 1 << R;
+    const unsigned lo_b = S - kk0 - R;
+    const unsigned cmask = (1u << C) - 1;
+    BLOCK_LOOP(u, size >> R) {
+        const unsigned rr = u >> C;
+        const unsigned base_mid = ((rr >> lo_b) << (lo_b + R)) | (rr & ((1u << lo_b) - 1));
+        const unsigned col = u & cmask;
+        u64 v[E];
+        UNROLL
+        for (int c = 0; c < E; c++) v[c] = tile[((base_mid | ((unsigned)c << lo_b)) << C) | col];
+        UNROLL
+        for (int jj = 0; jj < R; jj++) {
+            const int j = FORWARD ? jj : R - 1 - jj;
+            const unsigned kk = kk0 + j;
+            const int h = E >> (j + 1);
+            const unsigned hb = S - 1 - kk;  // the mid bit stage kk mixes
+            UNROLL
+            for (int c = 0; c < E; c++) {
+                if (c & h) continue;
+                const unsigned mid = base_mid | ((unsigned)c << lo_b);
+                const unsigned ti = (1u << kk) - 1 + (mid >> (hb + 1));
+                const u64 x0 = v[c];
+                if (FORWARD) {
+                    const u64 t = mul_shoup(v[c + h], w_s[ti], ws_s[ti], q);
+                    v[c] = add_mod(x0, t, q);
+                    v[c + h] = sub_mod(x0, t, q);
+                } else {
+                    const u64 t = v[c + h];
+                    v[c] = add_mod(x0, t, q);
+                    v[c + h] = mul_shoup(sub_mod(x0, t, q), w_s[ti], ws_s[ti], q);
+                }
+            }
+        }
+        UNROLL
+        for (int c = 0; c < E; c++) tile[((base_mid | ((unsigned)c << lo_b)) << C) | col] = v[c];
+    }
+}
 
 template <bool FORWARD>
 __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
@@ -29,7 +83,10 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
                                          const u64* scs, u64 log_n, u64 s0, u64 stages,
                                          u64 log_cols, u64 scale) {
     BLOCK_ENTRY;
+    // The tile, and the 2^S - 1 twiddles (and Shoup quotients) its S stages use: 48 KB.
     BLOCK_SHARED u64 tile[NTT_TILE_MAX];
+    BLOCK_SHARED u64 w_s[NTT_TILE_MAX];
+    BLOCK_SHARED u64 ws_s[NTT_TILE_MAX];
     const unsigned S = (unsigned)stages, C = (unsigned)log_cols;
     const unsigned low = (unsigned)(log_n - s0) - S;
     const unsigned tile_bits = (unsigned)log_n - S - C;  // log2(tiles per limb)
@@ -46,29 +103,24 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
     const u64* w = tw + (mi << log_n);
     const u64* ws = tws + (mi << log_n);
     BLOCK_LOOP(e, size) { tile[e] = x[gbase + ((u64)(e >> C) << low) + (e & cmask)]; }
-    BLOCK_BARRIER();
-    for (unsigned k = 0; k < S; k++) {
-        // Forward runs the pass's stages in increasing order, inverse in decreasing.
-        const unsigned kk = FORWARD ? k : S - 1 - k;
-        const unsigned hb = S - 1 - kk;  // log2 of the butterfly distance in mid
-        const u64 m = 1ull << (s0 + kk);
-        BLOCK_LOOP(b, size >> 1) {
-            const unsigned r = b >> C;
-            const unsigned mid = ((r >> hb) << (hb + 1)) + (r & ((1u << hb) - 1));
-            const unsigned i0 = (mid << C) + (b & cmask);
-            const unsigned i1 = i0 + (1u << (hb + C));
-            const u64 idx = m + (hi << kk) + (r >> hb);
-            const u64 u = tile[i0];
-            if (FORWARD) {
-                const u64 t = mul_shoup(tile[i1], w[idx], ws[idx], q);
-                tile[i0] = add_mod(u, t, q);
-                tile[i1] = sub_mod(u, t, q);
-            } else {
-                const u64 t = tile[i1];
-                tile[i0] = add_mod(u, t, q);
-                tile[i1] = mul_shoup(sub_mod(u, t, q), w[idx], ws[idx], q);
-            }
+    // Stage s0 + kk's butterfly blocks hi * 2^kk + i, i < 2^kk, have consecutive twiddles.
+    for (unsigned kk = 0; kk < S; kk++) {
+        const u64 at = (1ull << (s0 + kk)) + (hi << kk);
+        BLOCK_LOOP(i, 1u << kk) {
+            w_s[(1u << kk) - 1 + i] = w[at + i];
+            ws_s[(1u << kk) - 1 + i] = ws[at + i];
         }
+    }
+    BLOCK_BARRIER();
+    // Rounds of three stages (the last one or two fewer); the inverse runs them backwards.
+    const unsigned rounds = (S + 2) / 3;
+    for (unsigned ri = 0; ri < rounds; ri++) {
+        const unsigned r = FORWARD ? ri : rounds - 1 - ri;
+        const unsigned kk0 = 3 * r;
+        const unsigned R = S - kk0 < 3 ? S - kk0 : 3;
+        if (R == 3) ntt_round<3, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q);
+        else if (R == 2) ntt_round<2, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q);
+        else ntt_round<1, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q);
         BLOCK_BARRIER();
     }
     if (scale) {
