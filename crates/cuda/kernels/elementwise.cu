@@ -54,9 +54,15 @@ extern "C" __global__ void ew_dot8(u64* out, const u64* a0, const u64* a1, const
     const u64* m = mods + limb_mod[i >> log_n] * MOD_STRIDE;
     const u64* as[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
     const u64* bs[8] = {b0, b1, b2, b3, b4, b5, b6, b7};
+    const u64 q = m[0], mu = m[1], k = m[2];
     u64 s = acc ? out[i] : 0;
-    for (u64 t = 0; t < terms; t++) {
-        s = add_mod(s, mul_mod(as[t][i], bs[t][i], m[0], m[1], m[2]), m[0]);
+    // Unrolled with constant indices so the operand tables stay in registers (a loop indexing
+    // them at run time puts them in local memory, a load per operand).
+#ifdef __CUDACC_RTC__
+#pragma unroll
+#endif
+    for (int t = 0; t < 8; t++) {
+        if ((u64)t < terms) s = add_mod(s, mul_mod(as[t][i], bs[t][i], q, mu, k), q);
     }
     out[i] = s;
 }
