@@ -95,6 +95,20 @@ run() { # run [tests|bench|all]
         done
         step bench-bootstrap 120 "$BIN/tessera" bench bootstrap --params ark --backend cuda --threads "$th" --reps 5 --json
         step bench-bootstrap-profile 120 "$BIN/tessera" bench bootstrap --params ark --backend cuda --threads "$th" --reps 1 --json --profile
+        # The same bench lines with a baseline binary (an earlier commit's tessera, carried as
+        # $BIN/tessera-base), on the same machine in the same call: ratios between commits.
+        if [ -x "$BIN/tessera-base" ]; then
+            for op in hmult hrot; do
+                step "base-$op-l23" 60 "$BIN/tessera-base" bench "$op" --params ark --backend cuda --threads "$th" --level 23 --reps 20 --json
+            done
+            step base-bootstrap 120 "$BIN/tessera-base" bench bootstrap --params ark --backend cuda --threads "$th" --reps 5 --json
+        fi
+        # GPU time per kernel of one HMult at the top level (Nsight Compute, when installed:
+        # each kernel's duration, serialised, at the clocks ncu locks): where device time goes.
+        if command -v ncu >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/ncu ]; then
+            local ncu; ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+            step ncu-hmult-l23 90 sh -c "'$ncu' --csv --metrics gpu__time_duration.sum '$BIN/tessera' bench hmult --params ark --backend cuda --threads $th --level 23 --reps 3 2>/dev/null | python3 scripts/ncu-summary.py - 4"
+        fi
     fi
     # 5. Programs on the GPU: HELR1024 (two iterations) and ResNet-20 (one image), each
     # checked against its plaintext replica as on the CPU. Data: TESSERA_DATA (carried).

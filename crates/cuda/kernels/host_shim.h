@@ -1,7 +1,8 @@
 // Host shim: lets the host C++ compiler build the CUDA kernel sources for the emulator (tests
-// without a GPU). A launch is a sequential loop over every (block, thread) index, so only
-// kernels whose threads are independent (no shared memory, no barriers) run here, which is
-// every kernel of this crate. Not part of what NVRTC compiles.
+// without a GPU). A launch is a sequential loop over every (block, thread) index: kernels
+// whose threads are independent run as they are; block kernels (shared memory and barriers)
+// use modarith.cuh's BLOCK_* macros, which on the host run the whole block on thread 0.
+// Not part of what NVRTC compiles.
 #include <math.h>
 #include <string.h>
 #define __global__

@@ -1,9 +1,12 @@
 //! The host emulator: the kernel sources of `kernels/` compiled by the host C++ compiler with a
 //! shim header (`kernels/host_shim.h`) and run one thread after another. It exists so that the
 //! kernels' arithmetic and the device layer's launch sequences are tested bit for bit against
-//! the CPU on machines without a GPU. It verifies the arithmetic and index maps only: every
-//! kernel here has independent threads, so a launch run sequentially computes what the GPU
-//! computes, but the emulator says nothing about timing, occupancy or the GPU's memory model.
+//! the CPU on machines without a GPU. It verifies the arithmetic and index maps only: most
+//! kernels have independent threads, so a launch run sequentially computes what the GPU
+//! computes; the block kernels (the NTT's tiles, written with `BLOCK_LOOP` and
+//! `BLOCK_BARRIER`, `kernels/modarith.cuh`) run whole on each block's thread 0, every loop
+//! covering all its indices between barriers. The emulator says nothing about timing,
+//! occupancy, races between a block's threads or the GPU's memory model.
 //!
 //! The compiler is `$CXX` or `c++`; the library is built once (named by a hash of its
 //! source) in `tessera-cuda-emu/` under the system's temporary directory.
