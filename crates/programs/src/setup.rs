@@ -201,6 +201,11 @@ pub struct Setup {
     pub ctx: Arc<CkksContext>,
     /// The bootstrapping circuit (the program's slot count).
     pub boot: Bootstrapper,
+    /// Sparse circuits at fewer slots, ascending ([`Setup::with_sparse`]): a ciphertext whose
+    /// slots repeat with a shorter period is bootstrapped by the smallest circuit that holds
+    /// one period ([`Setup::circuit_for`]), as FHE-MP-CNN bootstraps ResNet-20's stages at
+    /// 2^14, 2^13 and 2^12 slots.
+    pub sparse: Vec<Bootstrapper>,
     /// The key generator (encryption).
     pub kg: KeyGenerator,
     /// The secret key.
@@ -222,10 +227,61 @@ impl Setup {
     /// Parameter set `params`, a circuit for `slots` slots, and keys for the circuit and
     /// `rotations`.
     pub fn new(params: &str, slots: usize, rotations: &[i64]) -> Result<Self> {
+        Self::with_sparse(params, slots, &[], rotations)
+    }
+
+    /// [`Setup::new`] plus a sparse circuit for each of `sparse_slots` below `slots` (powers
+    /// of two; duplicates and `slots` itself are ignored), all on the same context with one
+    /// key set: the evaluation keys hold every circuit's rotations. The circuits have the
+    /// same depth, so a bootstrapping returns to the same level whichever runs.
+    ///
+    /// ```
+    /// use tessera_programs::setup::Setup;
+    /// let s = Setup::with_sparse("test-program", 256, &[64, 128, 64], &[]).unwrap();
+    /// let slots: Vec<usize> = s.sparse.iter().map(|b| b.slots()).collect();
+    /// assert_eq!(slots, [64, 128]);
+    /// assert_eq!(s.circuit_for(32).unwrap().slots(), 64);
+    /// assert_eq!(s.circuit_for(128).unwrap().slots(), 128);
+    /// assert_eq!(s.circuit_for(256).unwrap().slots(), 256);
+    /// assert!(Setup::with_sparse("test-program", 256, &[48], &[]).is_err());
+    /// ```
+    pub fn with_sparse(
+        params: &str,
+        slots: usize,
+        sparse_slots: &[usize],
+        rotations: &[i64],
+    ) -> Result<Self> {
         let (ctx, boot) = parameter_set(params, slots)?;
+        let mut wanted: Vec<usize> = sparse_slots
+            .iter()
+            .copied()
+            .filter(|&s| s != slots)
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut sparse = Vec::with_capacity(wanted.len());
+        for s in wanted {
+            if !s.is_power_of_two() || s > slots || s < 2 {
+                return Err(ProgramError::Invalid {
+                    name: "sparse bootstrapping slots",
+                    value: s.to_string(),
+                    allowed: format!("a power of two from 2 to the program's {slots} slots"),
+                });
+            }
+            let mut bp = boot.parameters().clone();
+            bp.slots = Some(s);
+            let b = Bootstrapper::new(&ctx, bp)?;
+            debug_assert_eq!(b.output_level(), boot.output_level());
+            sparse.push(b);
+        }
         let mut kg = KeyGenerator::from_seed(&ctx, &seed())?;
         let sk = kg.secret_key()?;
         let mut all = boot.rotations();
+        let mut rotations = rotations.to_vec();
+        for b in &sparse {
+            rotations.extend(b.rotations());
+        }
+        let rotations = &rotations[..];
         all.extend_from_slice(rotations);
         all.sort_unstable();
         all.dedup();
@@ -243,12 +299,39 @@ impl Setup {
         Ok(Self {
             ctx,
             boot,
+            sparse,
             kg,
             sk,
             keys,
             keys_on_demand,
             params_name: params.to_string(),
         })
+    }
+
+    /// The circuit that bootstraps a vector whose slots repeat every `period` slots: the
+    /// sparse circuit with the fewest slots that holds one period, else [`Setup::boot`].
+    /// `period` must be a power of two no larger than the program's slots.
+    pub fn circuit_for(&self, period: usize) -> Result<&Bootstrapper> {
+        if !period.is_power_of_two() || period > self.boot.slots() {
+            return Err(ProgramError::Invalid {
+                name: "slot period",
+                value: period.to_string(),
+                allowed: format!(
+                    "a power of two up to the program's {} slots",
+                    self.boot.slots()
+                ),
+            });
+        }
+        Ok(self
+            .sparse
+            .iter()
+            .find(|b| b.slots() >= period)
+            .unwrap_or(&self.boot))
+    }
+
+    /// Every circuit: the program's, then the sparse ones.
+    pub fn circuits(&self) -> impl Iterator<Item = &Bootstrapper> {
+        std::iter::once(&self.boot).chain(&self.sparse)
     }
 
     /// The level budget: levels between bootstrappings, and the rule that places them.
@@ -326,6 +409,45 @@ pub fn bootstrap_real<B: Backend>(
     let r = setup.boot.bootstrap_real(ev, ct, &setup.keys);
     ev.backend_mut().end_op();
     Ok(r?)
+}
+
+/// [`bootstrap_real`] of a ciphertext whose slots repeat every `period` slots, by the circuit
+/// [`Setup::circuit_for`] picks. A vector of `n` slots made of `n / s` copies of `s` values is
+/// the same plaintext polynomial as those `s` values in `s` slots (sparse packing), so the
+/// ciphertext is read as `s` slots for the sparse circuit and its output read back as `n`.
+/// The period is the caller's claim about the values; the programs' clear replicas check it
+/// (`resnet::slots::Clear`).
+pub fn bootstrap_real_periodic<B: Backend>(
+    setup: &Setup,
+    ev: &mut Evaluator<B>,
+    ct: &Ciphertext<B::Poly>,
+    period: usize,
+) -> Result<Ciphertext<B::Poly>> {
+    let circuit = setup.circuit_for(period)?;
+    if circuit.slots() == ct.slots {
+        return bootstrap_real(setup, ev, ct);
+    }
+    if ct.slots % circuit.slots() != 0 {
+        return Err(ProgramError::Invalid {
+            name: "ciphertext slots",
+            value: ct.slots.to_string(),
+            allowed: format!(
+                "a multiple of the sparse circuit's {} slots",
+                circuit.slots()
+            ),
+        });
+    }
+    let sparse = Ciphertext {
+        slots: circuit.slots(),
+        ..ct.clone()
+    };
+    ev.backend_mut().begin_op(BOOT, ct.level);
+    let r = circuit.bootstrap_real(ev, &sparse, &setup.keys);
+    ev.backend_mut().end_op();
+    Ok(Ciphertext {
+        slots: ct.slots,
+        ..r?
+    })
 }
 
 /// Merged two-real bootstrapping (Cheddar's `kMergeTwoReal`, workloads.md 1) inside one

@@ -65,23 +65,29 @@ fn packed_replica_equals_the_tensor_replica() {
     for img in &imgs {
         let t = image_tensor(img, 32);
         let (want, _) = forward(&model, &t, act);
-        let (got, rot) = packed_forward(&model, &t, 1 << 14, sign).unwrap();
+        let (got, needs) = packed_forward(&model, &t, 1 << 14, sign).unwrap();
         let d = max_diff(&got, &want);
         eprintln!(
-            "full: max |packed - tensor| = {d:e}; {} rotation amounts",
-            rot.len()
+            "full: max |packed - tensor| = {d:e}; {} rotation amounts, periods {:?}",
+            needs.rotations.len(),
+            needs.periods
         );
         assert!(d < 1e-9, "{d}");
+        // FHE-MP-CNN's per-stage sparse bootstrapping: stages 1 / 2 / 3 repeat every 2^14 /
+        // 2^13 / 2^12 slots (the FC's input, every 2^14).
+        let periods: Vec<usize> = needs.periods.into_iter().collect();
+        assert_eq!(periods, [1 << 12, 1 << 13, 1 << 14]);
     }
     let small = model.reduced([2, 4, 8], 3).unwrap();
     for img in &imgs {
         let t = image_tensor(img, 8);
         let (want, _) = forward(&small, &t, act);
-        let (got, rot) = packed_forward(&small, &t, 256, sign).unwrap();
+        let (got, needs) = packed_forward(&small, &t, 256, sign).unwrap();
         let d = max_diff(&got, &want);
         eprintln!(
-            "reduced: max |packed - tensor| = {d:e}; {} rotation amounts",
-            rot.len()
+            "reduced: max |packed - tensor| = {d:e}; {} rotation amounts, periods {:?}",
+            needs.rotations.len(),
+            needs.periods
         );
         assert!(d < 1e-9, "{d}");
     }
@@ -122,6 +128,14 @@ fn encrypted_reduced_network(circuit: tessera_programs::setup::CircuitOptions) -
     let ct = enc.ev.load(&ct).unwrap();
     let out = encrypted_forward(&mut enc, &model, &fc_m, &ct, side, &mut |_, _| {}).unwrap();
     let boots = enc.boots;
+    // The sparse circuits ran: fewer slots than the program's in the later stages.
+    assert!(
+        enc.boots_at.keys().any(|&slots| slots < n),
+        "no sparse bootstrapping: {:?}",
+        enc.boots_at
+    );
+    assert_eq!(enc.boots_at.values().sum::<usize>(), boots);
+    eprintln!("bootstrappings by circuit slots: {:?}", enc.boots_at);
     let host = enc.ev.store(&out).unwrap();
     let got = s.decrypt(&host).unwrap();
     let d = max_diff(&got[..10], &want);
@@ -288,7 +302,7 @@ fn linear_layer_counts() {
 /// parameter set the program runs at (`ark`, `cifher`, `reed`, `h3`): the reduced network in
 /// 256 slots recorded shape-only on the trace backend (no key generation), and the Galois
 /// element of every automorphism in the recording checked against the declared steps (the
-/// bootstrapping circuit's `Bootstrapper::rotations`, the network's `resnet::rotations`, and
+/// bootstrapping circuits' `Bootstrapper::rotations` (the sparse ones too), the network's `resnet::rotations`, and
 /// conjugation). Session 30's `cifher` recording stopped on a missing key: the FC's BSGS took
 /// a negative giant step while the key list held it reduced modulo the slots (another Galois
 /// element on a sparse ciphertext); at `ark` a bootstrapping step hid it.
@@ -313,7 +327,9 @@ fn recorded_rotations_are_declared_keys() {
             let mut s = setup(params, &model, side, n, sign).unwrap();
             let ring_n = s.ctx.params().n();
             let mut steps = rotations(&model, side, n, sign).unwrap();
-            steps.extend(s.boot.rotations());
+            for b in s.circuits() {
+                steps.extend(b.rotations());
+            }
             let mut declared: BTreeSet<u64> = steps
                 .iter()
                 .map(|&r| galois_element(r, ring_n).unwrap())

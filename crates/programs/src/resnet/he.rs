@@ -6,7 +6,9 @@
 //! * AppReLU `x (1 + p(x)) / 2` on values in units of `B`: the pieces of the composite sign
 //!   one by one (the last one folded into `(1 + p) / 2` and encoded at the scale of the final
 //!   product's rescale), then one HMult by `x`.
-//! * Bootstrapping (real-message, `crate::setup::bootstrap_real`) by the programs' level rule
+//! * Bootstrapping (real-message, `crate::setup::bootstrap_real_periodic`: the sparse circuit
+//!   of the layout's period, FHE-MP-CNN's 2^14 / 2^13 / 2^12 slots in stages 1 / 2 / 3) by
+//!   the programs' level rule
 //!   ([`crate::levels::LevelBudget`]): the stages are a convolution (2 levels), a shortcut,
 //!   pooling or FC (1 each), and each piece of the sign (its depth; the last plus the HMult).
 //!   A stage whose input has fewer levels left is preceded by a bootstrapping, so the count
@@ -14,7 +16,8 @@
 
 use super::slots::{rotation_step, SlotOps};
 use crate::error::Result;
-use crate::setup::{bootstrap_real, drop_to, Setup};
+use crate::setup::{bootstrap_real_periodic, drop_to, Setup};
+use std::collections::BTreeMap;
 use tessera_backend::Backend;
 use tessera_ckks::circuits::linear::LinearTransform;
 use tessera_ckks::circuits::polynomial::{evaluate_with, EvalOptions, OutputScale, Polynomial};
@@ -30,6 +33,8 @@ pub struct Encrypted<'a, B: Backend> {
     pieces: Vec<Polynomial>,
     /// Bootstrappings so far.
     pub boots: usize,
+    /// Bootstrappings so far by the slots of the circuit that ran them.
+    pub boots_at: BTreeMap<usize, usize>,
 }
 
 impl<'a, B: Backend> Encrypted<'a, B> {
@@ -44,6 +49,7 @@ impl<'a, B: Backend> Encrypted<'a, B> {
             ev,
             pieces,
             boots: 0,
+            boots_at: BTreeMap::new(),
         }
     }
 
@@ -103,14 +109,14 @@ impl<B: Backend> SlotOps for Encrypted<'_, B> {
         Ok(m.apply(&mut self.ev, x, &self.setup.keys.eval)?)
     }
 
-    fn app_relu(&mut self, x: &Self::Ct) -> Result<Self::Ct> {
+    fn app_relu(&mut self, x: &Self::Ct, period: usize) -> Result<Self::Ct> {
         let budget = self.setup.budget();
         let params = self.setup.ctx.params().clone();
-        let x = self.ensure_levels(x, self.piece_levels(0))?;
+        let x = self.ensure_levels(x, self.piece_levels(0), period)?;
         let mut h = x.clone();
         let last = self.pieces.len() - 1;
         for i in 0..self.pieces.len() {
-            h = self.ensure_levels(&h, self.piece_levels(i))?;
+            h = self.ensure_levels(&h, self.piece_levels(i), period)?;
             let p = &self.pieces[i];
             let output_scale = if i == last {
                 let at = budget.after(h.level, p.depth()).min(x.level);
@@ -136,11 +142,13 @@ impl<B: Backend> SlotOps for Encrypted<'_, B> {
         })
     }
 
-    fn ensure_levels(&mut self, x: &Self::Ct, need: usize) -> Result<Self::Ct> {
+    fn ensure_levels(&mut self, x: &Self::Ct, need: usize, period: usize) -> Result<Self::Ct> {
         if !self.setup.budget().must_boot(x.level, need) {
             return Ok(x.clone());
         }
         self.boots += 1;
-        bootstrap_real(self.setup, &mut self.ev, x)
+        let slots = self.setup.circuit_for(period)?.slots();
+        *self.boots_at.entry(slots).or_default() += 1;
+        bootstrap_real_periodic(self.setup, &mut self.ev, x, period)
     }
 }

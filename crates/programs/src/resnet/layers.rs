@@ -134,7 +134,7 @@ pub fn conv<S: SlotOps>(
         });
     }
     let so = sh.strided(k.stride, k.cout)?;
-    let x = s.ensure_levels(x, CONV_LEVELS)?;
+    let x = s.ensure_levels(x, CONV_LEVELS, sh.region())?;
     let taps: Vec<(usize, usize, i64)> = (0..9)
         .map(|t| {
             let (i1, i2) = (t / 3, t % 3);
@@ -236,7 +236,7 @@ pub fn shortcut<S: SlotOps>(
 ) -> Result<(S::Ct, Shape)> {
     let so = sh.strided(2, cout)?;
     let pad = (cout - sh.c) / 2;
-    let x = s.ensure_levels(x, 1)?;
+    let x = s.ensure_levels(x, 1, sh.region())?;
     let moves: Vec<(usize, usize, f64)> = (0..sh.c)
         .flat_map(|ch| (0..so.h).flat_map(move |i| (0..so.w).map(move |j| (ch, i, j))))
         .map(|(ch, i, j)| (sh.slot(ch, 2 * i, 2 * j), so.slot(ch + pad, i, j), 1.0))
@@ -248,7 +248,7 @@ pub fn shortcut<S: SlotOps>(
 /// Global average pooling, times `bound` (back to the network's units): channel `ch`'s mean
 /// at slot `ch` (1 level).
 pub fn avg_pool<S: SlotOps>(s: &mut S, x: &S::Ct, sh: &Shape, bound: f64) -> Result<S::Ct> {
-    let x = s.ensure_levels(x, 1)?;
+    let x = s.ensure_levels(x, 1, sh.region())?;
     let y = rotate_sum(s, &x, sh.k, sh.w)?;
     let y = rotate_sum(s, &y, sh.row(), sh.h)?;
     let f = bound / (sh.h * sh.w) as f64;
@@ -274,7 +274,9 @@ pub fn fc_matrix(model: &Model, n: usize) -> Result<LinearTransform> {
 
 /// The FC layer on the pooled vector: logits at slots `0 .. 10` (1 level).
 pub fn fc<S: SlotOps>(s: &mut S, x: &S::Ct, model: &Model, m: &LinearTransform) -> Result<S::Ct> {
-    let x = s.ensure_levels(x, 1)?;
+    // The pooled vector is not periodic (channel means at slots 0 .. c).
+    let n = s.slots();
+    let x = s.ensure_levels(x, 1, n)?;
     let y = s.linear(&x, m)?;
     let mut bias = vec![0.0; s.slots()];
     bias[..CLASSES].copy_from_slice(&model.fc_bias);
@@ -295,12 +297,12 @@ pub fn network<S: SlotOps>(
     let total = 2 * model.blocks.len() + 2;
     let inv = 1.0 / bound;
     let (y, mut sh) = conv(s, x, sh, &model.stem, inv)?;
-    let mut x = s.app_relu(&y)?;
+    let mut x = s.app_relu(&y, sh.region())?;
     progress(1, total);
     for (bi, b) in model.blocks.iter().enumerate() {
-        let x_in = s.ensure_levels(&x, CONV_LEVELS)?;
+        let x_in = s.ensure_levels(&x, CONV_LEVELS, sh.region())?;
         let (y, sh1) = conv(s, &x_in, &sh, &b.conv1, inv)?;
-        let y = s.app_relu(&y)?;
+        let y = s.app_relu(&y, sh1.region())?;
         progress(2 * bi + 2, total);
         let (y, sh2) = conv(s, &y, &sh1, &b.conv2, inv)?;
         let short = if b.downsamples() {
@@ -309,7 +311,7 @@ pub fn network<S: SlotOps>(
             x_in
         };
         let y = s.add(&y, &short)?;
-        x = s.app_relu(&y)?;
+        x = s.app_relu(&y, sh2.region())?;
         sh = sh2;
         progress(2 * bi + 3, total);
     }

@@ -12,7 +12,8 @@
 //!   vectors, written once over [`slots::SlotOps`]; [`packed_forward`] runs them in the clear
 //!   (the packed replica, equal to the tensor replica).
 //! * [`he`]: the same layers on ciphertexts, AppReLU by the sign's pieces, bootstrapping by
-//!   the level rule; [`encrypted_forward`].
+//!   the level rule with the sparse circuit of the layout's period (2^14 / 2^13 / 2^12 slots
+//!   in stages 1 / 2 / 3, as FHE-MP-CNN); [`encrypted_forward`].
 //! * [`program`]: `tessera run resnet20` (checked against the replica) and its recording.
 
 pub mod he;
@@ -69,32 +70,50 @@ pub fn replica_accuracy(
     Ok(out)
 }
 
+/// What the encrypted network will need, seen by the packed replica ([`slots::Clear`]): the
+/// rotation steps it takes (the layers' rotations and the FC's BSGS steps, recorded as the
+/// layer code makes them) and the slot periods it bootstraps at (the layouts' copies, checked
+/// on the values), which choose the sparse circuits.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// Rotation steps (their keys).
+    pub rotations: BTreeSet<i64>,
+    /// Slot periods at the points that may bootstrap.
+    pub periods: BTreeSet<usize>,
+}
+
 /// The packed replica: `image` (a normalised `(3, h, w)` tensor) packed in `n` slots in units
 /// of [`BOUND`], the network of [`layers`] in the clear with AppReLU by `sign`. Returns the
-/// logits and the rotation steps the encrypted network takes ([`slots::Clear::rotations`]:
-/// the layers' rotations and the FC's BSGS steps, recorded as the layer code makes them).
+/// logits and what the encrypted network needs ([`Needs`]).
 pub fn packed_forward(
     model: &Model,
     image: &Tensor,
     n: usize,
     sign: &CompositeSign,
-) -> Result<(Vec<f64>, BTreeSet<i64>)> {
+) -> Result<(Vec<f64>, Needs)> {
     let sh = layers::input_shape(image.h, n)?;
     let x = packed_input(image, n)?;
     let fc_m = layers::fc_matrix(model, n)?;
     let mut clear = Clear::new(n, sign);
     let y = layers::network(&mut clear, model, &fc_m, &x, &sh, BOUND, &mut |_, _| {})?;
-    Ok((y[..model::CLASSES].to_vec(), clear.rotations))
+    let needs = Needs {
+        rotations: clear.rotations,
+        periods: clear.periods,
+    };
+    Ok((y[..model::CLASSES].to_vec(), needs))
 }
 
-/// The rotation steps (keys) the network takes on `side x side` images in `n` slots (they depend
-/// on the layout and on which weight vectors are zero, not on the image).
-pub fn rotations(model: &Model, side: usize, n: usize, sign: &CompositeSign) -> Result<Vec<i64>> {
+/// What the network needs on `side x side` images in `n` slots (the rotations depend on the
+/// layout and on which weight vectors are zero, the periods on the layout; neither on the
+/// image).
+pub fn needs(model: &Model, side: usize, n: usize, sign: &CompositeSign) -> Result<Needs> {
     let zero = Tensor::zeros(3, side, side);
-    Ok(packed_forward(model, &zero, n, sign)?
-        .1
-        .into_iter()
-        .collect())
+    Ok(packed_forward(model, &zero, n, sign)?.1)
+}
+
+/// The rotation steps (keys) the network takes on `side x side` images in `n` slots.
+pub fn rotations(model: &Model, side: usize, n: usize, sign: &CompositeSign) -> Result<Vec<i64>> {
+    Ok(needs(model, side, n, sign)?.rotations.into_iter().collect())
 }
 
 /// The packed input of `image` in units of [`BOUND`], the first layout of the network.
@@ -120,7 +139,9 @@ pub fn encrypted_forward<B: Backend>(
     layers::network(enc, model, fc_m, x, &sh, BOUND, progress)
 }
 
-/// Keys for the network on `side x side` images at parameter set `params`, `n` slots.
+/// Keys for the network on `side x side` images at parameter set `params`, `n` slots, with a
+/// sparse bootstrapping circuit for every period the layouts repeat with (FHE-MP-CNN's
+/// per-stage sparse bootstrapping: at 2^14 slots, 2^14 / 2^13 / 2^12 in stages 1 / 2 / 3).
 pub fn setup(
     params: &str,
     model: &Model,
@@ -128,5 +149,8 @@ pub fn setup(
     n: usize,
     sign: &CompositeSign,
 ) -> Result<Setup> {
-    Setup::new(params, n, &rotations(model, side, n, sign)?)
+    let needs = needs(model, side, n, sign)?;
+    let rotations: Vec<i64> = needs.rotations.into_iter().collect();
+    let periods: Vec<usize> = needs.periods.into_iter().collect();
+    Setup::with_sparse(params, n, &periods, &rotations)
 }

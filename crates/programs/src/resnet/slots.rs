@@ -9,7 +9,7 @@
 //! keys it needs: the key list comes from the layer code that rotates, not from a list kept
 //! beside it.
 
-use crate::error::Result;
+use crate::error::{ProgramError, Result};
 use num_complex::Complex64;
 use std::collections::BTreeSet;
 use tessera_ckks::circuits::linear::LinearTransform;
@@ -45,12 +45,23 @@ pub trait SlotOps {
     /// `M x` by diagonals (one level).
     fn linear(&mut self, x: &Self::Ct, m: &LinearTransform) -> Result<Self::Ct>;
 
-    /// AppReLU in units of its bound: `x (1 + p(x)) / 2`, slots in `[-1, 1]`.
-    fn app_relu(&mut self, x: &Self::Ct) -> Result<Self::Ct>;
+    /// AppReLU in units of its bound: `x (1 + p(x)) / 2`, slots in `[-1, 1]`. `period`: as
+    /// for [`Self::ensure_levels`] (AppReLU works slot by slot, so it keeps the period).
+    fn app_relu(&mut self, x: &Self::Ct, period: usize) -> Result<Self::Ct>;
 
     /// `x` with at least `need` levels left (the encrypted network bootstraps by the level
-    /// rule of [`crate::levels`]; the clear one returns `x`).
-    fn ensure_levels(&mut self, x: &Self::Ct, need: usize) -> Result<Self::Ct>;
+    /// rule of [`crate::levels`]; the clear one returns `x`). `period`: the slots of `x`
+    /// repeat every `period` slots (the layout's copies, [`super::packing::Shape::region`];
+    /// the slot count when they do not), so a bootstrapping may run the sparse circuit of
+    /// `period` slots (FHE-MP-CNN's per-stage sparse bootstrapping). [`Clear`] checks the
+    /// claim on the values.
+    fn ensure_levels(&mut self, x: &Self::Ct, need: usize, period: usize) -> Result<Self::Ct>;
+}
+
+/// Whether `x` repeats every `period` slots (exactly: the copies are made by adding rotated
+/// copies to zeros, and every later operation is slot-wise).
+pub fn is_periodic(x: &[f64], period: usize) -> bool {
+    period > 0 && x.iter().enumerate().all(|(i, v)| *v == x[i % period])
 }
 
 /// `r` reduced to `[0, n)`.
@@ -79,6 +90,9 @@ pub struct Clear<'a> {
     pub hrots: usize,
     /// Products by plaintext vectors performed (the FC's diagonals are not seen here).
     pub pmults: usize,
+    /// The periods claimed at [`SlotOps::ensure_levels`] (each checked on the values): the
+    /// sparse circuits the encrypted network may bootstrap with.
+    pub periods: BTreeSet<usize>,
 }
 
 impl<'a> Clear<'a> {
@@ -90,6 +104,7 @@ impl<'a> Clear<'a> {
             rotations: BTreeSet::new(),
             hrots: 0,
             pmults: 0,
+            periods: BTreeSet::new(),
         }
     }
 }
@@ -139,13 +154,47 @@ impl SlotOps for Clear<'_> {
         Ok(m.apply_clear(&z).iter().map(|c| c.re).collect())
     }
 
-    fn app_relu(&mut self, x: &Vec<f64>) -> Result<Vec<f64>> {
+    fn app_relu(&mut self, x: &Vec<f64>, period: usize) -> Result<Vec<f64>> {
+        let x = self.ensure_levels(x, 0, period)?;
         Ok(x.iter()
             .map(|&v| self.sign.app_relu_plain(v, 1.0))
             .collect())
     }
 
-    fn ensure_levels(&mut self, x: &Vec<f64>, _need: usize) -> Result<Vec<f64>> {
+    fn ensure_levels(&mut self, x: &Vec<f64>, _need: usize, period: usize) -> Result<Vec<f64>> {
+        if !period.is_power_of_two() || self.n % period != 0 || !is_periodic(x, period) {
+            return Err(ProgramError::Invalid {
+                name: "slot period",
+                value: period.to_string(),
+                allowed: format!(
+                    "a power of two dividing {} with which the values repeat (a layout claim that does not hold)",
+                    self.n
+                ),
+            });
+        }
+        self.periods.insert(period);
         Ok(x.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The clear network checks each claimed period on the values: a vector that repeats
+    /// every 4 slots passes at 4 and 8 and is refused at 2, naming the parameter.
+    #[test]
+    fn clear_checks_claimed_periods() {
+        let sign = CompositeSign::lee_relu().unwrap();
+        let mut c = Clear::new(16, sign);
+        let x: Vec<f64> = (0..16).map(|i| [0.1, -0.2, 0.3, 0.0][i % 4]).collect();
+        assert!(is_periodic(&x, 4) && !is_periodic(&x, 2));
+        c.ensure_levels(&x, 2, 4).unwrap();
+        c.app_relu(&x, 8).unwrap();
+        let e = c.ensure_levels(&x, 2, 2).unwrap_err().to_string();
+        assert!(e.contains("slot period"), "{e}");
+        assert!(c.ensure_levels(&x, 2, 3).is_err());
+        assert!(c.ensure_levels(&x, 2, 32).is_err());
+        assert_eq!(c.periods.iter().copied().collect::<Vec<_>>(), [4, 8]);
     }
 }
