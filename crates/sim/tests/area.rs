@@ -374,3 +374,47 @@ fn a_description_without_component_tables_reports_the_prediction() {
     assert_eq!(r.area_source, INPUT_LABEL);
     assert_eq!(r.area_mm2, tessera_sim::report::area_power(&ark).0);
 }
+
+/// Identical chiplets (`area.router_ports`, CiFHER: one design reused for every chiplet with
+/// 5x5 routers): every core builds the same ports, so the cores' PHYs and routers grow with
+/// the core count alone, the edge cores pay for ports no neighbour uses, the I/O dies keep
+/// only their own link ends, and a router with fewer ports than a core's links is refused.
+#[test]
+fn identical_chiplets_build_every_port() {
+    let load = |name: &str, bw: &str| {
+        Machine::load(name)
+            .unwrap()
+            .with_setting("memory.noc.bandwidth_gbs", bw)
+            .unwrap()
+    };
+    let (c16, c64) = (load("cifher-16", "250.0"), load("cifher-64", "250.0"));
+    assert_eq!(c16.area.as_ref().unwrap().router_ports, Some(4));
+    let (p16, p64) = (predict(&c16).unwrap(), predict(&c64).unwrap());
+    for name in ["Die-to-die PHYs", "Routers"] {
+        let r = area_of(&p64, name) / area_of(&p16, name);
+        assert!((r - 4.0).abs() < 1e-9, "{name}: x{r}");
+    }
+    // Only the links that exist: fewer ports on the mesh's edges, and the I/O dies also
+    // hold the cores' ends of their links.
+    let mut links = c16.clone();
+    links.area.as_mut().unwrap().router_ports = None;
+    let pl = predict(&links).unwrap();
+    assert!(area_of(&pl, "Die-to-die PHYs") < area_of(&p16, "Die-to-die PHYs"));
+    assert!(area_of(&pl, "Routers") < area_of(&p16, "Routers"));
+    assert!(area_of(&pl, "I/O dies") > area_of(&p16, "I/O dies"));
+    // A 4 x 4 mesh's inner cores have four links: two ports cannot hold them.
+    let e = c16
+        .with_setting("area.router_ports", "2")
+        .and_then(|m| predict(&m).map(|_| ()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("area.router_ports") && e.contains("at least 4"),
+        "{e}"
+    );
+    let e = c16
+        .with_setting("area.router_ports", "0")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("area.router_ports"), "{e}");
+}

@@ -297,7 +297,7 @@ pub fn predict_with(m: &Machine, tech: &Technology) -> Result<AreaPowerPredictio
     }
     out.skip("PRNG", "no cited figure for a PRNG lane");
     memories(m, spec, &b, &mut out)?;
-    interconnect(m, spec, &b, &mut out);
+    interconnect(m, spec, &b, &mut out)?;
     Ok(out.finish(&m.name, spec.node_nm, |a| {
         m.cost.as_ref().map(|c| c.package(a, m.die_count()))
     }))
@@ -351,10 +351,15 @@ fn memories(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) -> Resu
 const AT_THE_EDGE: [&str; 1] = ["HBM PHYs"];
 
 /// Routers or crossbars (with a crossbar's wires), die-to-die PHYs and I/O dies.
-fn interconnect(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) {
+fn interconnect(
+    m: &Machine,
+    spec: &AreaSpec,
+    b: &Blocks,
+    out: &mut Builder,
+) -> Result<(), SimError> {
     let k = m.chip.clusters;
     if k < 2 {
-        return;
+        return Ok(());
     }
     let noc = &m.memory.noc;
     let bits_per_cycle = |gbs: f64| gbs / m.clock.ghz * 8.0;
@@ -379,25 +384,24 @@ fn interconnect(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) {
             out.add("NoC wires", noc::wires(b, bits, cluster_mm2.sqrt()));
         }
     } else {
-        // A router per cluster: one port per link it drives, plus the local port.
-        let mut degree = vec![0usize; k];
-        for i in 0..net.len() {
-            let (s, _) = net.edges[i];
-            if s < k {
-                degree[s] += 1;
-            }
-        }
+        // A router per cluster: one port per link it drives (or `router_ports` on every
+        // cluster: identical chiplets), plus the local port.
+        let degree = router_ports(m, spec)?;
         let p = degree
             .iter()
             .map(|d| noc::switches(b, 1, d + 1, bits_per_cycle(noc.bandwidth_gbs)).area_mm2);
         let area: f64 = p.sum();
+        let ports = match spec.router_ports {
+            Some(n) => format!("{n} link ports + 1, identical chiplets"),
+            None => "(links + 1) ports".to_string(),
+        };
         out.add(
             "Routers",
             Part {
                 area_mm2: area,
                 peak_w: None,
                 basis: format!(
-                    "{k} routers of (links + 1) ports x {:.0} bits",
+                    "{k} routers of {ports} x {:.0} bits",
                     bits_per_cycle(noc.bandwidth_gbs)
                 ),
             },
@@ -410,19 +414,25 @@ fn interconnect(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) {
                 "a mesh's links join adjacent routers over the tiles: no wire area counted",
             );
         }
-        return;
+        return Ok(());
     }
     let Some(gts) = spec.d2d_gts else {
         out.skip("Die-to-die PHYs", "no data rate given (area.d2d_gts)");
-        return;
+        return Ok(());
     };
     let core_links = (0..net.len())
         .filter(|&i| net.edges[i].0 < k && net.edges[i].1 < k)
         .count();
-    // Each directed core-to-core link has a sending and a receiving end.
+    // Each directed core-to-core link has a sending and a receiving end; identical chiplets
+    // have a sending and a receiving end on each of every cluster's ports, the ports to the
+    // I/O dies included.
+    let core_ends = match spec.router_ports {
+        Some(p) => 2 * p * k,
+        None => 2 * core_links,
+    };
     out.add(
         "Die-to-die PHYs",
-        phy::d2d_phys(b, 2 * core_links, noc.bandwidth_gbs, gts),
+        phy::d2d_phys(b, core_ends, noc.bandwidth_gbs, gts),
     );
     let io_links = net.len() - core_links;
     if io_links > 0 {
@@ -433,9 +443,15 @@ fn interconnect(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) {
         // never used. Each link's PHY is sized for its share of that (`io_links` counts
         // both directions), or for the link's bandwidth where that is less.
         let per_link = io_link_gbs(noc.bandwidth_gbs, m.total_gbs(off), io_links);
-        let d2d = phy::d2d_phys(b, 2 * io_links, per_link, gts);
         // The I/O dies hold the HBM PHYs and their ends of the links to the cores; the
-        // cores' ends are counted there too (the cores' own PHYs are above).
+        // cores' ends are counted there too (the cores' own PHYs are above), unless the
+        // cores are identical chiplets, whose ports to the I/O dies are among their own.
+        let io_ends = if spec.router_ports.is_some() {
+            io_links
+        } else {
+            2 * io_links
+        };
+        let d2d = phy::d2d_phys(b, io_ends, per_link, gts);
         out.add(
             "I/O dies",
             Part {
@@ -445,6 +461,37 @@ fn interconnect(m: &Machine, spec: &AreaSpec, b: &Blocks, out: &mut Builder) {
             },
         );
     }
+    Ok(())
+}
+
+/// Link ports of each cluster's router: the links it drives, or `area.router_ports` on every
+/// cluster (identical chiplets), which must hold the busiest cluster's links.
+fn router_ports(m: &Machine, spec: &AreaSpec) -> Result<Vec<usize>, SimError> {
+    let k = m.chip.clusters;
+    let net = m.net();
+    let mut degree = vec![0usize; k];
+    for i in 0..net.len() {
+        let (s, _) = net.edges[i];
+        if s < k {
+            degree[s] += 1;
+        }
+    }
+    let Some(p) = spec.router_ports else {
+        return Ok(degree);
+    };
+    let busiest = degree.iter().copied().max().unwrap_or(0);
+    if p < busiest {
+        return Err(SimError::Field {
+            origin: String::new(),
+            line: None,
+            name: "area.router_ports".into(),
+            value: p.to_string(),
+            allowed: format!(
+                "at least {busiest}, the links of the busiest cluster of this network"
+            ),
+        });
+    }
+    Ok(vec![p; k])
 }
 
 /// The bandwidth each of `io_links` directed links between I/O dies and cores is built for:

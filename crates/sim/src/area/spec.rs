@@ -102,6 +102,11 @@ pub struct AreaSpec {
     /// Die-to-die PHY data rate in GT/s (machines of more than one die).
     #[serde(default)]
     pub d2d_gts: Option<f64>,
+    /// Identical chiplets: every cluster's router has this many link ports, each with its
+    /// die-to-die PHY, built whether or not a neighbour is there (one design reused for every
+    /// chiplet, as CiFHER's). Absent: each cluster has the ports of the links that exist.
+    #[serde(default)]
+    pub router_ports: Option<usize>,
     /// The scratchpad is also the register file (no separate register-file SRAM).
     #[serde(default)]
     pub register_file_shared: bool,
@@ -148,6 +153,9 @@ impl AreaSpec {
         }
         if let Some(g) = self.d2d_gts {
             positive("area.d2d_gts", g, 1e3)?;
+        }
+        if let Some(p) = self.router_ports {
+            count("area.router_ports", p, 1, 64)?;
         }
         if let Some(mb) = self.register_file_mb {
             positive("area.register_file_mb", mb, MAX_MB)?;
