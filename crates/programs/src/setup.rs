@@ -427,7 +427,7 @@ pub fn bootstrap_real_periodic<B: Backend>(
     if circuit.slots() == ct.slots {
         return bootstrap_real(setup, ev, ct);
     }
-    if ct.slots % circuit.slots() != 0 {
+    if !ct.slots.is_multiple_of(circuit.slots()) {
         return Err(ProgramError::Invalid {
             name: "ciphertext slots",
             value: ct.slots.to_string(),

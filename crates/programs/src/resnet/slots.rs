@@ -162,7 +162,7 @@ impl SlotOps for Clear<'_> {
     }
 
     fn ensure_levels(&mut self, x: &Vec<f64>, _need: usize, period: usize) -> Result<Vec<f64>> {
-        if !period.is_power_of_two() || self.n % period != 0 || !is_periodic(x, period) {
+        if !period.is_power_of_two() || !self.n.is_multiple_of(period) || !is_periodic(x, period) {
             return Err(ProgramError::Invalid {
                 name: "slot period",
                 value: period.to_string(),
