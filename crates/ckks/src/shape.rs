@@ -55,7 +55,7 @@ fn shortest_period(values: &[Complex64], slots: usize) -> Vec<(u64, u64)> {
         })
         .collect();
     let mut s = v.len();
-    while s >= 2 && s % 2 == 0 && v[..s / 2] == v[s / 2..s] {
+    while s >= 2 && s.is_multiple_of(2) && v[..s / 2] == v[s / 2..s] {
         s /= 2;
     }
     v.truncate(s);
