@@ -42,6 +42,10 @@ pub struct RunArgs {
     /// Iterations (NAG iterations; helr default 32, logreg default 8).
     #[arg(long)]
     pub iterations: Option<usize>,
+    /// resnet20: the index of the first image of cifar10-test-head.npz to classify (default
+    /// 0), so a long run can be split into independent parts (scripts/resnet-images.sh).
+    #[arg(long)]
+    pub first: Option<usize>,
     /// Data directory (default: $TESSERA_DATA, else ../shared/data from the repository root).
     #[arg(long)]
     pub data: Option<std::path::PathBuf>,
@@ -68,6 +72,7 @@ pub fn run(a: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         size: a.size,
         iterations: a.iterations,
         data_dir: a.data.clone(),
+        first: a.first,
     };
     let bar = if a.json || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()

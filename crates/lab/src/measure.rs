@@ -146,6 +146,7 @@ impl<'a> Lab<'a> {
                 size: m.size,
                 iterations: None,
                 data_dir: None,
+                first: None,
             };
             let circuit = tessera_programs::setup::CircuitOptions {
                 min_ks: m.min_ks,

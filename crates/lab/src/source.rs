@@ -115,6 +115,7 @@ fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
         size: r.size,
         iterations: None,
         data_dir: r.data.clone(),
+        first: None,
     };
     progress(&format!(
         "recording the program '{}' at '{}' (keys, encryption and the trace backend)",

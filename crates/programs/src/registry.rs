@@ -33,6 +33,10 @@ pub struct RunOptions {
     pub iterations: Option<usize>,
     /// Data directory.
     pub data_dir: Option<PathBuf>,
+    /// Index of the first input (resnet20: the first image of `cifar10-test-head.npz` to
+    /// classify, default 0), so a long run can be split into independent parts; refused by
+    /// the other programs.
+    pub first: Option<usize>,
 }
 
 /// The default parameter set of `program`: `ark` for HELR, `lola-n14` for LoLa.
@@ -43,6 +47,20 @@ pub fn default_params(program: &str) -> &'static str {
         "lr-inference" => "lr-n13",
         "dnn-train" | "dnn-inference" => "reed",
         _ => "ark",
+    }
+}
+
+/// Refuses `first` for a program that does not take it (only resnet20 does).
+fn no_first(program: &str, o: &RunOptions) -> Result<()> {
+    match (program, o.first) {
+        ("resnet20", _) | (_, None) => Ok(()),
+        (_, Some(f)) => Err(ProgramError::Invalid {
+            name: "first",
+            value: f.to_string(),
+            allowed: format!(
+                "none for {program} (only resnet20 takes the index of its first image)"
+            ),
+        }),
     }
 }
 
@@ -174,6 +192,7 @@ fn resnet_config(o: &RunOptions) -> Result<resnet::program::ResnetConfig> {
             .clone()
             .unwrap_or_else(|| default_params("resnet20").into()),
         images: o.size.unwrap_or(1),
+        first: o.first.unwrap_or(0),
         data_dir: o.data_dir.clone(),
     })
 }
@@ -184,6 +203,7 @@ pub fn run(
     o: &RunOptions,
     progress: &mut dyn FnMut(&str, usize, usize),
 ) -> Result<RunReport> {
+    no_first(program, o)?;
     match program {
         "helr" => helr::run_cpu(&helr_config(o), progress),
         "lola" => lola::run_cpu(&lola_config(o)?, progress),
@@ -232,6 +252,7 @@ pub fn record_with_circuit(
 /// [`crate::setup::recording_shapes`]): what recording did before issue 25, kept to check
 /// that recording shapes changes no instruction.
 pub fn record_with_data(program: &str, o: &RunOptions, steady: bool) -> Result<Recorded> {
+    no_first(program, o)?;
     match program {
         "helr" => helr::record(&helr_config(o), steady),
         "lola" => lola::record(&lola_config(o)?),

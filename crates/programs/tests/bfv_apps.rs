@@ -53,6 +53,7 @@ fn table_x_mixes_and_bad_input() {
         size,
         iterations,
         data_dir: None,
+        first: None,
     };
     let e = |p: &str, o: RunOptions| run(p, &o, &mut |_, _, _| {}).err().unwrap().to_string();
     assert!(e("cryptonets", o(Some("ark"), None, None)).contains("cryptonets-n13"));

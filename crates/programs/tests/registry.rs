@@ -29,6 +29,7 @@ fn small(program: &str) -> Option<RunOptions> {
         size,
         iterations,
         data_dir: None,
+        first: None,
     })
 }
 

@@ -10,7 +10,7 @@ use tessera_programs::{registry, RunOptions, PROGRAMS};
 /// the Python wrapper. `progress(phase, done, total)` is called as the program advances (with
 /// the GIL taken back for each call). Runs without the GIL otherwise.
 #[pyfunction]
-#[pyo3(signature = (program, params=None, size=None, iterations=None, data=None, progress=None))]
+#[pyo3(signature = (program, params=None, size=None, iterations=None, data=None, progress=None, first=None))]
 fn _run_program_json(
     py: Python<'_>,
     program: &str,
@@ -19,12 +19,14 @@ fn _run_program_json(
     iterations: Option<usize>,
     data: Option<std::path::PathBuf>,
     progress: Option<Py<PyAny>>,
+    first: Option<usize>,
 ) -> PyResult<String> {
     let opts = RunOptions {
         params,
         size,
         iterations,
         data_dir: data,
+        first,
     };
     let r = py.detach(|| {
         let mut tick = |phase: &str, done: usize, total: usize| {

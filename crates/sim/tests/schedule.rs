@@ -60,7 +60,7 @@ fn helr() -> Vec<Instr> {
         params: Some("test-program".into()),
         size: Some(16),
         iterations: Some(1),
-        data_dir: None,
+        ..Default::default()
     };
     tessera_programs::record("helr", &o, false).unwrap().instrs
 }

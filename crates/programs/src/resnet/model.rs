@@ -252,16 +252,32 @@ impl Model {
 /// The first `n` images of [`IMAGES_FILE`], normalised (`(x / 255 - mean) / std` per channel),
 /// as `(3, 32, 32)` tensors in C order, and their labels.
 pub fn images(dir: &Path, n: usize) -> Result<(Vec<Vec<f64>>, Vec<u8>)> {
+    images_from(dir, 0, n)
+}
+
+/// `n` images of the test set from index `first` (see [`images`]).
+pub fn images_from(dir: &Path, first: usize, n: usize) -> Result<(Vec<Vec<f64>>, Vec<u8>)> {
     let npz = read_npz(dir, IMAGES_FILE)?;
     let images = member(&npz, IMAGES_FILE, "images")?;
     images.expect_shape(IMAGES_FILE, "images", &[None, Some(3), Some(32), Some(32)])?;
     let labels = member(&npz, IMAGES_FILE, "labels")?;
     labels.expect_shape(IMAGES_FILE, "labels", &[Some(images.shape[0])])?;
-    if n == 0 || n > images.shape[0] {
+    let total = images.shape[0];
+    if first >= total {
+        return Err(ProgramError::Invalid {
+            name: "first",
+            value: first.to_string(),
+            allowed: format!("0 to {} (the images of {IMAGES_FILE})", total - 1),
+        });
+    }
+    if n == 0 || n > total - first {
         return Err(ProgramError::Invalid {
             name: "images",
             value: n.to_string(),
-            allowed: format!("1 to {} (the images of {IMAGES_FILE})", images.shape[0]),
+            allowed: format!(
+                "1 to {} (the images of {IMAGES_FILE} from index {first})",
+                total - first
+            ),
         });
     }
     const PIX: usize = 3 * 32 * 32;
@@ -276,8 +292,11 @@ pub fn images(dir: &Path, n: usize) -> Result<(Vec<Vec<f64>>, Vec<u8>)> {
             .collect()
     };
     Ok((
-        (0..n).map(norm).collect(),
-        labels.data[..n].iter().map(|&l| l as u8).collect(),
+        (first..first + n).map(norm).collect(),
+        labels.data[first..first + n]
+            .iter()
+            .map(|&l| l as u8)
+            .collect(),
     ))
 }
 

@@ -8,7 +8,7 @@
 //! of sizes, not of the algorithm (every layer type is kept), stated in the report.
 
 use super::he::Encrypted;
-use super::model::{argmax, images, Model, CLASSES};
+use super::model::{argmax, images_from, Model, CLASSES};
 use super::replica::{image_tensor, Tensor};
 use super::{encrypted_forward, layers, packed_forward, packed_input, setup};
 use crate::counter::{Counting, OpCounts};
@@ -34,8 +34,11 @@ pub const LOGIT_TOLERANCE: f64 = 1e-2;
 pub struct ResnetConfig {
     /// Parameter set ([`crate::setup::PARAMETER_SETS`]).
     pub params: String,
-    /// Images to classify (the first of `cifar10-test-head.npz`), one ciphertext each.
+    /// Images to classify, one ciphertext each: `images` images of `cifar10-test-head.npz`
+    /// from index `first`.
     pub images: usize,
+    /// Index of the first image.
+    pub first: usize,
     /// Data directory.
     pub data_dir: Option<PathBuf>,
 }
@@ -55,7 +58,7 @@ struct Prepared {
 fn prepare(cfg: &ResnetConfig) -> Result<Prepared> {
     let dir = crate::data::data_dir(cfg.data_dir.as_deref());
     let full = Model::load(&dir)?;
-    let (imgs, labels) = images(&dir, cfg.images)?;
+    let (imgs, labels) = images_from(&dir, cfg.first, cfg.images)?;
     let sign = CompositeSign::lee_relu()?;
     let (model, side, slots, note, setup) = match setup(&cfg.params, &full, 32, FULL_SLOTS, sign) {
         Ok(s) => (
@@ -217,9 +220,10 @@ pub fn run_cpu(
         keys_on_demand: p.setup.keys_on_demand,
         notes: vec![
             format!(
-                "{} image(s) of {}, one ciphertext each; {}; AppReLU x (1 + p(x / 40)) / 2, p = composite minimax sign {{15, 15, 27}}, alpha = 13; real-message bootstrapping by the level rule with the sparse circuit of each layout's period (circuits at {} slots); encryption is timed in compute",
+                "{} image(s) of {} from index {}, one ciphertext each; {}; AppReLU x (1 + p(x / 40)) / 2, p = composite minimax sign {{15, 15, 27}}, alpha = 13; real-message bootstrapping by the level rule with the sparse circuit of each layout's period (circuits at {} slots); encryption is timed in compute",
                 p.images.len(),
                 super::model::IMAGES_FILE,
+                cfg.first,
                 p.note,
                 p.setup
                     .circuits()

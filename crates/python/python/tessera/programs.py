@@ -79,13 +79,15 @@ def run(
     iterations: Optional[int] = None,
     data: Optional[str] = None,
     progress: Optional[bool] = None,
+    first: Optional[int] = None,
 ) -> ProgramResult:
     """Runs ``program`` (``helr``, ``lola``, ``logreg``) encrypted on the CPU and checks it.
 
     ``size``: HELR/logreg mini-batch or LoLa images; ``params``: the parameter set (HELR:
     ``ark`` by default, ``test-program`` for a quick insecure check); ``iterations``: NAG
     iterations; ``data``: the data directory (default ``$TESSERA_DATA`` or ``../shared/data``).
-    A progress bar shows on a terminal (``progress`` forces it on or off).
+    A progress bar shows on a terminal (``progress`` forces it on or off). ``first``
+    (resnet20 only): the index of the first image, to split a long run into parts.
 
     >>> r = run("helr", size=16, params="test-program", iterations=2)
     >>> r.passed, r.check("max |w - w_replica|").passed
@@ -104,7 +106,7 @@ def run(
 
     try:
         out = _native._run_program_json(
-            program, params, size, iterations, os.fspath(data) if data else None, tick
+            program, params, size, iterations, os.fspath(data) if data else None, tick, first
         )
     finally:
         if bar is not None:
