@@ -189,6 +189,21 @@ pub fn mac_shoup_row(
 /// reduction about 56, against about 38 per Shoup term (operation counts of the two schemes).
 const AVX2_COLUMN_TERMS: usize = 3;
 
+/// Whether the AVX2 kernel's double-precision product can run here (AVX2 and FMA), unless
+/// `TESSERA_AVX2_FMA=0` turns it off (to measure the integer AVX2 product on the same host).
+fn avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::env::var("TESSERA_AVX2_FMA").map_or(true, |v| v != "0")
+            && std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// A precomputed negacyclic NTT for one prime and one degree.
 pub struct NttPlan {
     n: usize,
@@ -197,6 +212,9 @@ pub struct NttPlan {
     tables: Tables,
     /// 52-bit Shoup tables for the IFMA kernel, present when `q < 2^50`.
     tables52: Option<Tables>,
+    /// Double-precision tables for the AVX2 kernel's FMA product, present when `q < 2^50`
+    /// and the CPU has FMA (`x86::Avx2Fma`).
+    tables_f64: Option<Tables>,
     kernel: Kernel,
 }
 
@@ -223,12 +241,14 @@ impl NttPlan {
         let psi = primitive_root_2n(q, n)?;
         let tables = Tables::new(&modulus, n, psi, 64);
         let tables52 = (q < (1 << 50)).then(|| Tables::new(&modulus, n, psi, 52));
+        let tables_f64 = (q < (1 << 50) && avx2_fma()).then(|| Tables::new_f64(&modulus, n, psi));
         Ok(Self {
             n,
             modulus,
             psi,
             tables,
             tables52,
+            tables_f64,
             kernel: Kernel::best_up_to(limit, q, n),
         })
     }
@@ -300,7 +320,10 @@ impl NttPlan {
             match kernel {
                 Kernel::Scalar => lanes::forward::<lanes::Scalar>(a, &self.tables, q),
                 #[cfg(target_arch = "x86_64")]
-                Kernel::Avx2 => x86::forward_avx2(a, &self.tables, q),
+                Kernel::Avx2 => match &self.tables_f64 {
+                    Some(t) => x86::forward_avx2_fma(a, t, q),
+                    None => x86::forward_avx2(a, &self.tables, q),
+                },
                 #[cfg(target_arch = "x86_64")]
                 Kernel::Avx512 => x86::forward_avx512(a, &self.tables, q),
                 #[cfg(target_arch = "x86_64")]
@@ -322,7 +345,10 @@ impl NttPlan {
             match kernel {
                 Kernel::Scalar => lanes::inverse::<lanes::Scalar>(a, &self.tables, q),
                 #[cfg(target_arch = "x86_64")]
-                Kernel::Avx2 => x86::inverse_avx2(a, &self.tables, q),
+                Kernel::Avx2 => match &self.tables_f64 {
+                    Some(t) => x86::inverse_avx2_fma(a, t, q),
+                    None => x86::inverse_avx2(a, &self.tables, q),
+                },
                 #[cfg(target_arch = "x86_64")]
                 Kernel::Avx512 => x86::inverse_avx512(a, &self.tables, q),
                 #[cfg(target_arch = "x86_64")]
@@ -518,6 +544,59 @@ mod tests {
                 prop_assert_eq!(&f, &fs);
                 plan.inverse_with(k, &mut f).unwrap();
                 prop_assert_eq!(&f, &a);
+            }
+        }
+    }
+
+    /// The AVX2 kernel's double-precision Shoup product at its bounds: the largest 50-bit
+    /// NTT prime, inputs up to `4q - 1` and twiddles up to `q - 1`, against `u128`
+    /// arithmetic; the result must be congruent and in `[0, 4q)` (the lanes' contract).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_fma_shoup_product_is_exact_at_its_bounds() {
+        if !avx2_fma() {
+            eprintln!("SKIPPED avx2_fma_shoup_product_is_exact_at_its_bounds: no AVX2+FMA here");
+            return;
+        }
+        let mut rng = crate::testutil::XorShift::new(0xf3a);
+        for bits in [20u32, 30, 45, 49, 50] {
+            let q = generate_ntt_primes(bits, 1 << 16, 1, &[]).unwrap()[0];
+            let mut ys = vec![0, 1, q - 1, q, 2 * q - 1, 3 * q, 4 * q - 2, 4 * q - 1];
+            let mut ws = vec![0, 1, q - 1, q - 2, q / 2, q - 1, q - 1, q - 1];
+            for _ in 0..4096 {
+                ys.push(rng.next_u64() % (4 * q));
+                ws.push(rng.next_u64() % q);
+            }
+            for (y4, w4) in ys.chunks(4).zip(ws.chunks(4)) {
+                let wd: Vec<u64> = w4.iter().map(|&w| (w as f64).to_bits()).collect();
+                let wq: Vec<u64> = w4
+                    .iter()
+                    .map(|&w| (w as f64 / q as f64).to_bits())
+                    .collect();
+                let mut out = [0u64; 4];
+                // SAFETY: AVX2 and FMA were detected above; all slices hold four words.
+                unsafe {
+                    use core::arch::x86_64::*;
+                    #[target_feature(enable = "avx2,fma")]
+                    unsafe fn product(y: &[u64], w: &[u64], ws: &[u64], q: u64, out: &mut [u64]) {
+                        let ld = |p: &[u64]| _mm256_loadu_si256(p.as_ptr() as *const __m256i);
+                        let r =
+                            x86::shoup_fma_256(ld(y), ld(w), ld(ws), _mm256_set1_epi64x(q as i64));
+                        _mm256_storeu_si256(out.as_mut_ptr() as *mut __m256i, r);
+                    }
+                    product(y4, &wd, &wq, q, &mut out);
+                }
+                for k in 0..4 {
+                    let want = (y4[k] as u128 * w4[k] as u128 % q as u128) as u64;
+                    assert!(
+                        out[k] < 4 * q,
+                        "q {q} y {} w {}: {} not below 4q",
+                        y4[k],
+                        w4[k],
+                        out[k]
+                    );
+                    assert_eq!(out[k] % q, want, "q {q} y {} w {}", y4[k], w4[k]);
+                }
             }
         }
     }

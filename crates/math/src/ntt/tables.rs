@@ -70,4 +70,27 @@ impl Tables {
             last_w_n_inv_shoup: shoup(last_w_n_inv),
         }
     }
+
+    /// Tables for [`super::x86::Avx2Fma`]'s double-precision Shoup product (`q < 2^50`):
+    /// every constant `w` is stored as the bits of the double `w` (exact, `w < 2^50`), and
+    /// its quotient as the bits of the double `fl(w / q)`.
+    pub fn new_f64(m: &Modulus, n: usize, psi: u64) -> Self {
+        let q = m.value() as f64;
+        debug_assert!(m.value() < 1 << 50);
+        let w = |x: u64| (x as f64).to_bits();
+        let ws = |x: u64| (x as f64 / q).to_bits();
+        let t = Self::new(m, n, psi, 64);
+        let conv = |s: StageTwiddles| StageTwiddles {
+            ws: s.w.iter().map(|&x| ws(x)).collect(),
+            w: s.w.iter().map(|&x| w(x)).collect(),
+        };
+        Self {
+            fwd: conv(t.fwd),
+            inv: conv(t.inv),
+            n_inv: w(t.n_inv),
+            n_inv_shoup: ws(t.n_inv),
+            last_w_n_inv: w(t.last_w_n_inv),
+            last_w_n_inv_shoup: ws(t.last_w_n_inv),
+        }
+    }
 }

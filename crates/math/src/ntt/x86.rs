@@ -162,6 +162,121 @@ impl Lanes for Avx2 {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// AVX2 with the Shoup product on the FMA units (moduli below 2^50)
+// ---------------------------------------------------------------------------------------------
+
+/// AVX2 lanes whose Shoup product runs in double precision on the FMA units, for moduli below
+/// 2^50 (lazy values below `4q < 2^52`). AVX2 has no 64 x 64-bit multiply: the integer
+/// product takes nine 32-bit multiply micro-ops on the two vector-multiply ports, while this
+/// one takes four FMA-unit operations (two products, one FMA for the exact low half, one for
+/// the remainder) and moves the rest to the adders. Values stay `u64` in memory and in every
+/// other lane operation (the driver is [`Avx2`]'s); only the twiddle tables differ: `w` and
+/// `ws` hold the bits of the doubles `w` and `w / q` ([`super::tables::Tables::new_f64`]).
+/// Same canonical outputs as every kernel, bit for bit.
+pub(crate) struct Avx2Fma;
+
+/// Bits of the double 2^52: `x | MAGIC52` read as a double is `2^52 + x` for `x < 2^52`.
+const MAGIC52: i64 = 0x4330_0000_0000_0000;
+
+/// `y * w mod q` in `(0.5q, 3.5q)` for `y < 4q`, `q < 2^50`, from the doubles `w` and
+/// `ws = fl(w / q)`.
+///
+/// Why it is exact: `h = fl(y w)` and `l = y w - h` (one FMA, exact: a product's rounding error
+/// is representable); the quotient `z = y w / q < 2^52 - 4` is estimated by `p = fl(y ws)`
+/// within 1 and rounded to the integer `qt` (adding and subtracting 2^52, exact since
+/// `0 <= p < 2^52`), so `|z - qt| < 1.5` and `r = y w - qt q` lies in `(-1.5q, 1.5q)`;
+/// `h - qt q = r - l` (`|l| <= 2^49`) is below 2^51 and comes out of one FMA exactly, and
+/// `r + 2q + 2^52` is an integer in `[2^52, 2^53)`, whose double has the integer's bits
+/// above `MAGIC52`.
+#[inline(always)]
+pub(crate) unsafe fn shoup_fma_256(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
+    let magic = _mm256_castsi256_pd(_mm256_set1_epi64x(MAGIC52));
+    let to_f64 = |v: __m256i| {
+        _mm256_sub_pd(
+            _mm256_castsi256_pd(_mm256_or_si256(v, _mm256_castpd_si256(magic))),
+            magic,
+        )
+    };
+    let (yd, qd) = (to_f64(y), to_f64(q));
+    let (wd, wsd) = (_mm256_castsi256_pd(w), _mm256_castsi256_pd(ws));
+    let h = _mm256_mul_pd(yd, wd);
+    let l = _mm256_fmsub_pd(yd, wd, h);
+    let qt = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(yd, wsd), magic), magic);
+    let r = _mm256_add_pd(_mm256_fnmadd_pd(qt, qd, h), l);
+    // 2q + 2^52: exact (an integer below 2^53); loop-invariant, so hoisted by the compiler.
+    let bias = _mm256_add_pd(_mm256_add_pd(qd, qd), magic);
+    _mm256_sub_epi64(
+        _mm256_castpd_si256(_mm256_add_pd(r, bias)),
+        _mm256_castpd_si256(magic),
+    )
+}
+
+impl Lanes for Avx2Fma {
+    type V = __m256i;
+    const L: usize = 4;
+    const WORD_BITS: u32 = 52;
+    const RAW_BELOW_2Q: bool = false;
+    #[inline(always)]
+    unsafe fn load(p: *const u64) -> __m256i {
+        Avx2::load(p)
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut u64, v: __m256i) {
+        Avx2::store(p, v)
+    }
+    #[inline(always)]
+    unsafe fn splat(x: u64) -> __m256i {
+        Avx2::splat(x)
+    }
+    #[inline(always)]
+    unsafe fn add(a: __m256i, b: __m256i) -> __m256i {
+        Avx2::add(a, b)
+    }
+    #[inline(always)]
+    unsafe fn sub(a: __m256i, b: __m256i) -> __m256i {
+        Avx2::sub(a, b)
+    }
+    #[inline(always)]
+    unsafe fn min(a: __m256i, b: __m256i) -> __m256i {
+        Avx2::min(a, b)
+    }
+    #[inline(always)]
+    unsafe fn small_mod(x: __m256i, m: __m256i) -> __m256i {
+        Avx2::small_mod(x, m)
+    }
+    #[inline(always)]
+    unsafe fn mul_shoup_raw(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
+        shoup_fma_256(y, w, ws, q)
+    }
+    #[inline(always)]
+    unsafe fn split(t: usize, v0: __m256i, v1: __m256i) -> (__m256i, __m256i) {
+        Avx2::split(t, v0, v1)
+    }
+    #[inline(always)]
+    unsafe fn load_twiddles(t: usize, p: *const u64) -> __m256i {
+        Avx2::load_twiddles(t, p)
+    }
+    #[inline(always)]
+    unsafe fn merge(t: usize, x: __m256i, y: __m256i) -> (__m256i, __m256i) {
+        Avx2::merge(t, x, y)
+    }
+    #[inline(always)]
+    unsafe fn relayout(from: usize, to: usize, x: __m256i, y: __m256i) -> (__m256i, __m256i) {
+        Avx2::relayout(from, to, x, y)
+    }
+}
+
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn forward_avx2_fma(a: &mut [u64], t: &Tables, q: u64) {
+    lanes::forward::<Avx2Fma>(a, t, q)
+}
+
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn inverse_avx2_fma(a: &mut [u64], t: &Tables, q: u64) {
+    lanes::inverse::<Avx2Fma>(a, t, q)
+}
+
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn butterflies_avx2(q: u64, w: u64, ws: u64, iters: usize) -> (u64, usize) {
     lanes::butterfly_loop::<Avx2>(q, w, ws, iters)
