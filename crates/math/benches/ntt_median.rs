@@ -15,7 +15,9 @@
 //!
 //! Run: `TESSERA_SIMD=avx2 cargo bench -p tessera-math --bench ntt_median` (against tfhe-ntt's
 //! AVX2 plan), `TESSERA_SIMD=avx512 cargo bench -p tessera-math --bench ntt_median --features
-//! tfhe-ntt-avx512` (against its AVX-512 plan).
+//! tfhe-ntt-avx512` (against its AVX-512 plan). `TESSERA_NTT_BITS=50` measures a 50-bit prime
+//! instead (the size of `ark`'s chain primes; there the AVX2 kernel's product runs on the FMA
+//! units, and `TESSERA_AVX2_FMA=0` measures its integer product).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -29,7 +31,14 @@ mod peer;
 
 fn main() {
     let n = 1usize << 16;
-    let q = generate_ntt_primes(60, n, 1, &[]).unwrap()[0];
+    let bits: u32 = match std::env::var("TESSERA_NTT_BITS") {
+        Ok(v) => match v.parse() {
+            Ok(b) if (20..=62).contains(&b) => b,
+            _ => panic!("TESSERA_NTT_BITS = {v} is invalid; allowed: 20 to 62"),
+        },
+        Err(_) => 60,
+    };
+    let q = generate_ntt_primes(bits, n, 1, &[]).unwrap()[0];
     let ours = NttPlan::new(n, q).unwrap();
     let peer = tfhe_ntt::prime64::Plan::try_new(n, q).unwrap();
     let peer_kernel = peer::peer_kernel(peer.use_ifma());
@@ -58,7 +67,7 @@ fn main() {
     for (name, mut v) in names.into_iter().zip(t) {
         v.sort_by(f64::total_cmp);
         println!(
-            "{{\"bench\":\"ntt_median/N=2^16/60-bit/{name}\",\"kernel\":\"{}\",\"peer_kernel\":\"{peer_kernel}\",\"median_us\":{:.2},\"min_us\":{:.2},\"reps\":{REPS}}}",
+            "{{\"bench\":\"ntt_median/N=2^16/{bits}-bit/{name}\",\"kernel\":\"{}\",\"peer_kernel\":\"{peer_kernel}\",\"median_us\":{:.2},\"min_us\":{:.2},\"reps\":{REPS}}}",
             ours.kernel().name(),
             v[v.len() / 2] * 1e6,
             v[0] * 1e6

@@ -259,7 +259,7 @@ impl BaseConverter {
             .zip(self.from.moduli.par_iter().zip(&self.from.qhat_inv))
             .try_for_each(|((yl, xl), (m, &(inv, inv_s)))| {
                 // A one-term multiply-accumulate row is the vector Shoup product.
-                crate::ntt::mac_shoup_row(kernel, &[xl], &[inv], &[inv_s], m.value(), yl)
+                mac_row(kernel, &[xl], &[inv], &[inv_s], m.value(), m.value(), yl)
             })?;
         Ok(y)
     }
@@ -341,6 +341,14 @@ impl BaseConverter {
         let y = self.scale_with(kernel, input, n)?;
         let exact = mode == ConversionMode::ExactCentered;
         let l_in = self.from.len();
+        // Every input `y_i` is below its modulus `q_i`.
+        let from_max = self
+            .from
+            .moduli
+            .iter()
+            .map(|m| m.value())
+            .max()
+            .unwrap_or(u64::MAX);
         // Exact mode subtracts v_k * Q with v_k = round(sum_i y_ik / q_i) in [0, l_in]: one
         // table lookup per output coefficient instead of a modular product.
         // `[v * Q]_(p_j)` for every possible v, per output limb.
@@ -383,7 +391,7 @@ impl BaseConverter {
                 for (j, out) in outs.into_iter().enumerate() {
                     let (row, row_shoup) = (&self.qhat_mod_p[j], &self.qhat_mod_p_shoup[j]);
                     let pv = self.to.moduli[j].value();
-                    crate::ntt::mac_shoup_row(Some(kernel), &ys, row, row_shoup, pv, out)?;
+                    mac_row(Some(kernel), &ys, row, row_shoup, pv, from_max, out)?;
                     if exact {
                         subtract_multiples(&tables[j], pv, v, out, vector);
                     }
@@ -617,6 +625,47 @@ pub fn div_round(x: &BigInt, d: &BigInt) -> BigInt {
     }
 }
 
+/// BConv's multiply-accumulate row `out[k] = sum_i ys[i][k] * c[i] mod p`, every input below
+/// `inputs_below`: on the AVX2 kernel with FMA, when `p` and the inputs are below 2^50 (a
+/// conversion between moduli below 2^50, most of `ark`'s), the double-precision row of
+/// `pointwise::avx2_fma` (about half the operations of the integer columns); otherwise
+/// [`crate::ntt::mac_shoup_row`]. The same values either way.
+fn mac_row(
+    kernel: Option<Kernel>,
+    ys: &[&[u64]],
+    c: &[u64],
+    cs: &[u64],
+    p: u64,
+    inputs_below: u64,
+    out: &mut [u64],
+) -> Result<()> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let k = kernel.unwrap_or_else(|| crate::simd::word64(crate::simd::active()));
+        if k == Kernel::Avx2
+            && p < 1 << 50
+            && inputs_below <= 1 << 50
+            && crate::simd::avx2_fma()
+            && c.len() == ys.len()
+            && ys.iter().all(|y| y.len() >= out.len())
+            && c.iter().all(|&x| x < p)
+        {
+            // SAFETY: AVX2 and FMA detected; constants, lengths and input bounds checked.
+            let done = unsafe { crate::pointwise::avx2_fma::mac_const(ys, c, out, p) };
+            let tail: Vec<&[u64]> = ys.iter().map(|y| &y[done..out.len()]).collect();
+            return crate::ntt::mac_shoup_row(
+                Some(Kernel::Scalar),
+                &tail,
+                c,
+                cs,
+                p,
+                &mut out[done..],
+            );
+        }
+    }
+    crate::ntt::mac_shoup_row(kernel, ys, c, cs, p, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -653,11 +702,13 @@ mod tests {
 
         /// Every vector kernel's conversion, exact correction included, equals the scalar one
         /// (2051 coefficients: two full blocks and a tail, every lane of the vector loops;
-        /// source bases with tables above and below 8 entries).
+        /// source bases with tables above and below 8 entries; output moduli below 2^50, where
+        /// the AVX2 kernel's rows run on the FMA units when every input modulus is too, and
+        /// above).
         #[test]
-        fn vector_bconv_equals_scalar(l_in in 1usize..10, bits in prop::sample::select(vec![28u32, 50, 61, 62]), seed in any::<u64>()) {
+        fn vector_bconv_equals_scalar(l_in in 1usize..10, bits in prop::sample::select(vec![28u32, 50, 61, 62]), out_bits in prop::sample::select(vec![36u32, 50, 60]), seed in any::<u64>()) {
             let from = basis(bits, l_in, &[]);
-            let to = basis(60, 5, &from.values());
+            let to = basis(out_bits, 5, &from.values());
             let conv = BaseConverter::new(&from, &to).unwrap();
             let n = 2051;
             let input: Vec<u64> = from.values().iter().enumerate().flat_map(|(i, &q)| {

@@ -118,6 +118,26 @@ pub fn active() -> Kernel {
     limit().unwrap_or(Kernel::Scalar)
 }
 
+/// Whether the AVX2 kernels may compute products of residues below 2^50 in double precision on
+/// the FMA units (the NTT's Shoup product, the element-wise products and dot products): the
+/// CPU has AVX2 and FMA, and `TESSERA_AVX2_FMA` is not `0` (set it to measure the integer AVX2
+/// products on the same host). Read once. Either way the results are the same bits.
+pub fn avx2_fma() -> bool {
+    static FMA: OnceLock<bool> = OnceLock::new();
+    *FMA.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::env::var("TESSERA_AVX2_FMA").map_or(true, |v| v != "0")
+                && std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
+}
+
 /// The kernel of the 64-bit-word primaries under `kernel`: IFMA's 52-bit products do not fit
 /// full-size residues, so its primaries run the AVX-512F/DQ code.
 pub fn word64(kernel: Kernel) -> Kernel {

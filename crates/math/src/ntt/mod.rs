@@ -189,21 +189,6 @@ pub fn mac_shoup_row(
 /// reduction about 56, against about 38 per Shoup term (operation counts of the two schemes).
 const AVX2_COLUMN_TERMS: usize = 3;
 
-/// Whether the AVX2 kernel's double-precision product can run here (AVX2 and FMA), unless
-/// `TESSERA_AVX2_FMA=0` turns it off (to measure the integer AVX2 product on the same host).
-fn avx2_fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::env::var("TESSERA_AVX2_FMA").map_or(true, |v| v != "0")
-            && std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 /// A precomputed negacyclic NTT for one prime and one degree.
 pub struct NttPlan {
     n: usize,
@@ -241,7 +226,8 @@ impl NttPlan {
         let psi = primitive_root_2n(q, n)?;
         let tables = Tables::new(&modulus, n, psi, 64);
         let tables52 = (q < (1 << 50)).then(|| Tables::new(&modulus, n, psi, 52));
-        let tables_f64 = (q < (1 << 50) && avx2_fma()).then(|| Tables::new_f64(&modulus, n, psi));
+        let tables_f64 =
+            (q < (1 << 50) && crate::simd::avx2_fma()).then(|| Tables::new_f64(&modulus, n, psi));
         Ok(Self {
             n,
             modulus,
@@ -548,13 +534,39 @@ mod tests {
         }
     }
 
+    /// Where the FMA product takes the AVX2 kernel's primes below 2^50, its integer product (what
+    /// a CPU without FMA, or `TESSERA_AVX2_FMA=0`, runs) is checked here against the scalar
+    /// kernel directly.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_integer_ntt_equals_scalar_for_small_primes() {
+        if !Kernel::Avx2.cpu_supports() {
+            eprintln!("SKIPPED avx2_integer_ntt_equals_scalar_for_small_primes: no AVX2");
+            return;
+        }
+        for (bits, log_n) in [(30u32, 5u32), (49, 10), (50, 16)] {
+            let n = 1usize << log_n;
+            let q = generate_ntt_primes(bits, n, 1, &[]).unwrap()[0];
+            let plan = NttPlan::new(n, q).unwrap();
+            let a = random_poly(n, q, 7);
+            let (mut want, mut got) = (a.clone(), a.clone());
+            plan.forward_with(Kernel::Scalar, &mut want).unwrap();
+            // SAFETY: AVX2 checked above; `n >= 16` words.
+            unsafe { x86::forward_avx2(&mut got, &plan.tables, q) };
+            assert_eq!(got, want, "forward, {bits} bits, N = {n}");
+            plan.inverse_with(Kernel::Scalar, &mut want).unwrap();
+            unsafe { x86::inverse_avx2(&mut got, &plan.tables, q) };
+            assert_eq!(got, want, "inverse, {bits} bits, N = {n}");
+        }
+    }
+
     /// The AVX2 kernel's double-precision Shoup product at its bounds: the largest 50-bit
     /// NTT prime, inputs up to `4q - 1` and twiddles up to `q - 1`, against `u128`
     /// arithmetic; the result must be congruent and in `[0, 4q)` (the lanes' contract).
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx2_fma_shoup_product_is_exact_at_its_bounds() {
-        if !avx2_fma() {
+        if !crate::simd::avx2_fma() {
             eprintln!("SKIPPED avx2_fma_shoup_product_is_exact_at_its_bounds: no AVX2+FMA here");
             return;
         }
