@@ -1153,9 +1153,9 @@ mod tests {
                 // SAFETY: AVX2 checked above; every row holds `n` words below `q`.
                 let done = unsafe { avx2::sum_products(&xp, &yp, true, out.as_mut_ptr(), n, &rc) };
                 assert_eq!(done, n);
-                for k in 0..n {
+                for (k, &got) in out.iter().enumerate() {
                     assert_eq!(
-                        out[k],
+                        got,
                         reference(q, Some(&acc), &xs, &ys, k),
                         "q={q} terms={terms} k={k}"
                     );

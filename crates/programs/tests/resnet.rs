@@ -425,3 +425,40 @@ fn ark_real_bootstrapping_with_arks_circuit_is_precise() {
     );
     assert!(err < 1e-4, "{err}");
 }
+
+/// `first` picks the images a run classifies (a long run split into parts): `images_from`
+/// returns the file's images from that index, a run from it names them in its note, and an
+/// index or count past the file is an error naming the allowed range, as is `first` for a
+/// program that takes no image index.
+#[test]
+fn first_selects_the_images_and_is_checked() {
+    use tessera_programs::resnet::model::images_from;
+    use tessera_programs::{registry, RunOptions};
+    let dir = data_dir(None);
+    let (all, all_labels) = images(&dir, 5).unwrap();
+    let (part, labels) = images_from(&dir, 3, 2).unwrap();
+    assert_eq!(part, all[3..5].to_vec());
+    assert_eq!(labels, all_labels[3..5].to_vec());
+    let e = images_from(&dir, 932, 1).unwrap_err().to_string();
+    assert!(e.contains("first") && e.contains("0 to 931"), "{e}");
+    let e = images_from(&dir, 931, 2).unwrap_err().to_string();
+    assert!(e.contains("1 to 1"), "{e}");
+    let o = RunOptions {
+        params: Some("test-program".into()),
+        size: Some(1),
+        first: Some(930),
+        ..Default::default()
+    };
+    let r = registry::run("resnet20", &o, &mut |_, _, _| {}).unwrap();
+    assert!(r.passed(), "{:?}", r.checks);
+    assert!(r.notes[0].contains("from index 930"), "{}", r.notes[0]);
+    let helr = RunOptions {
+        first: Some(1),
+        ..o.clone()
+    };
+    let e = registry::run("helr", &helr, &mut |_, _, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("first") && e.contains("only resnet20"), "{e}");
+    assert!(registry::record("sort", &helr, false).is_err());
+}

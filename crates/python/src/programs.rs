@@ -9,6 +9,8 @@ use tessera_programs::{registry, RunOptions, PROGRAMS};
 /// Runs `program` (see `tessera.programs.run`) and returns its report as JSON text, parsed by
 /// the Python wrapper. `progress(phase, done, total)` is called as the program advances (with
 /// the GIL taken back for each call). Runs without the GIL otherwise.
+// One argument per keyword of `tessera.programs.run`.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
 #[pyo3(signature = (program, params=None, size=None, iterations=None, data=None, progress=None, first=None))]
 fn _run_program_json(

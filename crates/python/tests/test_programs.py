@@ -30,6 +30,16 @@ def test_program_errors_are_exceptions():
         tessera.programs.run("nope")
     with pytest.raises(tessera.TesseraError, match="iterations"):
         tessera.programs.run("lola", iterations=3, data=DATA)
+    with pytest.raises(tessera.TesseraError, match="first"):
+        tessera.programs.run("helr", first=2, data=DATA)
+
+
+def test_resnet_runs_from_a_chosen_image():
+    r = tessera.programs.run("resnet20", size=1, params="test-program", data=DATA, first=931)
+    assert r.passed and r.size == 1
+    assert "from index 931" in r.to_dict()["notes"][0]
+    with pytest.raises(tessera.TesseraError, match="0 to 931"):
+        tessera.programs.run("resnet20", size=1, params="test-program", data=DATA, first=932)
     names = tessera.programs.names()
     assert {"helr", "lola", "logreg", "linreg", "sort", "cryptonets", "lr-inference"} <= set(names)
     assert len(names) == len(set(names))
