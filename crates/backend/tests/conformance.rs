@@ -66,14 +66,24 @@ fn cpu_backend_equals_the_reference() {
     run(&cfg);
 }
 
-/// Every kernel level this CPU supports, each in its own process.
+/// Every kernel level this CPU supports, each in its own process; AVX2 twice, with its
+/// double-precision products for moduli below 2^50 (the default where the CPU has FMA) and
+/// with `TESSERA_AVX2_FMA=0` (its integer products, what a CPU without FMA runs).
 #[test]
 fn cpu_backend_equals_the_reference_under_every_kernel() {
     if std::env::var_os(CHILD).is_some() {
         return;
     }
     let exe = std::env::current_exe().expect("test executable");
-    for k in Kernel::ALL {
+    let cases = Kernel::ALL.into_iter().flat_map(|k| {
+        let fma: &[&str] = if k == Kernel::Avx2 {
+            &["1", "0"]
+        } else {
+            &["1"]
+        };
+        fma.iter().map(move |&f| (k, f))
+    });
+    for (k, fma) in cases {
         if !k.cpu_supports() {
             let _ = writeln!(
                 std::io::stderr(),
@@ -91,12 +101,13 @@ fn cpu_backend_equals_the_reference_under_every_kernel() {
                 "1",
             ])
             .env("TESSERA_SIMD", k.name())
+            .env("TESSERA_AVX2_FMA", fma)
             .env(CHILD, k.name())
             .output()
             .expect("run the test binary");
         assert!(
             out.status.success(),
-            "kernel {}: {}\n{}",
+            "kernel {} (TESSERA_AVX2_FMA={fma}): {}\n{}",
             k.name(),
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
