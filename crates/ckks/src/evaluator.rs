@@ -218,6 +218,30 @@ impl<B: Backend> Evaluator<B> {
         })
     }
 
+    /// PAdd with an OF-Limb plaintext (ark.md IV-B: OF-Limb serves PMult and PAdd): its
+    /// `q_0` limb extended to `a`'s limbs and transformed, then added.
+    pub fn add_plain_oflimb(
+        &mut self,
+        a: &Ciphertext<B::Poly>,
+        pt: &OfLimbPlaintext,
+    ) -> Result<Ciphertext<B::Poly>> {
+        Self::same_scale("PAdd (OF-Limb)", a.scale, pt.scale)?;
+        Self::same_level("PAdd (OF-Limb)", a.level, pt.level)?;
+        let limbs = self.ctx.chain_limbs(a.level);
+        let c0 = self.traced("PAddOFLimb", a.level, |e| {
+            let p = e.oflimb_operand(pt, &limbs)?;
+            Ok(e.backend.add(&a.c0, &p)?)
+        })?;
+        Ok(Ciphertext {
+            c0,
+            c1: a.c1.clone(),
+            level: a.level,
+            scale: a.scale,
+            slots: a.slots.max(pt.slots),
+            key_set: a.key_set,
+        })
+    }
+
     /// PMult: ciphertext times plaintext; the scales multiply (rescale afterwards).
     pub fn mul_plain(
         &mut self,

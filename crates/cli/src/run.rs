@@ -49,6 +49,14 @@ pub struct RunArgs {
     /// Data directory (default: $TESSERA_DATA, else ../shared/data from the repository root).
     #[arg(long)]
     pub data: Option<std::path::PathBuf>,
+    /// ARK's minimum key-switching (multi-hop rotations) in the bootstrapping DFTs (ark.md
+    /// IV-A), added to the parameter set's circuit as `tessera simulate --min-ks` does.
+    #[arg(long)]
+    pub min_ks: bool,
+    /// ARK's OF-Limb plaintexts (ark.md IV-B): the DFT diagonals and, in resnet20, every
+    /// product's and sum's plaintext are stored as their q_0 limb and extended on use.
+    #[arg(long)]
+    pub of_limb: bool,
     /// One JSON object instead of tables (no progress bar).
     #[arg(long)]
     pub json: bool,
@@ -84,14 +92,23 @@ pub fn run(a: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             .expect("valid template"),
     );
     let report = parallel::install(|| {
-        tessera_programs::run(&a.program, &opts, &mut |phase, done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-            bar.set_message(match phase {
-                "compute" => "computing (iterations)".to_string(),
-                p => p.to_string(),
-            });
-        })
+        let circuit = tessera_programs::setup::CircuitOptions {
+            min_ks: a.min_ks,
+            of_limb: a.of_limb,
+        };
+        tessera_programs::registry::run_with_circuit(
+            &a.program,
+            &opts,
+            circuit,
+            &mut |phase, done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+                bar.set_message(match phase {
+                    "compute" => "computing (iterations)".to_string(),
+                    p => p.to_string(),
+                });
+            },
+        )
     })?;
     bar.finish_and_clear();
     if a.json {

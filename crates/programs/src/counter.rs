@@ -26,7 +26,7 @@ pub fn class_of(name: &str) -> &str {
         "HRot" | "HRotHoisted" => "HRot",
         "PMult" | "PMultAcc" | "PMultOFLimb" | "PMultOFLimbAcc" => "PMult",
         "CMult" | "CMultInt" => "CMult",
-        "HAdd" | "HSub" | "HNeg" | "PAdd" | "CAdd" => "Add",
+        "HAdd" | "HSub" | "HNeg" | "PAdd" | "PAddOFLimb" | "CAdd" => "Add",
         "HRescale" => "Rescale",
         other => other,
     }

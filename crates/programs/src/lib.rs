@@ -30,6 +30,7 @@ pub mod levels;
 pub mod linreg;
 pub mod logreg;
 pub mod lola;
+pub mod plain_memo;
 pub mod registry;
 pub mod report;
 pub mod resnet;

@@ -239,13 +239,49 @@ pub fn record_with_circuit(
     steady: bool,
     circuit: crate::setup::CircuitOptions,
 ) -> Result<Recorded> {
-    let (rec, made) = crate::setup::with_circuit(circuit, || record(program, o, steady));
+    circuit_checked(program, circuit, || record(program, o, steady))
+}
+
+/// [`run`] with ARK's techniques `circuit` added to the program's circuit, as
+/// [`record_with_circuit`] records it (resnet20 also encodes its products' plaintexts in
+/// OF-Limb form with `of_limb`): what `tessera run --min-ks --of-limb` computes.
+pub fn run_with_circuit(
+    program: &str,
+    o: &RunOptions,
+    circuit: crate::setup::CircuitOptions,
+    progress: &mut dyn FnMut(&str, usize, usize),
+) -> Result<RunReport> {
+    let mut report = circuit_checked(program, circuit, || run(program, o, progress))?;
+    for (on, what) in [
+        (
+            circuit.min_ks,
+            "minimum key-switching (multi-hop rotations, --min-ks)",
+        ),
+        (circuit.of_limb, "OF-Limb plaintexts (--of-limb)"),
+    ] {
+        if on {
+            report
+                .notes
+                .push(format!("ARK's {what} added to the circuit"));
+        }
+    }
+    Ok(report)
+}
+
+/// `f` under [`crate::setup::with_circuit`]; options given to a program that made no
+/// bootstrapping circuit are an error, not ignored.
+fn circuit_checked<T>(
+    program: &str,
+    circuit: crate::setup::CircuitOptions,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let (out, made) = crate::setup::with_circuit(circuit, f);
     if circuit != crate::setup::CircuitOptions::default() && !made {
         return Err(ProgramError::Unsupported(format!(
             "--min-ks / --of-limb with the program '{program}': it makes no bootstrapping circuit"
         )));
     }
-    rec
+    out
 }
 
 /// [`record`] with keys generated and plaintexts encoded for real (outside

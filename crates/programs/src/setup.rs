@@ -49,13 +49,19 @@ pub const EAGER_KEY_ENV: &str = "TESSERA_EAGER_KEY_GB";
 /// assert!(eager_key_bytes(Some("-1")).unwrap_err().to_string().contains("TESSERA_EAGER_KEY_GB"));
 /// ```
 pub fn eager_key_bytes(env: Option<&str>) -> Result<usize> {
+    gigabytes(EAGER_KEY_ENV, env, EAGER_KEY_BYTES)
+}
+
+/// A byte limit given in GB by the environment variable `name` (its value `env`: 0 to 4096
+/// GB), `default` when it is unset.
+pub fn gigabytes(name: &'static str, env: Option<&str>, default: usize) -> Result<usize> {
     let Some(v) = env else {
-        return Ok(EAGER_KEY_BYTES);
+        return Ok(default);
     };
     match v.trim().parse::<f64>() {
         Ok(gb) if gb.is_finite() && (0.0..=4096.0).contains(&gb) => Ok((gb * 1e9) as usize),
         _ => Err(ProgramError::Invalid {
-            name: EAGER_KEY_ENV,
+            name,
             value: v.to_string(),
             allowed: "a number of GB from 0 to 4096".into(),
         }),

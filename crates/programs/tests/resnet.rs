@@ -146,6 +146,20 @@ fn encrypted_reduced_network(circuit: tessera_programs::setup::CircuitOptions) -
     );
     assert!(d < 1e-4, "{d}");
     assert_eq!(argmax(&got[..10]), argmax(&want));
+    // The plaintexts: one limb each in OF-Limb form (ARK: every PMult), more in full form.
+    let (encoded, limb) = (enc.plains.misses(), 8 * s.ctx.ring().n());
+    assert!(encoded > 0 && enc.plains.hits() < encoded);
+    if circuit.of_limb {
+        assert_eq!(enc.plains.bytes(), encoded * limb);
+        // A second image takes every plaintext from the memo and computes the same.
+        let again = encrypted_forward(&mut enc, &model, &fc_m, &ct, side, &mut |_, _| {}).unwrap();
+        assert_eq!(enc.plains.misses(), encoded);
+        assert!(enc.plains.hits() >= encoded);
+        let host2 = enc.ev.store(&again).unwrap();
+        assert_eq!(s.decrypt(&host2).unwrap()[..10], got[..10]);
+    } else {
+        assert!(enc.plains.bytes() > encoded * limb);
+    }
     boots
 }
 

@@ -36,6 +36,43 @@ impl EncodedDiagonal {
             EncodedDiagonal::OfLimb(p) => p.limb.data().len(),
         }
     }
+
+    /// PMult of `a` by this plaintext, in its form.
+    pub fn mul<B: Backend>(
+        &self,
+        ev: &mut Evaluator<B>,
+        a: &Ciphertext<B::Poly>,
+    ) -> Result<Ciphertext<B::Poly>> {
+        match self {
+            EncodedDiagonal::Full(p) => ev.mul_plain(a, p),
+            EncodedDiagonal::OfLimb(p) => ev.mul_plain_oflimb(a, p),
+        }
+    }
+
+    /// `acc += a * self` (PMult accumulated), in its form.
+    pub fn mul_acc<B: Backend>(
+        &self,
+        ev: &mut Evaluator<B>,
+        acc: &mut Ciphertext<B::Poly>,
+        a: &Ciphertext<B::Poly>,
+    ) -> Result<()> {
+        match self {
+            EncodedDiagonal::Full(p) => ev.mul_plain_acc(acc, a, p),
+            EncodedDiagonal::OfLimb(p) => ev.mul_plain_oflimb_acc(acc, a, p),
+        }
+    }
+
+    /// PAdd of this plaintext to `a`, in its form.
+    pub fn add<B: Backend>(
+        &self,
+        ev: &mut Evaluator<B>,
+        a: &Ciphertext<B::Poly>,
+    ) -> Result<Ciphertext<B::Poly>> {
+        match self {
+            EncodedDiagonal::Full(p) => ev.add_plain(a, p),
+            EncodedDiagonal::OfLimb(p) => ev.add_plain_oflimb(a, p),
+        }
+    }
 }
 
 /// (matrix, diagonal, giant-step pre-rotation, level, plaintext scale bits, OF-Limb).
@@ -503,15 +540,10 @@ pub fn apply<B: Backend>(
                 None => Arc::new(make()?),
             };
             // The first term starts the sum; the others are multiply-accumulated into it.
-            acc = Some(match (acc, pt.as_ref()) {
-                (None, EncodedDiagonal::Full(p)) => ev.mul_plain(baby[&b], p)?,
-                (None, EncodedDiagonal::OfLimb(p)) => ev.mul_plain_oflimb(baby[&b], p)?,
-                (Some(mut a), EncodedDiagonal::Full(p)) => {
-                    ev.mul_plain_acc(&mut a, baby[&b], p)?;
-                    a
-                }
-                (Some(mut a), EncodedDiagonal::OfLimb(p)) => {
-                    ev.mul_plain_oflimb_acc(&mut a, baby[&b], p)?;
+            acc = Some(match acc {
+                None => pt.mul(ev, baby[&b])?,
+                Some(mut a) => {
+                    pt.mul_acc(ev, &mut a, baby[&b])?;
                     a
                 }
             });

@@ -16,10 +16,12 @@
 
 use super::slots::{rotation_step, SlotOps};
 use crate::error::Result;
+use crate::plain_memo::{PlainMemo, PLAIN_MEMO_BYTES};
 use crate::setup::{bootstrap_real_periodic, drop_to, Setup};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use tessera_backend::Backend;
-use tessera_ckks::circuits::linear::LinearTransform;
+use tessera_ckks::circuits::linear::{EncodedDiagonal, LinearTransform};
 use tessera_ckks::circuits::polynomial::{evaluate_with, EvalOptions, OutputScale, Polynomial};
 use tessera_ckks::circuits::sign::CompositeSign;
 use tessera_ckks::{Ciphertext, Evaluator};
@@ -35,6 +37,9 @@ pub struct Encrypted<'a, B: Backend> {
     pub boots: usize,
     /// Bootstrappings so far by the slots of the circuit that ran them.
     pub boots_at: BTreeMap<usize, usize>,
+    /// The products' and sums' plaintexts, encoded once per run (they do not depend on the
+    /// image), in OF-Limb form when the circuit's `of_limb` option is on.
+    pub plains: PlainMemo,
 }
 
 impl<'a, B: Backend> Encrypted<'a, B> {
@@ -50,12 +55,25 @@ impl<'a, B: Backend> Encrypted<'a, B> {
             pieces,
             boots: 0,
             boots_at: BTreeMap::new(),
+            plains: PlainMemo::new(PLAIN_MEMO_BYTES),
         }
     }
 
     /// Levels the stage of piece `i` needs (its depth; the last one also the HMult by `x`).
     pub fn piece_levels(&self, i: usize) -> usize {
         self.pieces[i].depth() + usize::from(i + 1 == self.pieces.len())
+    }
+
+    /// The plaintext of `v` at `x`'s slots and level and at `scale`, from the memo.
+    fn plain(
+        &mut self,
+        x: &Ciphertext<B::Poly>,
+        v: &[f64],
+        scale: f64,
+    ) -> Result<Arc<EncodedDiagonal>> {
+        let of_limb = self.setup.boot.parameters().of_limb;
+        self.plains
+            .encode(&self.setup.ctx, v, x.slots, x.level, scale, of_limb)
     }
 }
 
@@ -91,9 +109,9 @@ impl<B: Backend> SlotOps for Encrypted<'_, B> {
     }
 
     fn mul_plain(&mut self, x: &Self::Ct, v: &[f64]) -> Result<Self::Ct> {
-        let ctx = &self.setup.ctx;
-        let pt = ctx.encode_real(v, x.slots, x.level, ctx.params().rescale_divisor(x.level))?;
-        Ok(self.ev.mul_plain(x, &pt)?)
+        let scale = self.setup.ctx.params().rescale_divisor(x.level);
+        let pt = self.plain(x, v, scale)?;
+        Ok(pt.mul(&mut self.ev, x)?)
     }
 
     fn rescale(&mut self, x: &Self::Ct) -> Result<Self::Ct> {
@@ -101,8 +119,8 @@ impl<B: Backend> SlotOps for Encrypted<'_, B> {
     }
 
     fn add_plain(&mut self, x: &Self::Ct, v: &[f64]) -> Result<Self::Ct> {
-        let pt = self.setup.ctx.encode_real(v, x.slots, x.level, x.scale)?;
-        Ok(self.ev.add_plain(x, &pt)?)
+        let pt = self.plain(x, v, x.scale)?;
+        Ok(pt.add(&mut self.ev, x)?)
     }
 
     fn linear(&mut self, x: &Self::Ct, m: &LinearTransform) -> Result<Self::Ct> {

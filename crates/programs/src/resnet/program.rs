@@ -13,6 +13,7 @@ use super::replica::{image_tensor, Tensor};
 use super::{encrypted_forward, layers, packed_forward, packed_input, setup};
 use crate::counter::{Counting, OpCounts};
 use crate::error::{ProgramError, Result};
+use crate::plain_memo::PlainMemo;
 use crate::report::{Check, Phases, Recorded, RunReport, Stopwatch};
 use crate::setup::Setup;
 use std::path::PathBuf;
@@ -106,6 +107,10 @@ struct Inferred<B: Backend> {
     /// Bootstrappings by the slots of the circuit that ran them.
     boots_at: std::collections::BTreeMap<usize, usize>,
     ev: Evaluator<B>,
+    /// Seconds of each image's inference (the first one encodes the plaintexts).
+    seconds: Vec<f64>,
+    /// The plaintext memo at the end: (hits, encodings, bytes kept).
+    plains: (usize, usize, usize),
 }
 
 fn infer<B: Backend>(
@@ -123,21 +128,29 @@ fn infer<B: Backend>(
         })
         .collect::<Result<Vec<_>>>()?;
     let mut enc = Encrypted::new(&p.setup, ev, p.sign);
+    enc.plains = PlainMemo::from_env()?;
     let mut outs = Vec::with_capacity(cts.len());
+    let mut seconds = Vec::with_capacity(cts.len());
     let per = 2 * p.model.blocks.len() + 2;
     let total = per * cts.len();
     for (i, ct) in cts.iter().enumerate() {
+        let mut clock = Stopwatch::start();
         let x = enc.ev.load(ct)?;
         let y = encrypted_forward(&mut enc, &p.model, &p.fc_m, &x, p.side, &mut |d, _| {
             progress(i * per + d, total)
         })?;
+        enc.ev.backend_mut().synchronize()?;
+        seconds.push(clock.lap());
         outs.push(y);
     }
+    let plains = (enc.plains.hits(), enc.plains.misses(), enc.plains.bytes());
     Ok(Inferred {
         outs,
         boots: enc.boots,
         boots_at: enc.boots_at,
         ev: enc.ev,
+        seconds,
+        plains,
     })
 }
 
@@ -161,6 +174,8 @@ pub fn run_cpu(
         boots,
         boots_at,
         mut ev,
+        seconds,
+        plains,
     } = infer(&mut p, ev, &mut |d, t| progress("compute", d, t))?;
     let compute_s = clock.lap();
     progress("decrypt", 0, 1);
@@ -194,8 +209,23 @@ pub fn run_cpu(
             replica_correct as f64 / n,
         ),
         Check::info("seconds per image (compute)", compute_s / n),
+        Check::info(
+            "seconds of the first image (it encodes the plaintexts)",
+            seconds.first().copied().unwrap_or(0.0),
+        ),
         Check::info("bootstrappings per image", boots as f64 / n),
     ];
+    if seconds.len() > 1 {
+        let rest = &seconds[1..];
+        checks.push(Check::info(
+            "seconds per image after the first (plaintexts from the memo)",
+            rest.iter().sum::<f64>() / rest.len() as f64,
+        ));
+    }
+    let (hits, encoded, kept) = plains;
+    checks.push(Check::info("plaintexts encoded", encoded as f64));
+    checks.push(Check::info("plaintexts from the memo", hits as f64));
+    checks.push(Check::info("plaintext memo (GB)", kept as f64 / 1e9));
     for (slots, count) in &boots_at {
         checks.push(Check::info(
             &format!("bootstrappings per image at {slots} slots"),
