@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #define __global__
+#define __launch_bounds__(...)
 #define __device__ static
 #define __forceinline__ inline
 struct emu_dim3 { unsigned int x, y, z; };

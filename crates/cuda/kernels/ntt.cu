@@ -30,6 +30,13 @@
 
 #define NTT_TILE_MAX 2048
 
+// The least number of tile blocks (of 256 threads) an SM should hold at once: NVCC limits the
+// registers a thread uses to fit them (1: no limit). A tuning knob, set at run time with
+// TESSERA_CUDA_NVRTC_OPTIONS="-DNTT_MIN_BLOCKS=3" (docs/gpu.md).
+#ifndef NTT_MIN_BLOCKS
+#define NTT_MIN_BLOCKS 1
+#endif
+
 // One round of a pass: the R consecutive stages kk0 .. kk0+R-1 (R <= 3), which mix the mid
 // bits [lo_b, lo_b + R), lo_b = S - kk0 - R. A unit is the 2^R words of the tile that differ
 // only in those bits; each thread takes a unit into registers, applies the round's
@@ -134,7 +141,7 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
 }
 
 // One pass of the forward transform: one block per (limb, tile), NTT_BLOCK threads.
-extern "C" __global__ void ntt_tile_fwd(u64* a, const u64* tw, const u64* tws,
+extern "C" __global__ void __launch_bounds__(256, NTT_MIN_BLOCKS) ntt_tile_fwd(u64* a, const u64* tw, const u64* tws,
                                         const u64* limb_mod, const u64* mods, const u64* sc,
                                         const u64* scs, u64 log_n, u64 s0, u64 stages,
                                         u64 log_cols, u64 scale) {
@@ -142,7 +149,7 @@ extern "C" __global__ void ntt_tile_fwd(u64* a, const u64* tw, const u64* tws,
 }
 
 // One pass of the inverse transform (the last one run, s0 = 0, with scale = 1).
-extern "C" __global__ void ntt_tile_inv(u64* a, const u64* tw, const u64* tws,
+extern "C" __global__ void __launch_bounds__(256, NTT_MIN_BLOCKS) ntt_tile_inv(u64* a, const u64* tw, const u64* tws,
                                         const u64* limb_mod, const u64* mods, const u64* sc,
                                         const u64* scs, u64 log_n, u64 s0, u64 stages,
                                         u64 log_cols, u64 scale) {

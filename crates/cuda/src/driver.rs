@@ -87,6 +87,26 @@ pub(crate) fn nvrtc_present() -> bool {
     std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() }).unwrap_or(false)
 }
 
+/// Extra NVRTC options, separated by white space: tuning knobs of the kernel sources
+/// (`-DNTT_MIN_BLOCKS=3`) or of the compiler (`--maxrregcount=64`), so a GPU machine
+/// without a Rust toolchain can try them on the same binary. `--fmad=false` is always passed
+/// first: an option that turns contraction back on changes BConv's exact mode, which the
+/// GPU tests would report.
+pub const NVRTC_OPTIONS_ENV: &str = "TESSERA_CUDA_NVRTC_OPTIONS";
+
+/// The options of [`NVRTC_OPTIONS_ENV`]'s value `env`.
+///
+/// ```
+/// use tessera_cuda::nvrtc_options;
+/// assert_eq!(nvrtc_options(Some(" -DNTT_MIN_BLOCKS=3  --maxrregcount=64 ")),
+///            vec!["-DNTT_MIN_BLOCKS=3".to_string(), "--maxrregcount=64".to_string()]);
+/// assert!(nvrtc_options(None).is_empty());
+/// ```
+pub fn nvrtc_options(env: Option<&str>) -> Vec<String> {
+    env.map(|v| v.split_whitespace().map(String::from).collect())
+        .unwrap_or_default()
+}
+
 /// Opens device `ordinal` and compiles every kernel for it with NVRTC.
 pub(crate) fn open(ordinal: usize) -> Result<CudaExec> {
     if !driver_present() {
@@ -117,6 +137,7 @@ pub(crate) fn open(ordinal: usize) -> Result<CudaExec> {
         let opts = cudarc::nvrtc::CompileOptions {
             // Exact IEEE products and sums in BConv's exact mode (no contraction to FMA).
             fmad: Some(false),
+            options: nvrtc_options(std::env::var(NVRTC_OPTIONS_ENV).ok().as_deref()),
             ..Default::default()
         };
         let ptx = cudarc::nvrtc::compile_ptx_with_opts(kernels::translation_unit(), opts)

@@ -84,9 +84,15 @@ mod tests {
     fn signatures_match_sources() {
         let tu = translation_unit();
         for k in ALL {
-            let head = format!("__global__ void {}(", k.name);
+            // `__global__ void [__launch_bounds__(..)] name(`
+            let head = format!(" {}(", k.name);
             let at = tu
-                .find(&head)
+                .match_indices(&head)
+                .map(|(i, _)| i)
+                .find(|&i| {
+                    let line = &tu[tu[..i].rfind('\n').map_or(0, |j| j + 1)..i];
+                    line.contains("__global__ void")
+                })
                 .unwrap_or_else(|| panic!("{} not defined", k.name));
             let rest = &tu[at + head.len()..];
             let params = &rest[..rest.find(')').expect("closing parenthesis")];

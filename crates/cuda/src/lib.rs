@@ -29,6 +29,7 @@ mod poly;
 mod ring;
 
 pub use device::{Buffer, Device};
+pub use driver::{nvrtc_options, NVRTC_OPTIONS_ENV};
 pub use error::{CudaError, Result};
 pub use poly::DevicePoly;
 pub use ring::DeviceRing;
