@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-check.sh build   # here (Rust machine): builds the test executables and the
 #                                # tessera binary with the `cuda` feature into gpu-bin/
-#   scripts/gpu-check.sh run [tests|bench|programs|all]
+#   scripts/gpu-check.sh run [tests|bench|programs|all|resnet|knobs]
 #                                # on the GPU machine (no Rust): runs them, outputs under $OUT
 #
 # The `run` tool carries gpu-bin/ (git-ignored) with the working tree:
@@ -85,7 +85,7 @@ run() { # run [tests|bench|all]
     # the plain run is the timing. Host threads: the GPU machine's cores (key generation,
     # the host-side seed expansion).
     local th; th=$(nproc)
-    if [ "$what" != tests ] && [ "$what" != programs ] && [ -x "$BIN/tessera" ]; then
+    if { [ "$what" = bench ] || [ "$what" = all ]; } && [ -x "$BIN/tessera" ]; then
         # HMult and HRot per level (the top, 23, down to 1), then profiled at the top.
         for op in hmult hrot; do
             for level in 23 18 12 6 1; do
@@ -116,11 +116,33 @@ run() { # run [tests|bench|all]
         step run-helr1024 150 "$BIN/tessera" run helr --params ark --size 1024 --iterations 2 --backend cuda --threads "$th"
         step run-resnet20 240 "$BIN/tessera" run resnet20 --params ark --images 1 --backend cuda --threads "$th"
     fi
+    # 6. ResNet-20 as ARK runs it (OF-Limb plaintexts, encoded once per run: the images after
+    # the first take them from the memo), RESNET_IMAGES images (default 3), every rotation key
+    # made up front; then one image with the baseline binary, as session 34 ran it.
+    if [ "$what" = resnet ]; then
+        export TESSERA_EAGER_KEY_GB=100
+        step run-resnet20-oflimb 300 "$BIN/tessera" run resnet20 --params ark --of-limb --images "${RESNET_IMAGES:-3}" --backend cuda --threads "$th" --json
+        if [ -x "$BIN/tessera-base" ]; then
+            step base-resnet20 240 "$BIN/tessera-base" run resnet20 --params ark --images 1 --backend cuda --threads "$th" --json
+        fi
+    fi
+    # 7. Kernel tuning knobs: bootstrapping at ark with each NVRTC option set of $KNOBS
+    # (separated by ';', e.g. KNOBS="-DNTT_MIN_BLOCKS=2;-DNTT_MIN_BLOCKS=3"), the same binary.
+    if [ "$what" = knobs ]; then
+        local IFS_=$IFS knob
+        IFS=';'
+        for knob in ${KNOBS:-}; do
+            IFS=$IFS_
+            step "knob[$knob]" 90 env TESSERA_CUDA_NVRTC_OPTIONS="$knob" "$BIN/tessera" bench bootstrap --params ark --backend cuda --threads "$th" --reps 5 --json
+            IFS=';'
+        done
+        IFS=$IFS_
+    fi
     cat "$OUT/summary.txt"
 }
 
 case "${1:-}" in
     build) build ;;
     run) run "${2:-all}" ;;
-    *) echo "usage: $0 build | run [tests|bench|programs|all]" >&2; exit 2 ;;
+    *) echo "usage: $0 build | run [tests|bench|programs|all|resnet|knobs]" >&2; exit 2 ;;
 esac

@@ -16,14 +16,20 @@
 use crate::error::{CkksError, Result};
 use num_complex::Complex64;
 use std::f64::consts::PI;
+use std::sync::{Arc, OnceLock};
 
 /// Encoder for ring degree N.
 #[derive(Clone, Debug)]
 pub struct Encoder {
     n: usize,
+    /// The special FFT's twiddles per slot count (index `log2 s`), made on first use: at
+    /// 2^14 slots they are 2^16 complex exponentials, about 2 ms to compute, which a program
+    /// encoding thousands of plaintexts would otherwise pay at each one.
+    roots: Vec<OnceLock<Arc<Roots>>>,
 }
 
 /// Twiddles for an `s`-slot special FFT: `xi^t` for `t < 4s` and the rotation group `5^j mod 4s`.
+#[derive(Debug)]
 struct Roots {
     m: usize,
     xi: Vec<Complex64>,
@@ -255,7 +261,18 @@ impl Encoder {
                 allowed: "a power of two from 4 to 2^17".into(),
             });
         }
-        Ok(Self { n })
+        Ok(Self {
+            n,
+            roots: (0..n.trailing_zeros()).map(|_| OnceLock::new()).collect(),
+        })
+    }
+
+    /// The twiddles of the `slots`-slot special FFT (`slots` a power of two below `N`,
+    /// which every caller has checked).
+    fn roots(&self, slots: usize) -> Arc<Roots> {
+        self.roots[slots.trailing_zeros() as usize]
+            .get_or_init(|| Arc::new(Roots::new(slots)))
+            .clone()
     }
 
     /// Ring degree.
@@ -314,7 +331,7 @@ impl Encoder {
         self.check_message(values, slots, scale)?;
         let mut v = vec![Complex64::new(0.0, 0.0); slots];
         v[..values.len()].copy_from_slice(values);
-        special_ifft(&mut v, &Roots::new(slots));
+        special_ifft(&mut v, &self.roots(slots));
         let gap = self.n / (2 * slots);
         let mut coeffs = vec![0i128; self.n];
         let limit = 2f64.powi(120);
@@ -355,7 +372,7 @@ impl Encoder {
         let mut v: Vec<Complex64> = (0..slots)
             .map(|k| Complex64::new(coeffs[k * gap], coeffs[(k + slots) * gap]) / scale)
             .collect();
-        special_fft(&mut v, &Roots::new(slots));
+        special_fft(&mut v, &self.roots(slots));
         Ok(v)
     }
 }

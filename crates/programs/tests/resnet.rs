@@ -476,3 +476,50 @@ fn first_selects_the_images_and_is_checked() {
     assert!(e.contains("first") && e.contains("only resnet20"), "{e}");
     assert!(registry::record("sort", &helr, false).is_err());
 }
+
+/// `run_with_circuit` (`tessera run --of-limb`): two images with OF-Limb plaintexts pass, the
+/// second takes every plaintext from the memo (the report says how many and how long each
+/// image took), the note names the option; a program without a circuit refuses it.
+#[test]
+fn of_limb_run_takes_the_second_image_from_the_memo() {
+    use tessera_programs::setup::CircuitOptions;
+    use tessera_programs::{registry, RunOptions};
+    let o = RunOptions {
+        params: Some("test-program".into()),
+        size: Some(2),
+        ..Default::default()
+    };
+    let of_limb = CircuitOptions {
+        min_ks: false,
+        of_limb: true,
+    };
+    let r = registry::run_with_circuit("resnet20", &o, of_limb, &mut |_, _, _| {}).unwrap();
+    assert!(r.passed(), "{:?}", r.checks);
+    let value = |name: &str| {
+        r.checks
+            .iter()
+            .find(|c| c.name.starts_with(name))
+            .unwrap_or_else(|| panic!("no check {name}"))
+            .value
+    };
+    let (encoded, hits) = (
+        value("plaintexts encoded"),
+        value("plaintexts from the memo"),
+    );
+    assert!(encoded > 0.0 && hits >= encoded, "{encoded} {hits}");
+    assert!(value("seconds per image after the first") > 0.0);
+    assert!(
+        r.notes.iter().any(|n| n.contains("OF-Limb")),
+        "{:?}",
+        r.notes
+    );
+    let lola = RunOptions {
+        params: None,
+        size: Some(1),
+        ..Default::default()
+    };
+    let e = registry::run_with_circuit("lola", &lola, of_limb, &mut |_, _, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no bootstrapping circuit"), "{e}");
+}

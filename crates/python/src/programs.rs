@@ -12,7 +12,7 @@ use tessera_programs::{registry, RunOptions, PROGRAMS};
 // One argument per keyword of `tessera.programs.run`.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (program, params=None, size=None, iterations=None, data=None, progress=None, first=None))]
+#[pyo3(signature = (program, params=None, size=None, iterations=None, data=None, progress=None, first=None, min_ks=false, of_limb=false))]
 fn _run_program_json(
     py: Python<'_>,
     program: &str,
@@ -22,6 +22,8 @@ fn _run_program_json(
     data: Option<std::path::PathBuf>,
     progress: Option<Py<PyAny>>,
     first: Option<usize>,
+    min_ks: bool,
+    of_limb: bool,
 ) -> PyResult<String> {
     let opts = RunOptions {
         params,
@@ -39,7 +41,8 @@ fn _run_program_json(
                 });
             }
         };
-        registry::run(program, &opts, &mut tick)
+        let circuit = tessera_programs::setup::CircuitOptions { min_ks, of_limb };
+        registry::run_with_circuit(program, &opts, circuit, &mut tick)
     });
     let r = r.map_err(|e| TesseraError::new_err(e.to_string()))?;
     let mut v = serde_json::to_value(&r).map_err(|e| TesseraError::new_err(e.to_string()))?;

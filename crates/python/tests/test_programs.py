@@ -43,3 +43,12 @@ def test_resnet_runs_from_a_chosen_image():
     names = tessera.programs.names()
     assert {"helr", "lola", "logreg", "linreg", "sort", "cryptonets", "lr-inference"} <= set(names)
     assert len(names) == len(set(names))
+
+
+def test_resnet_with_of_limb_encodes_its_plaintexts_once():
+    r = tessera.programs.run("resnet20", size=2, params="test-program", data=DATA, of_limb=True)
+    assert r.passed
+    assert r.check("plaintexts from the memo").value >= r.check("plaintexts encoded").value > 0
+    assert any("OF-Limb" in n for n in r.to_dict()["notes"])
+    with pytest.raises(tessera.TesseraError, match="no bootstrapping circuit"):
+        tessera.programs.run("lola", size=1, data=DATA, of_limb=True)

@@ -80,6 +80,8 @@ def run(
     data: Optional[str] = None,
     progress: Optional[bool] = None,
     first: Optional[int] = None,
+    min_ks: bool = False,
+    of_limb: bool = False,
 ) -> ProgramResult:
     """Runs ``program`` (``helr``, ``lola``, ``logreg``) encrypted on the CPU and checks it.
 
@@ -88,6 +90,10 @@ def run(
     iterations; ``data``: the data directory (default ``$TESSERA_DATA`` or ``../shared/data``).
     A progress bar shows on a terminal (``progress`` forces it on or off). ``first``
     (resnet20 only): the index of the first image, to split a long run into parts.
+    ``min_ks`` / ``of_limb``: ARK's multi-hop rotations and OF-Limb plaintexts added to the
+    program's bootstrapping circuit (``of_limb`` also stores resnet20's weight plaintexts as
+    their ``q_0`` limb), as ``tessera run --min-ks --of-limb``; refused by a program that does
+    not bootstrap.
 
     >>> r = run("helr", size=16, params="test-program", iterations=2)
     >>> r.passed, r.check("max |w - w_replica|").passed
@@ -106,7 +112,15 @@ def run(
 
     try:
         out = _native._run_program_json(
-            program, params, size, iterations, os.fspath(data) if data else None, tick, first
+            program,
+            params,
+            size,
+            iterations,
+            os.fspath(data) if data else None,
+            tick,
+            first,
+            min_ks,
+            of_limb,
         )
     finally:
         if bar is not None:
