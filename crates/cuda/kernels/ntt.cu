@@ -37,6 +37,27 @@
 #define NTT_MIN_BLOCKS 1
 #endif
 
+// Where word i of a tile lives in shared memory: rows of 32 words, each row's words permuted
+// by an XOR with a function of the row, f(row) = (row & 7) << 2 | (row & 3). A 64-bit word
+// takes two of the 32 banks, so a warp reads its 32 words in the fewest passes when they lie
+// at 32 distinct positions mod 32. Unswizzled, the second pass of N = 2^16 (C = 0) reads
+// 4 consecutive words from each of 8 rows 32 apart in its third round (all at the same
+// positions: 8-way bank conflicts) and every fourth word of 4 rows in its last (4-way);
+// with the XOR both are 32 distinct positions, and accesses along a row (every other round,
+// the loads and stores to global memory) stay a permutation of one row. A bijection on each
+// row, so the transform is unchanged; off (identity) with -DNTT_SWIZZLE=0.
+#ifndef NTT_SWIZZLE
+#define NTT_SWIZZLE 1
+#endif
+__device__ __forceinline__ unsigned ntt_sw(unsigned i) {
+#if NTT_SWIZZLE
+    const unsigned row = i >> 5;
+    return i ^ (((row & 7u) << 2) | (row & 3u));
+#else
+    return i;
+#endif
+}
+
 // One round of a pass: the R consecutive stages kk0 .. kk0+R-1 (R <= 3), which mix the mid
 // bits [lo_b, lo_b + R), lo_b = S - kk0 - R. A unit is the 2^R words of the tile that differ
 // only in those bits; each thread takes a unit into registers, applies the round's
@@ -55,7 +76,7 @@ __device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* 
         const unsigned col = u & cmask;
         u64 v[E];
         UNROLL
-        for (int c = 0; c < E; c++) v[c] = tile[((base_mid | ((unsigned)c << lo_b)) << C) | col];
+        for (int c = 0; c < E; c++) v[c] = tile[ntt_sw(((base_mid | ((unsigned)c << lo_b)) << C) | col)];
         UNROLL
         for (int jj = 0; jj < R; jj++) {
             const int j = FORWARD ? jj : R - 1 - jj;
@@ -80,7 +101,7 @@ __device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* 
             }
         }
         UNROLL
-        for (int c = 0; c < E; c++) tile[((base_mid | ((unsigned)c << lo_b)) << C) | col] = v[c];
+        for (int c = 0; c < E; c++) tile[ntt_sw(((base_mid | ((unsigned)c << lo_b)) << C) | col)] = v[c];
     }
 }
 
@@ -109,7 +130,7 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
     u64* x = a + ((u64)l << log_n);
     const u64* w = tw + (mi << log_n);
     const u64* ws = tws + (mi << log_n);
-    BLOCK_LOOP(e, size) { tile[e] = x[gbase + ((u64)(e >> C) << low) + (e & cmask)]; }
+    BLOCK_LOOP(e, size) { tile[ntt_sw(e)] = x[gbase + ((u64)(e >> C) << low) + (e & cmask)]; }
     // Stage s0 + kk's butterfly blocks hi * 2^kk + i, i < 2^kk, have consecutive twiddles.
     for (unsigned kk = 0; kk < S; kk++) {
         const u64 at = (1ull << (s0 + kk)) + (hi << kk);
@@ -133,10 +154,10 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
     if (scale) {
         const u64 c = sc[mi], cs = scs[mi];
         BLOCK_LOOP(e, size) {
-            x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = mul_shoup(tile[e], c, cs, q);
+            x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = mul_shoup(tile[ntt_sw(e)], c, cs, q);
         }
     } else {
-        BLOCK_LOOP(e, size) { x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = tile[e]; }
+        BLOCK_LOOP(e, size) { x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = tile[ntt_sw(e)]; }
     }
 }
 
