@@ -17,6 +17,7 @@ static inline unsigned long long __umul64hi(unsigned long long a, unsigned long 
     return (unsigned long long)(((unsigned __int128)a * b) >> 64);
 }
 // Built with -ffp-contract=off, so these are single IEEE round-to-nearest operations.
+static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
 static inline double __dadd_rn(double a, double b) { return a + b; }
 static inline double __ull2double_rn(unsigned long long x) { return (double)x; }

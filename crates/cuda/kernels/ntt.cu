@@ -37,27 +37,6 @@
 #define NTT_MIN_BLOCKS 1
 #endif
 
-// Where word i of a tile lives in shared memory: rows of 32 words, each row's words permuted
-// by an XOR with a function of the row, f(row) = (row & 7) << 2 | (row & 3). A 64-bit word
-// takes two of the 32 banks, so a warp reads its 32 words in the fewest passes when they lie
-// at 32 distinct positions mod 32. Unswizzled, the second pass of N = 2^16 (C = 0) reads
-// 4 consecutive words from each of 8 rows 32 apart in its third round (all at the same
-// positions: 8-way bank conflicts) and every fourth word of 4 rows in its last (4-way);
-// with the XOR both are 32 distinct positions, and accesses along a row (every other round,
-// the loads and stores to global memory) stay a permutation of one row. A bijection on each
-// row, so the transform is unchanged; off (identity) with -DNTT_SWIZZLE=0.
-#ifndef NTT_SWIZZLE
-#define NTT_SWIZZLE 1
-#endif
-__device__ __forceinline__ unsigned ntt_sw(unsigned i) {
-#if NTT_SWIZZLE
-    const unsigned row = i >> 5;
-    return i ^ (((row & 7u) << 2) | (row & 3u));
-#else
-    return i;
-#endif
-}
-
 // One round of a pass: the R consecutive stages kk0 .. kk0+R-1 (R <= 3), which mix the mid
 // bits [lo_b, lo_b + R), lo_b = S - kk0 - R. A unit is the 2^R words of the tile that differ
 // only in those bits; each thread takes a unit into registers, applies the round's
@@ -76,7 +55,7 @@ __device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* 
         const unsigned col = u & cmask;
         u64 v[E];
         UNROLL
-        for (int c = 0; c < E; c++) v[c] = tile[ntt_sw(((base_mid | ((unsigned)c << lo_b)) << C) | col)];
+        for (int c = 0; c < E; c++) v[c] = tile[((base_mid | ((unsigned)c << lo_b)) << C) | col];
         UNROLL
         for (int jj = 0; jj < R; jj++) {
             const int j = FORWARD ? jj : R - 1 - jj;
@@ -101,7 +80,7 @@ __device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* 
             }
         }
         UNROLL
-        for (int c = 0; c < E; c++) tile[ntt_sw(((base_mid | ((unsigned)c << lo_b)) << C) | col)] = v[c];
+        for (int c = 0; c < E; c++) tile[((base_mid | ((unsigned)c << lo_b)) << C) | col] = v[c];
     }
 }
 
@@ -130,13 +109,47 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
     u64* x = a + ((u64)l << log_n);
     const u64* w = tw + (mi << log_n);
     const u64* ws = tws + (mi << log_n);
-    BLOCK_LOOP(e, size) { tile[ntt_sw(e)] = x[gbase + ((u64)(e >> C) << low) + (e & cmask)]; }
-    // Stage s0 + kk's butterfly blocks hi * 2^kk + i, i < 2^kk, have consecutive twiddles.
-    for (unsigned kk = 0; kk < S; kk++) {
-        const u64 at = (1ull << (s0 + kk)) + (hi << kk);
-        BLOCK_LOOP(i, 1u << kk) {
-            w_s[(1u << kk) - 1 + i] = w[at + i];
-            ws_s[(1u << kk) - 1 + i] = ws[at + i];
+    // Each thread issues all its global loads (8 words of the tile, then 8 twiddle pairs)
+    // before it stores any of them into shared memory: one memory latency per batch instead
+    // of one per loop iteration (a loop's loads wait for its stores). For consecutive
+    // threads and a fixed j the addresses are consecutive (coalesced).
+    const unsigned part = (size + 7) >> 3;
+    BLOCK_LOOP(e0, part) {
+        u64 r[8];
+        UNROLL
+        for (int j = 0; j < 8; j++) {
+            const unsigned e = e0 + j * part;
+            if (e < size) r[j] = x[gbase + ((u64)(e >> C) << low) + (e & cmask)];
+        }
+        UNROLL
+        for (int j = 0; j < 8; j++) {
+            const unsigned e = e0 + j * part;
+            if (e < size) tile[e] = r[j];
+        }
+    }
+    // The twiddles, flattened: slot t - 1 (t in [1, 2^S)) holds stage kk = log2(t)'s twiddle
+    // of butterfly block hi * 2^kk + (t - 2^kk); each stage's twiddles are consecutive.
+    const unsigned tw_count = (1u << S) - 1;
+    const unsigned tw_part = ((1u << S) + 7) >> 3;
+    BLOCK_LOOP(t0, tw_part) {
+        u64 wa[8], wb[8];
+        UNROLL
+        for (int j = 0; j < 8; j++) {
+            const unsigned t = t0 + j * tw_part + 1;
+            const unsigned kk = 31 - __clz((int)t);
+            const u64 g = (1ull << (s0 + kk)) + (hi << kk) + (t - (1u << kk));
+            if (t <= tw_count) {
+                wa[j] = w[g];
+                wb[j] = ws[g];
+            }
+        }
+        UNROLL
+        for (int j = 0; j < 8; j++) {
+            const unsigned t = t0 + j * tw_part + 1;
+            if (t <= tw_count) {
+                w_s[t - 1] = wa[j];
+                ws_s[t - 1] = wb[j];
+            }
         }
     }
     BLOCK_BARRIER();
@@ -154,10 +167,10 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
     if (scale) {
         const u64 c = sc[mi], cs = scs[mi];
         BLOCK_LOOP(e, size) {
-            x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = mul_shoup(tile[ntt_sw(e)], c, cs, q);
+            x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = mul_shoup(tile[e], c, cs, q);
         }
     } else {
-        BLOCK_LOOP(e, size) { x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = tile[ntt_sw(e)]; }
+        BLOCK_LOOP(e, size) { x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = tile[e]; }
     }
 }
 
