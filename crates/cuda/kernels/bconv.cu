@@ -15,23 +15,38 @@ extern "C" __global__ void bconv_scale(u64* y, const u64* x, const u64* inv, con
     y[i] = mul_shoup(x[i], inv[l], invs[l], mods[limb_mod[l] * MOD_STRIDE]);
 }
 
-// Threads: l_out * N. `qhat`: l_out rows of l_in entries [qhat_i]_(p_j), `qhats` their Shoup
-// quotients (y_i is a residue of q_i, not of p_j: the Shoup product takes any 64-bit word); `qinv`: 1/q_i as IEEE
-// double bits; `vq`: l_out rows of l_in + 1 entries [v * Q]_(p_j); `out_mod`: ring moduli of the
-// output limbs.
+// Threads: ceil(l_out / BCONV_J) * N; `total` = l_out * N. A thread computes BCONV_J output
+// limbs of one coefficient, so each input word is read once per BCONV_J outputs (and the
+// exact mode's count once) instead of once per output. `qhat`: l_out rows of l_in entries
+// [qhat_i]_(p_j), `qhats` their Shoup quotients (y_i is a residue of q_i, not of p_j: the
+// Shoup product takes any 64-bit word); `qinv`: 1/q_i as IEEE double bits; `vq`: l_out rows
+// of l_in + 1 entries [v * Q]_(p_j); `out_mod`: ring moduli of the output limbs.
+#define BCONV_J 4
 extern "C" __global__ void bconv_mac(u64* out, const u64* y, u64 l_in, const u64* qhat,
                                      const u64* qhats, const u64* qinv, const u64* vq, u64 exact,
                                      const u64* out_mod, const u64* mods, u64 log_n, u64 total) {
-    u64 g = tid();
-    if (g >= total) return;
-    u64 n = 1ull << log_n;
-    u64 j = g >> log_n;
-    u64 k = g & (n - 1);
-    u64 p = mods[out_mod[j] * MOD_STRIDE];
-    u64 s = 0;
+    const u64 g = tid();
+    const u64 n = 1ull << log_n;
+    const u64 l_out = total >> log_n;
+    const u64 j0 = (g >> log_n) * BCONV_J;
+    if (j0 >= l_out) return;
+    const u64 k = g & (n - 1);
+    const u64 m = l_out - j0 < BCONV_J ? l_out - j0 : BCONV_J;
+    u64 p[BCONV_J], s[BCONV_J];
+    UNROLL
+    for (int jj = 0; jj < BCONV_J; jj++) {
+        p[jj] = jj < m ? mods[out_mod[j0 + jj] * MOD_STRIDE] : 1;
+        s[jj] = 0;
+    }
     for (u64 i = 0; i < l_in; i++) {
-        u64 c = j * l_in + i;
-        s = add_mod(s, mul_shoup(y[(i << log_n) + k], qhat[c], qhats[c], p), p);
+        const u64 yi = y[(i << log_n) + k];
+        UNROLL
+        for (int jj = 0; jj < BCONV_J; jj++) {
+            if (jj < m) {
+                const u64 c = (j0 + jj) * l_in + i;
+                s[jj] = add_mod(s[jj], mul_shoup(yi, qhat[c], qhats[c], p[jj]), p[jj]);
+            }
+        }
     }
     if (exact) {
         double a = 0.0;
@@ -42,7 +57,13 @@ extern "C" __global__ void bconv_mac(u64* out, const u64* y, u64 l_in, const u64
         // a + 1/2 >= 0, so rounding the conversion down is floor (no math library needed).
         u64 v = __double2ull_rd(__dadd_rn(a, 0.5));
         if (v > l_in) v = l_in;
-        s = sub_mod(s, vq[j * (l_in + 1) + v], p);
+        UNROLL
+        for (int jj = 0; jj < BCONV_J; jj++) {
+            if (jj < m) s[jj] = sub_mod(s[jj], vq[(j0 + jj) * (l_in + 1) + v], p[jj]);
+        }
     }
-    out[g] = s;
+    UNROLL
+    for (int jj = 0; jj < BCONV_J; jj++) {
+        if (jj < m) out[((j0 + jj) << log_n) + k] = s[jj];
+    }
 }

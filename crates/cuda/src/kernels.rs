@@ -75,9 +75,19 @@ kernels! {
 /// Threads per block of every launch.
 pub(crate) const BLOCK: u32 = 256;
 
+/// Output limbs one `bconv_mac` thread computes (`BCONV_J` in `kernels/bconv.cu`).
+pub(crate) const BCONV_OUTPUTS_PER_THREAD: usize = 4;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The launch and the kernel agree on how many output limbs a BConv thread computes.
+    #[test]
+    fn bconv_outputs_per_thread_matches_the_source() {
+        let def = format!("#define BCONV_J {BCONV_OUTPUTS_PER_THREAD}\n");
+        assert!(translation_unit().contains(&def));
+    }
 
     /// Each signature names a kernel defined in the sources with as many parameters.
     #[test]

@@ -611,7 +611,8 @@ impl DeviceRing {
             self.log_n,
             total,
         ];
-        self.dev.launch(&k::BCONV_MAC, total, &args)?;
+        let threads = self.total(to.len().div_ceil(k::BCONV_OUTPUTS_PER_THREAD));
+        self.dev.launch(&k::BCONV_MAC, threads, &args)?;
         Ok(out)
     }
 
