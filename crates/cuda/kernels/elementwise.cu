@@ -58,9 +58,7 @@ extern "C" __global__ void ew_dot8(u64* out, const u64* a0, const u64* a1, const
     u64 s = acc ? out[i] : 0;
     // Unrolled with constant indices so the operand tables stay in registers (a loop indexing
     // them at run time puts them in local memory, a load per operand).
-#ifdef __CUDACC_RTC__
-#pragma unroll
-#endif
+    UNROLL
     for (int t = 0; t < 8; t++) {
         if ((u64)t < terms) s = add_mod(s, mul_mod(as[t][i], bs[t][i], q, mu, k), q);
     }

@@ -7,6 +7,14 @@
 
 typedef unsigned long long u64;
 
+// Fully unrolls the loop that follows (constant trip counts: register arrays indexed by the
+// loop variable stay in registers); the host compiler ignores it.
+#ifdef __CUDACC_RTC__
+#define UNROLL _Pragma("unroll")
+#else
+#define UNROLL
+#endif
+
 // Global thread index of a one-dimensional launch.
 __device__ __forceinline__ u64 tid() {
     return (u64)blockIdx.x * (u64)blockDim.x + (u64)threadIdx.x;

@@ -22,12 +22,6 @@
 // polynomial's limbs to ring moduli; `sc`, `scs` are N^-1 and its Shoup quotient per ring
 // modulus, applied when `scale` is 1.
 
-#ifdef __CUDACC_RTC__
-#define UNROLL _Pragma("unroll")
-#else
-#define UNROLL
-#endif
-
 #define NTT_TILE_MAX 2048
 
 // The least number of tile blocks (of 256 threads) an SM should hold at once: NVCC limits the
