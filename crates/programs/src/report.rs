@@ -30,6 +30,26 @@ impl Check {
         }
     }
 
+    /// The accelerator's memory as information rows (none on the CPU, whose memory the
+    /// process's peak RSS reports): its peak and what the run still holds, in GB, each row
+    /// naming the device.
+    pub fn device(report: Option<tessera_backend::DeviceReport>) -> Vec<Self> {
+        report
+            .map(|d| {
+                vec![
+                    Self::info(
+                        &format!("device memory peak, GB ({})", d.name),
+                        d.peak_bytes as f64 / 1e9,
+                    ),
+                    Self::info(
+                        &format!("device memory held at the end, GB ({})", d.name),
+                        d.bytes_in_use as f64 / 1e9,
+                    ),
+                ]
+            })
+            .unwrap_or_default()
+    }
+
     /// `value <= max`.
     pub fn at_most(name: &str, value: f64, max: f64) -> Self {
         Self {
@@ -153,4 +173,23 @@ pub fn max_diff(a: &[f64], b: &[f64]) -> f64 {
         .zip(b)
         .map(|(x, y)| (x - y).abs())
         .fold(0.0, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_rows_name_the_device_and_are_absent_on_the_cpu() {
+        assert!(Check::device(None).is_empty());
+        let rows = Check::device(Some(tessera_backend::DeviceReport {
+            name: "GPU X (CUDA device 0)".into(),
+            capacity_bytes: 80_000_000_000,
+            bytes_in_use: 1_500_000_000,
+            peak_bytes: 9_000_000_000,
+        }));
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|c| c.name.contains("GPU X") && c.pass));
+        assert_eq!((rows[0].value, rows[1].value), (9.0, 1.5));
+    }
 }

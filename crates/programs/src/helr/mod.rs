@@ -244,6 +244,9 @@ pub fn train_cpu(
             }
         }
     }
+    checks.extend(Check::device(tessera_backend::Backend::device_report(
+        ev.backend(),
+    )));
     Ok(RunReport {
         program: task.program.into(),
         params: cfg.params.clone(),

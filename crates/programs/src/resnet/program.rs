@@ -226,6 +226,7 @@ pub fn run_cpu(
     checks.push(Check::info("plaintexts encoded", encoded as f64));
     checks.push(Check::info("plaintexts from the memo", hits as f64));
     checks.push(Check::info("plaintext memo (GB)", kept as f64 / 1e9));
+    checks.extend(Check::device(ev.backend().device_report()));
     for (slots, count) in &boots_at {
         checks.push(Check::info(
             &format!("bootstrappings per image at {slots} slots"),
