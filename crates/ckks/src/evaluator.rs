@@ -204,18 +204,7 @@ impl<B: Backend> Evaluator<B> {
         pt: &Plaintext,
     ) -> Result<Ciphertext<B::Poly>> {
         Self::same_scale("PAdd", a.scale, pt.scale)?;
-        let c0 = self.traced("PAdd", a.level, |e| {
-            let p = e.load_plain("PAdd", a.level, pt)?;
-            Ok(e.backend.add(&a.c0, &p)?)
-        })?;
-        Ok(Ciphertext {
-            c0,
-            c1: a.c1.clone(),
-            level: a.level,
-            scale: a.scale,
-            slots: a.slots.max(pt.slots),
-            key_set: a.key_set,
-        })
+        self.plain_sum("PAdd", a, pt.slots, |e| e.load_plain("PAdd", a.level, pt))
     }
 
     /// PAdd with an OF-Limb plaintext (ark.md IV-B: OF-Limb serves PMult and PAdd): its
@@ -228,8 +217,20 @@ impl<B: Backend> Evaluator<B> {
         Self::same_scale("PAdd (OF-Limb)", a.scale, pt.scale)?;
         Self::same_level("PAdd (OF-Limb)", a.level, pt.level)?;
         let limbs = self.ctx.chain_limbs(a.level);
-        let c0 = self.traced("PAddOFLimb", a.level, |e| {
-            let p = e.oflimb_operand(pt, &limbs)?;
+        self.plain_sum("PAddOFLimb", a, pt.slots, |e| e.oflimb_operand(pt, &limbs))
+    }
+
+    /// Adds the plaintext polynomial that `get` puts in the backend to `a`'s first part
+    /// (inside the operation's markers).
+    fn plain_sum(
+        &mut self,
+        op: &'static str,
+        a: &Ciphertext<B::Poly>,
+        pt_slots: usize,
+        get: impl FnOnce(&mut Self) -> Result<B::Poly>,
+    ) -> Result<Ciphertext<B::Poly>> {
+        let c0 = self.traced(op, a.level, |e| {
+            let p = get(e)?;
             Ok(e.backend.add(&a.c0, &p)?)
         })?;
         Ok(Ciphertext {
@@ -237,7 +238,7 @@ impl<B: Backend> Evaluator<B> {
             c1: a.c1.clone(),
             level: a.level,
             scale: a.scale,
-            slots: a.slots.max(pt.slots),
+            slots: a.slots.max(pt_slots),
             key_set: a.key_set,
         })
     }

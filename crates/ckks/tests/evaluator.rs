@@ -386,6 +386,17 @@ fn accumulated_plaintext_products_equal_products_then_additions() {
     ev.mul_plain_oflimb_acc(&mut acc, &y, &oc).unwrap();
     let (got, exp) = (ev.store(&acc).unwrap(), ev.store(&want).unwrap());
     assert_eq!((&got.c0, &got.c1), (&exp.c0, &exp.c1));
+    // PAdd: the OF-Limb plaintext extends to the full one's residues exactly.
+    let (full, of) = (
+        ev.add_plain(&x, &pc).unwrap(),
+        ev.add_plain_oflimb(&x, &oc).unwrap(),
+    );
+    let (full, of) = (ev.store(&full).unwrap(), ev.store(&of).unwrap());
+    assert_eq!((&of.c0, &of.c1), (&full.c0, &full.c1));
+    assert!(
+        ev.add_plain_oflimb(&first, &oc).is_err(),
+        "scale mismatch refused"
+    );
     // The accumulator must hold products of the same level and scale.
     let mut wrong_scale = x.clone();
     assert!(ev.mul_plain_acc(&mut wrong_scale, &y, &pc).is_err());
