@@ -118,10 +118,11 @@ run() { # run [tests|bench|all]
     fi
     # 6. ResNet-20 as ARK runs it (OF-Limb plaintexts, encoded once per run: the images after
     # the first take them from the memo), RESNET_IMAGES images (default 3), every rotation key
-    # made up front; then one image with the baseline binary, as session 34 ran it.
+    # made up front (RESNET_SECS: the step's time limit, default 300); then one image with the
+    # baseline binary, as session 34 ran it.
     if [ "$what" = resnet ]; then
         export TESSERA_EAGER_KEY_GB=100
-        step run-resnet20-oflimb 300 "$BIN/tessera" run resnet20 --params ark --of-limb --images "${RESNET_IMAGES:-3}" --backend cuda --threads "$th" --json
+        step run-resnet20-oflimb "${RESNET_SECS:-300}" "$BIN/tessera" run resnet20 --params ark --of-limb --images "${RESNET_IMAGES:-3}" --backend cuda --threads "$th" --json
         if [ -x "$BIN/tessera-base" ]; then
             step base-resnet20 240 "$BIN/tessera-base" run resnet20 --params ark --images 1 --backend cuda --threads "$th" --json
         fi

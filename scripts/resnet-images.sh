@@ -26,8 +26,9 @@ fi
 timer=()
 if [[ -x /usr/bin/time ]]; then timer=(/usr/bin/time -v); fi
 mkdir -p "$out"
-{ "$bin" --version; sha256sum "$bin"; git -C "$root" rev-parse HEAD 2>/dev/null || true; } \
-  > "$out/binary.txt" 2>&1 || true
+# One record per start (a run resumed in a later session may use another build).
+{ echo "== started $(date -u +%FT%TZ) at image $first"; "$bin" --version; sha256sum "$bin"
+  git -C "$root" rev-parse HEAD 2>/dev/null || true; } >> "$out/binary.txt" 2>&1 || true
 for ((i = first; i < first + count; i++)); do
   name=$(printf 'image-%03d' "$i")
   [[ -s "$out/$name.json" ]] && continue

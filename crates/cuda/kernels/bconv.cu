@@ -21,7 +21,13 @@ extern "C" __global__ void bconv_scale(u64* y, const u64* x, const u64* inv, con
 // [qhat_i]_(p_j), `qhats` their Shoup quotients (y_i is a residue of q_i, not of p_j: the
 // Shoup product takes any 64-bit word); `qinv`: 1/q_i as IEEE double bits; `vq`: l_out rows
 // of l_in + 1 entries [v * Q]_(p_j); `out_mod`: ring moduli of the output limbs.
+// A tuning knob: TESSERA_CUDA_NVRTC_OPTIONS="-DBCONV_J=2" (the launch reads the same option).
+#ifndef BCONV_J
 #define BCONV_J 4
+#endif
+#if BCONV_J < 1 || BCONV_J > 8
+#error "BCONV_J must be between 1 and 8"
+#endif
 extern "C" __global__ void bconv_mac(u64* out, const u64* y, u64 l_in, const u64* qhat,
                                      const u64* qhats, const u64* qinv, const u64* vq, u64 exact,
                                      const u64* out_mod, const u64* mods, u64 log_n, u64 total) {

@@ -31,6 +31,22 @@
 #define NTT_MIN_BLOCKS 1
 #endif
 
+// A tuning knob (TESSERA_CUDA_NVRTC_OPTIONS="-DNTT_TW_GLOBAL"): the rounds read their twiddles
+// from global memory (through the caches) instead of a copy in shared memory. A block then
+// needs 16 KB of shared memory instead of 48 KB, so more blocks fit on an SM; each round's
+// twiddle loads are exposed to memory latency instead.
+#ifdef NTT_TW_GLOBAL
+#define NTT_TW_SHARED 0
+#else
+#define NTT_TW_SHARED 1
+#endif
+
+// Where the twiddle of stage kk, butterfly block i of a tile sits: in the tile's shared copy
+// (flattened: slot 2^kk - 1 + i), or in the global table (slot 2^(s0 + kk) + hi 2^kk + i).
+__device__ __forceinline__ unsigned tw_slot(unsigned kk, unsigned i, unsigned s0, u64 hi) {
+    return NTT_TW_SHARED ? (1u << kk) - 1 + i : (1u << (s0 + kk)) + (unsigned)(hi << kk) + i;
+}
+
 // One round of a pass: the R consecutive stages kk0 .. kk0+R-1 (R <= 3), which mix the mid
 // bits [lo_b, lo_b + R), lo_b = S - kk0 - R. A unit is the 2^R words of the tile that differ
 // only in those bits; each thread takes a unit into registers, applies the round's
@@ -39,7 +55,7 @@
 template <int R, bool FORWARD>
 __device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* ws_s,
                                           unsigned S, unsigned C, unsigned kk0, unsigned size,
-                                          u64 q) {
+                                          u64 q, unsigned s0, u64 hi) {
     const int E = 1 << R;
     const unsigned lo_b = S - kk0 - R;
     const unsigned cmask = (1u << C) - 1;
@@ -60,7 +76,7 @@ __device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* 
             for (int c = 0; c < E; c++) {
                 if (c & h) continue;
                 const unsigned mid = base_mid | ((unsigned)c << lo_b);
-                const unsigned ti = (1u << kk) - 1 + (mid >> (hb + 1));
+                const unsigned ti = tw_slot(kk, mid >> (hb + 1), s0, hi);
                 const u64 x0 = v[c];
                 if (FORWARD) {
                     const u64 t = mul_shoup(v[c + h], w_s[ti], ws_s[ti], q);
@@ -86,8 +102,10 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
     BLOCK_ENTRY;
     // The tile, and the 2^S - 1 twiddles (and Shoup quotients) its S stages use: 48 KB.
     BLOCK_SHARED u64 tile[NTT_TILE_MAX];
+#if NTT_TW_SHARED
     BLOCK_SHARED u64 w_s[NTT_TILE_MAX];
     BLOCK_SHARED u64 ws_s[NTT_TILE_MAX];
+#endif
     const unsigned S = (unsigned)stages, C = (unsigned)log_cols;
     const unsigned low = (unsigned)(log_n - s0) - S;
     const unsigned tile_bits = (unsigned)log_n - S - C;  // log2(tiles per limb)
@@ -121,6 +139,7 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
             if (e < size) tile[e] = r[j];
         }
     }
+#if NTT_TW_SHARED
     // The twiddles, flattened: slot t - 1 (t in [1, 2^S)) holds stage kk = log2(t)'s twiddle
     // of butterfly block hi * 2^kk + (t - 2^kk); each stage's twiddles are consecutive.
     const unsigned tw_count = (1u << S) - 1;
@@ -146,6 +165,10 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
             }
         }
     }
+#else
+    const u64* w_s = w;
+    const u64* ws_s = ws;
+#endif
     BLOCK_BARRIER();
     // Rounds of three stages (the last one or two fewer); the inverse runs them backwards.
     const unsigned rounds = (S + 2) / 3;
@@ -153,9 +176,9 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
         const unsigned r = FORWARD ? ri : rounds - 1 - ri;
         const unsigned kk0 = 3 * r;
         const unsigned R = S - kk0 < 3 ? S - kk0 : 3;
-        if (R == 3) ntt_round<3, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q);
-        else if (R == 2) ntt_round<2, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q);
-        else ntt_round<1, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q);
+        if (R == 3) ntt_round<3, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q, (unsigned)s0, hi);
+        else if (R == 2) ntt_round<2, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q, (unsigned)s0, hi);
+        else ntt_round<1, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q, (unsigned)s0, hi);
         BLOCK_BARRIER();
     }
     if (scale) {

@@ -145,6 +145,11 @@ impl Device {
         Ok(b)
     }
 
+    /// Output limbs per `bconv_mac` thread of the compiled kernels.
+    pub(crate) fn bconv_outputs_per_thread(&self) -> usize {
+        self.exec.bconv_outputs_per_thread()
+    }
+
     /// Launches `kernel` over `threads` threads, after checking the argument count.
     pub(crate) fn launch(&self, kernel: &KernelSig, threads: u64, args: &[u64]) -> Result<()> {
         if args.len() != kernel.params.len() {

@@ -25,6 +25,8 @@ pub(crate) struct CudaExec {
     /// then never synchronise the device, as `cuMemAlloc`/`cuMemFree` do. False on a device
     /// without memory pools, which keeps the synchronous calls.
     pooled: bool,
+    /// `BCONV_J` of the compiled kernels (see [`kernels::bconv_outputs_per_thread`]).
+    bconv_j: usize,
 }
 
 /// Whether device `dev` supports stream-ordered allocation; if so, raises its default pool's
@@ -134,10 +136,13 @@ pub(crate) fn open(ordinal: usize) -> Result<CudaExec> {
         let name = result::device::get_name(dev).map_err(driver_err("cuDeviceGetName"))?;
         let capacity = unsafe { result::device::total_mem(dev) }
             .map_err(driver_err("cuDeviceTotalMem"))? as u64;
+        let options = nvrtc_options(std::env::var(NVRTC_OPTIONS_ENV).ok().as_deref());
+        let bconv_j = kernels::bconv_outputs_per_thread(&options)
+            .map_err(|e| CudaError::Compile(format!("{NVRTC_OPTIONS_ENV}: {e}")))?;
         let opts = cudarc::nvrtc::CompileOptions {
             // Exact IEEE products and sums in BConv's exact mode (no contraction to FMA).
             fmad: Some(false),
-            options: nvrtc_options(std::env::var(NVRTC_OPTIONS_ENV).ok().as_deref()),
+            options,
             ..Default::default()
         };
         let ptx = cudarc::nvrtc::compile_ptx_with_opts(kernels::translation_unit(), opts)
@@ -160,6 +165,7 @@ pub(crate) fn open(ordinal: usize) -> Result<CudaExec> {
             name: format!("{name} (CUDA device {ordinal})"),
             capacity,
             pooled,
+            bconv_j,
         })
     })
 }
@@ -175,6 +181,9 @@ impl CudaExec {
 impl Executor for CudaExec {
     fn name(&self) -> String {
         self.name.clone()
+    }
+    fn bconv_outputs_per_thread(&self) -> usize {
+        self.bconv_j
     }
     fn capacity(&self) -> u64 {
         self.capacity

@@ -9,7 +9,9 @@
 //! occupancy, races between a block's threads or the GPU's memory model.
 //!
 //! The compiler is `$CXX` or `c++`; the library is built once (named by a hash of its
-//! source) in `tessera-cuda-emu/` under the system's temporary directory.
+//! source) in `tessera-cuda-emu/` under the system's temporary directory. The `-D` options of
+//! `TESSERA_CUDA_NVRTC_OPTIONS` apply here too, so every kernel variant a tuning knob selects
+//! on a GPU is checked bit for bit on the CPU first.
 
 use crate::error::{CudaError, Result};
 use crate::exec::Executor;
@@ -26,6 +28,8 @@ pub(crate) struct HostExec {
     run: RunFn,
     wrappers: HashMap<&'static str, Wrapper>,
     memory: Mutex<HashMap<u64, Box<[u64]>>>,
+    /// `BCONV_J` of the compiled kernels.
+    bconv_j: usize,
 }
 
 /// Emulated capacity: large enough for the tests, small enough to exercise the accounting.
@@ -65,15 +69,30 @@ fn err(what: &str, e: &dyn std::fmt::Display) -> CudaError {
     CudaError::Emulator(format!("{what}: {e}"))
 }
 
+/// The `-D` options among `options` (those of `TESSERA_CUDA_NVRTC_OPTIONS`) as `#define`
+/// lines, so the emulator compiles the kernel variant a GPU would; the other options are
+/// NVRTC's own and do not apply to the host compiler.
+fn defines(options: &[String]) -> String {
+    options
+        .iter()
+        .filter_map(|o| o.strip_prefix("-D"))
+        .map(|d| match d.split_once('=') {
+            Some((name, value)) => format!("#define {name} {value}\n"),
+            None => format!("#define {d} 1\n"),
+        })
+        .collect()
+}
+
 /// Builds the host kernel library; returns its path. The library is named by a hash of its
 /// source and shared by every process (built under a temporary name, then renamed, so a
 /// concurrent process never loads a half-written file).
-fn build() -> Result<std::path::PathBuf> {
+fn build(options: &[String]) -> Result<std::path::PathBuf> {
     use std::hash::{Hash, Hasher};
     let dir = std::env::temp_dir().join("tessera-cuda-emu");
     std::fs::create_dir_all(&dir).map_err(|e| err("creating its directory", &e))?;
     let text = format!(
-        "{}\n{}\n{}",
+        "{}{}\n{}\n{}",
+        defines(options),
         kernels::HOST_SHIM,
         kernels::translation_unit(),
         glue()
@@ -110,8 +129,11 @@ fn build() -> Result<std::path::PathBuf> {
 pub(crate) fn open() -> Result<HostExec> {
     static BUILT: std::sync::OnceLock<std::result::Result<std::path::PathBuf, String>> =
         std::sync::OnceLock::new();
+    let options = crate::nvrtc_options(std::env::var(crate::NVRTC_OPTIONS_ENV).ok().as_deref());
+    let bconv_j = kernels::bconv_outputs_per_thread(&options)
+        .map_err(|e| CudaError::Emulator(format!("{}: {e}", crate::NVRTC_OPTIONS_ENV)))?;
     let lib = BUILT
-        .get_or_init(|| build().map_err(|e| e.to_string()))
+        .get_or_init(|| build(&options).map_err(|e| e.to_string()))
         .clone()
         .map_err(CudaError::Emulator)?;
     // SAFETY: the library is the one just built from this crate's sources; its symbols have
@@ -133,6 +155,7 @@ pub(crate) fn open() -> Result<HostExec> {
             run,
             wrappers,
             memory: Mutex::new(HashMap::new()),
+            bconv_j,
         })
     }
 }
@@ -143,6 +166,9 @@ impl Executor for HostExec {
     }
     fn capacity(&self) -> u64 {
         CAPACITY
+    }
+    fn bconv_outputs_per_thread(&self) -> usize {
+        self.bconv_j
     }
     fn alloc(&self, words: usize) -> Result<u64> {
         let b = vec![0u64; words.max(1)].into_boxed_slice();
@@ -193,5 +219,20 @@ impl Executor for HostExec {
     }
     fn synchronize(&self) -> Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::defines;
+
+    #[test]
+    fn knob_options_become_defines() {
+        let o: Vec<String> = ["-DBCONV_J=2", "--maxrregcount=64", "-DNTT_TW_GLOBAL"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(defines(&o), "#define BCONV_J 2\n#define NTT_TW_GLOBAL 1\n");
+        assert_eq!(defines(&[]), "");
     }
 }

@@ -26,4 +26,9 @@ pub trait Executor: Send + Sync {
     fn launch(&self, kernel: &KernelSig, threads: u64, args: &[u64]) -> Result<()>;
     /// Waits until every launch has finished.
     fn synchronize(&self) -> Result<()>;
+    /// Output limbs one `bconv_mac` thread computes in the kernels this executor compiled
+    /// (the `BCONV_J` knob); the launch size depends on it.
+    fn bconv_outputs_per_thread(&self) -> usize {
+        crate::kernels::BCONV_OUTPUTS_PER_THREAD
+    }
 }

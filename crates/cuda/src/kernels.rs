@@ -75,8 +75,29 @@ kernels! {
 /// Threads per block of every launch.
 pub(crate) const BLOCK: u32 = 256;
 
-/// Output limbs one `bconv_mac` thread computes (`BCONV_J` in `kernels/bconv.cu`).
+/// Output limbs one `bconv_mac` thread computes by default (`BCONV_J` in `kernels/bconv.cu`).
 pub(crate) const BCONV_OUTPUTS_PER_THREAD: usize = 4;
+
+/// The output limbs per `bconv_mac` thread that NVRTC `options` select: the last
+/// `-DBCONV_J=n` (1 to 8), else [`BCONV_OUTPUTS_PER_THREAD`]. The launch must use the value
+/// the kernel was compiled with, so the knob is read here from the same options.
+///
+/// Errors name the option and the allowed range.
+pub(crate) fn bconv_outputs_per_thread(options: &[String]) -> Result<usize, String> {
+    let Some(v) = options
+        .iter()
+        .rev()
+        .find_map(|o| o.strip_prefix("-DBCONV_J="))
+    else {
+        return Ok(BCONV_OUTPUTS_PER_THREAD);
+    };
+    match v.parse::<usize>() {
+        Ok(j) if (1..=8).contains(&j) => Ok(j),
+        _ => Err(format!(
+            "-DBCONV_J={v}: output limbs per BConv thread must be an integer from 1 to 8"
+        )),
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -87,6 +108,22 @@ mod tests {
     fn bconv_outputs_per_thread_matches_the_source() {
         let def = format!("#define BCONV_J {BCONV_OUTPUTS_PER_THREAD}\n");
         assert!(translation_unit().contains(&def));
+    }
+
+    /// The knob is read from the options, the last one wins, and bad values are refused.
+    #[test]
+    fn bconv_outputs_per_thread_from_options() {
+        let o = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(bconv_outputs_per_thread(&o(&[])), Ok(4));
+        assert_eq!(bconv_outputs_per_thread(&o(&["-DBCONV_J=2"])), Ok(2));
+        assert_eq!(
+            bconv_outputs_per_thread(&o(&["-DBCONV_J=2", "-DBCONV_J=8"])),
+            Ok(8)
+        );
+        for bad in ["-DBCONV_J=0", "-DBCONV_J=9", "-DBCONV_J=x", "-DBCONV_J="] {
+            let e = bconv_outputs_per_thread(&o(&[bad])).unwrap_err();
+            assert!(e.contains("1 to 8"), "{e}");
+        }
     }
 
     /// Each signature names a kernel defined in the sources with as many parameters.

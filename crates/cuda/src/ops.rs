@@ -611,7 +611,7 @@ impl DeviceRing {
             self.log_n,
             total,
         ];
-        let threads = self.total(to.len().div_ceil(k::BCONV_OUTPUTS_PER_THREAD));
+        let threads = self.total(to.len().div_ceil(self.dev.bconv_outputs_per_thread()));
         self.dev.launch(&k::BCONV_MAC, threads, &args)?;
         Ok(out)
     }
