@@ -185,7 +185,50 @@ impl CkksContext {
         level: usize,
         scale: f64,
     ) -> Result<Plaintext> {
+        self.encode_over(values, slots, level, scale, &[])
+    }
+
+    /// [`CkksContext::encode`] with the polynomial also reduced into the special limbs
+    /// `special`: a plaintext for products over `Q_level P`, where double hoisting keeps the
+    /// DFTs' baby steps ([`crate::ExtCiphertext`]). Its `level` is still `level`.
+    ///
+    /// ```
+    /// use tessera_ckks::{CkksContext, Parameters};
+    /// let ctx = CkksContext::new(Parameters::preset("test-small")?)?;
+    /// let special = ctx.special_limbs();
+    /// let pt = ctx.encode_over(&[], 4, 1, 1024.0, &special)?;
+    /// assert_eq!(pt.poly.num_limbs(), 2 + special.len());
+    /// assert!(ctx.encode_over(&[], 4, 1, 1024.0, &[0]).is_err()); // a chain limb
+    /// # Ok::<(), tessera_ckks::CkksError>(())
+    /// ```
+    pub fn encode_over(
+        &self,
+        values: &[Complex64],
+        slots: usize,
+        level: usize,
+        scale: f64,
+        special: &[usize],
+    ) -> Result<Plaintext> {
         self.check_level(level)?;
+        let all_special = self.special_limbs();
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(&bad) = special
+            .iter()
+            .find(|&&i| !all_special.contains(&i) || !seen.insert(i))
+        {
+            return Err(CkksError::InvalidParameter {
+                name: "special",
+                value: format!("{special:?} (limb {bad})"),
+                allowed: format!("distinct special limbs among {all_special:?}"),
+            });
+        }
+        let mut limbs = self.chain_limbs(level);
+        limbs.extend_from_slice(special);
+        let form = if special.is_empty() {
+            PlainForm::Full
+        } else {
+            PlainForm::FullExtended
+        };
         if self.shape_only {
             self.encoder.check_message(values, slots, scale)?;
             return Ok(Plaintext {
@@ -194,15 +237,15 @@ impl CkksContext {
                 scale,
                 slots,
                 shape: Some(HostShape {
-                    limbs: self.chain_limbs(level),
+                    limbs,
                     repr: Representation::Evaluation,
-                    id: shape::message_id(PlainForm::Full, values, slots, scale),
+                    id: shape::message_id(form, values, slots, scale),
                 }),
             });
         }
         let coeffs = self.encoder.encode(values, slots, scale)?;
         self.check_fits(&coeffs, level)?;
-        let mut poly = RnsPoly::from_i128(&self.ring, &self.chain_limbs(level), &coeffs)?;
+        let mut poly = RnsPoly::from_i128(&self.ring, &limbs, &coeffs)?;
         poly.ntt()?;
         Ok(Plaintext {
             poly,

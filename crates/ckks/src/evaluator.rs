@@ -13,6 +13,9 @@ use tessera_backend::{Backend, Kind};
 use tessera_math::automorphism::{conjugation_element, galois_element};
 use tessera_math::{ConversionMode, Modulus, RnsPoly};
 
+mod extended;
+pub use extended::ExtCiphertext;
+
 /// A binary primary function of backend `B` (add, sub, ...).
 type BinaryPrimary<B> = fn(
     &mut B,
@@ -633,16 +636,24 @@ impl<B: Backend> Evaluator<B> {
         })
     }
 
-    /// A hoisted rotation's inner product: the automorphism `g` of each extended digit
-    /// multiplied into the accumulators as it is made ([`KeySwitchDataflow::Streamed`]: one
-    /// rotated digit alive at a time), then ModDown.
-    fn rotated_inner_product_streamed(
+    /// A hoisted rotation's inner product, over `Q_l P` (before ModDown): the automorphism
+    /// `g` of each extended digit, then the inner product with `key`. With
+    /// [`KeySwitchDataflow::Streamed`] each rotated digit is multiplied into the accumulators
+    /// as it is made, so only one is alive at a time.
+    fn rotated_inner_product(
         &mut self,
         ups: &[B::Poly],
         g: u64,
         level: usize,
         key: &SwitchingKey,
     ) -> Result<(B::Poly, B::Poly)> {
+        if self.dataflow != KeySwitchDataflow::Streamed {
+            let rotated = ups
+                .iter()
+                .map(|u| self.backend.automorphism(u, g))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            return self.inner_product(&rotated, level, key);
+        }
         let plan = key.plan();
         Self::digits_match(plan, level, ups.len())?;
         let qp = plan.qp_limbs(level);
@@ -651,8 +662,7 @@ impl<B: Backend> Evaluator<B> {
             let rotated = self.backend.automorphism(u, g)?;
             acc = Some(self.accumulate_digit(acc, &rotated, key, i, &qp)?);
         }
-        let (u0, u1) = acc.expect("at least one digit");
-        self.mod_down_pair(&u0, &u1, level, key)
+        Ok(acc.expect("at least one digit"))
     }
 
     /// One digit of ModUp: `sub` holds the digit's limbs of `d` in coefficient form; they are
@@ -753,29 +763,46 @@ impl<B: Backend> Evaluator<B> {
         level: usize,
         key: &SwitchingKey,
     ) -> Result<(B::Poly, B::Poly)> {
-        let moduli = self.ctx.ring().moduli();
+        let special = &key.plan().special;
+        let v0 = self.mod_down_special(u0, level, special)?;
+        let v1 = self.mod_down_special(u1, level, special)?;
+        Ok((v0, v1))
+    }
+
+    /// ModDown of one polynomial over `Q_l P` (`P` the product of the limbs `special`): its
+    /// special limbs converted back with the exact centered BConv, subtracted, and the
+    /// difference multiplied by `P^{-1}`: `round(u / P)` over `Q_l`.
+    fn mod_down_special(
+        &mut self,
+        u: &B::Poly,
+        level: usize,
+        special: &[usize],
+    ) -> Result<B::Poly> {
         let q_limbs = self.ctx.chain_limbs(level);
-        let p_limbs = key.plan().special.clone();
-        let p_inv: Vec<u64> = q_limbs
+        let p_inv = self.special_product(level, special, true);
+        self.divide_by_limbs(u, special, &q_limbs, &p_inv)
+    }
+
+    /// `P mod q_j` (or `P^{-1} mod q_j` when `inverse`) for each chain limb `j` of `level`,
+    /// `P` the product of the limbs `special`.
+    fn special_product(&self, level: usize, special: &[usize], inverse: bool) -> Vec<u64> {
+        let moduli = self.ctx.ring().moduli();
+        self.ctx
+            .chain_limbs(level)
             .iter()
             .map(|&j| {
                 let m = &moduli[j];
-                p_limbs.iter().fold(1u64, |acc, &i| {
-                    m.mul(
-                        acc,
-                        m.inv(moduli[i].value() % m.value())
-                            .expect("distinct primes"),
-                    )
+                special.iter().fold(1u64, |acc, &i| {
+                    let p = moduli[i].value() % m.value();
+                    let f = if inverse {
+                        m.inv(p).expect("distinct primes")
+                    } else {
+                        p
+                    };
+                    m.mul(acc, f)
                 })
             })
-            .collect();
-        let mut out = Vec::with_capacity(2);
-        for u in [u0, u1] {
-            out.push(self.divide_by_limbs(u, &p_limbs, &q_limbs, &p_inv)?);
-        }
-        let v1 = out.pop().expect("two parts");
-        let v0 = out.pop().expect("two parts");
-        Ok((v0, v1))
+            .collect()
     }
 
     /// Hoisted rotations: one ModUp of `c1` shared by every rotation in `steps`. Each rotation
@@ -788,57 +815,18 @@ impl<B: Backend> Evaluator<B> {
         steps: &[i64],
         keys: &EvaluationKeys,
     ) -> Result<Vec<Ciphertext<B::Poly>>> {
-        let n = self.ctx.params().n();
-        // Plans first, keys one at a time below: on-demand keys (dnum = L + 1 makes each one
-        // 0.5 GB at N = 2^16) are then never all held at once.
-        let gs = steps
-            .iter()
-            .map(|&r| {
-                let g = galois_element(r, n)?;
-                keys.galois_plan_for(g, a.level)
-                    .map(|p| (g, p))
-                    .ok_or_else(|| {
-                        CkksError::MissingKey(format!(
-                            "hoisted rotation by {r} needs the key for Galois element {g}"
-                        ))
-                    })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        // One ModUp serves every rotation only if their keys decompose alike.
-        let Some((_, first)) = gs.first() else {
+        let Some((gs, plan)) = Self::hoisting_plan(a.level, steps, keys, self.ctx.params().n())?
+        else {
             return Ok(Vec::new());
         };
-        let plan = (*first).clone();
-        if gs.iter().any(|(_, p)| {
-            p.digits_at(a.level) != plan.digits_at(a.level) || p.special != plan.special
-        }) {
-            return Err(CkksError::MissingKey(
-                "hoisted rotations need keys with one decomposition (one ModUp is shared)".into(),
-            ));
-        }
-        for (_, p) in &gs {
-            Self::plan_reaches(p, a.level)?;
-        }
-        let gs: Vec<u64> = gs.into_iter().map(|(g, _)| g).collect();
         let ups = self.traced("HoistedModUp", a.level, |e| e.mod_up(&a.c1, a.level, &plan))?;
         let mut out = Vec::with_capacity(gs.len());
         for g in gs {
-            let key = keys.galois_for(g, a.level)?.ok_or_else(|| {
-                CkksError::MissingKey(format!(
-                    "hoisted rotation needs the key for Galois element {g}"
-                ))
-            })?;
+            let key = Self::galois_key(keys, g, a.level, "hoisted rotation")?;
             key.key_set().check("HRotHoisted", a.key_set)?;
             let (c0, c1) = self.traced("HRotHoisted", a.level, |e| {
-                let (u0, u1) = if e.dataflow == KeySwitchDataflow::Streamed {
-                    e.rotated_inner_product_streamed(&ups, g, a.level, &key)?
-                } else {
-                    let rotated = ups
-                        .iter()
-                        .map(|u| e.backend.automorphism(u, g))
-                        .collect::<std::result::Result<Vec<_>, _>>()?;
-                    e.inner_product_mod_down(&rotated, a.level, &key)?
-                };
+                let (u0, u1) = e.rotated_inner_product(&ups, g, a.level, &key)?;
+                let (u0, u1) = e.mod_down_pair(&u0, &u1, a.level, &key)?;
                 let c0 = e.backend.automorphism(&a.c0, g)?;
                 Ok((e.backend.add(&c0, &u0)?, u1))
             })?;
@@ -849,6 +837,59 @@ impl<B: Backend> Evaluator<B> {
             });
         }
         Ok(out)
+    }
+
+    /// The Galois elements of `steps` and the one decomposition their keys share at `level`
+    /// (`None` for no steps): one ModUp serves them all only if their keys decompose alike.
+    fn hoisting_plan(
+        level: usize,
+        steps: &[i64],
+        keys: &EvaluationKeys,
+        n: usize,
+    ) -> Result<Option<(Vec<u64>, KeySwitchPlan)>> {
+        // Plans first, keys one at a time later: on-demand keys (dnum = L + 1 makes each one
+        // 0.5 GB at N = 2^16) are then never all held at once.
+        let gs = steps
+            .iter()
+            .map(|&r| {
+                let g = galois_element(r, n)?;
+                keys.galois_plan_for(g, level)
+                    .map(|p| (g, p))
+                    .ok_or_else(|| {
+                        CkksError::MissingKey(format!(
+                            "hoisted rotation by {r} needs the key for Galois element {g}"
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let Some((_, first)) = gs.first() else {
+            return Ok(None);
+        };
+        let plan = (*first).clone();
+        if gs
+            .iter()
+            .any(|(_, p)| p.digits_at(level) != plan.digits_at(level) || p.special != plan.special)
+        {
+            return Err(CkksError::MissingKey(
+                "hoisted rotations need keys with one decomposition (one ModUp is shared)".into(),
+            ));
+        }
+        for (_, p) in &gs {
+            Self::plan_reaches(p, level)?;
+        }
+        Ok(Some((gs.into_iter().map(|(g, _)| g).collect(), plan)))
+    }
+
+    /// The key for Galois element `g` at `level` (`what` names the operation in the error).
+    fn galois_key<'k>(
+        keys: &'k EvaluationKeys,
+        g: u64,
+        level: usize,
+        what: &str,
+    ) -> Result<crate::KeyRef<'k>> {
+        keys.galois_for(g, level)?.ok_or_else(|| {
+            CkksError::MissingKey(format!("{what} needs the key for Galois element {g}"))
+        })
     }
 
     /// The ciphertext-ciphertext product before relinearisation: `(d0, d1, d2)` with

@@ -558,6 +558,7 @@ impl ParamsFile {
             let _ = writeln!(s, "of_limb = {}", b.of_limb);
             let _ = writeln!(s, "min_ks = {}", b.min_ks);
             let _ = writeln!(s, "hoisting = {}", b.hoisting);
+            let _ = writeln!(s, "double_hoisting = {}", b.double_hoisting);
             if let Some(k) = b.meta_log_scale {
                 let _ = writeln!(s, "meta_log_scale = {k}");
             }
@@ -598,6 +599,7 @@ const BOOTSTRAP_KEYS: &[&str] = &[
     "of_limb",
     "min_ks",
     "hoisting",
+    "double_hoisting",
     "meta_log_scale",
     "slots",
 ];
@@ -847,6 +849,7 @@ impl Doc<'_> {
             of_limb: self.boolean(t, &["bootstrap", "of_limb"], false)?,
             min_ks: self.boolean(t, &["bootstrap", "min_ks"], false)?,
             hoisting: self.boolean(t, &["bootstrap", "hoisting"], true)?,
+            double_hoisting: self.boolean(t, &["bootstrap", "double_hoisting"], false)?,
             meta_log_scale: opt("meta_log_scale", 1, 40)?.map(|k| k as u32),
             slots: slots.map(|s| s as usize),
         })

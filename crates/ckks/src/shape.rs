@@ -29,6 +29,9 @@ pub(crate) enum PlainForm {
     Full,
     /// ARK's OF-Limb form: the `q_0` limb, coefficient form.
     OfLimb,
+    /// Every limb of its level and special limbs (a double-hoisting product's operand),
+    /// evaluation form.
+    FullExtended,
 }
 
 fn id_of(h: blake3::Hasher) -> u64 {
@@ -120,6 +123,7 @@ mod tests {
             message_id(PlainForm::Full, &[c(0.5)], 16, 2f64.powi(40)),
             message_id(PlainForm::Full, &[c(0.5)], 8, 2f64.powi(41)),
             message_id(PlainForm::OfLimb, &[c(0.5)], 8, 2f64.powi(40)),
+            message_id(PlainForm::FullExtended, &[c(0.5)], 8, 2f64.powi(40)),
         ] {
             assert_ne!(a, other);
         }

@@ -727,3 +727,48 @@ fn bootstrapping_without_hoisting_agrees_with_hoisting() {
         hoisted.max_error
     );
 }
+
+/// Double hoisting (baby steps, products and giant steps over Q P, one ModDown per part per
+/// matrix): the same rotation keys, the same result within the bootstrapping precision.
+#[test]
+fn bootstrapping_with_double_hoisting_agrees_with_single() {
+    let st = setup();
+    let ctx = st.ctx.clone();
+    let plain = Bootstrapper::new(
+        &ctx,
+        BootstrapParameters {
+            double_hoisting: true,
+            ..circuit()
+        },
+    )
+    .unwrap();
+    assert_eq!(plain.rotations(), st.boot.rotations());
+    let mut kg = st.kg;
+    let (z, ct) = encrypt_values(&ctx, &mut kg, &st.sk, 43);
+    let mut ev = Evaluator::new(&ctx, CpuBackend::new(ctx.ring().clone())).unwrap();
+    let x = ev.load(&ct).unwrap();
+    let got: Vec<Vec<Complex64>> = [&plain, &st.boot]
+        .iter()
+        .map(|b| {
+            let y = b.bootstrap(&mut ev, &x, &st.bkeys).unwrap();
+            decrypt_slots(&ctx, &st.sk, &ev.store(&y).unwrap())
+        })
+        .collect();
+    for g in &got {
+        let p = PrecisionStats::new(&z, g);
+        assert!(
+            p.mean_precision_bits() > 22.0,
+            "{} bits",
+            p.mean_precision_bits()
+        );
+    }
+    // The two differ by far less than either differs from the message.
+    let between = PrecisionStats::new(&got[1], &got[0]);
+    let hoisted = PrecisionStats::new(&z, &got[1]);
+    assert!(
+        between.max_error < hoisted.max_error,
+        "{} vs {}",
+        between.max_error,
+        hoisted.max_error
+    );
+}

@@ -233,8 +233,19 @@ fn linear_transforms_match_the_dense_product() {
             min_ks: true,
             hoisting: false,
             of_limb: false,
+            double_hoisting: false,
+        },
+        LinearOptions {
+            double_hoisting: true,
+            ..Default::default()
+        },
+        LinearOptions {
+            double_hoisting: true,
+            of_limb: true,
+            ..Default::default()
         },
     ];
+    let per = variants.len();
     let lts: Vec<LinearTransform> = [&dense, &banded]
         .iter()
         .flat_map(|m| {
@@ -243,7 +254,7 @@ fn linear_transforms_match_the_dense_product() {
                 .map(|&o| LinearTransform::from_dense(m).unwrap().with_options(o))
         })
         .collect();
-    assert_eq!(lts[4].matrix().diags.len(), 5);
+    assert_eq!(lts[per].matrix().diags.len(), 5);
     let mut rots: Vec<i64> = lts.iter().flat_map(|l| l.rotations()).collect();
     rots.sort_unstable();
     rots.dedup();
@@ -253,7 +264,11 @@ fn linear_transforms_match_the_dense_product() {
     let x = st.ev.load(&ct).unwrap();
     for (i, lt) in lts.iter().enumerate() {
         let want: Vec<Complex64> = (0..s)
-            .map(|r| (0..s).map(|c| [&dense, &banded][i / 4][r][c] * z[c]).sum())
+            .map(|r| {
+                (0..s)
+                    .map(|c| [&dense, &banded][i / per][r][c] * z[c])
+                    .sum()
+            })
             .collect();
         assert_eq!(lt.apply_clear(&z).len(), s);
         for _ in 0..2 {
@@ -399,4 +414,73 @@ fn lee_app_relu_matches_its_replica() {
         Err(CkksError::OutOfLevels { .. })
     ));
     assert!(s.app_relu(&mut st.ev, &x, 0.0, &st.keys).is_err());
+}
+
+/// Double hoisting computes the same transform as single hoisting, within the precision of
+/// either, with fewer inverse NTTs (ModDowns: one per giant step's `c1` and one pair at the
+/// end, instead of a pair per baby and giant rotation), under both key-switch dataflows.
+#[test]
+fn double_hoisting_agrees_with_single_and_saves_mod_downs() {
+    use tessera_backend::trace::Op;
+    use tessera_backend::Recording;
+    use tessera_ckks::circuits::linear::{LinearOptions, LinearTransform};
+    let s = 32;
+    let dense: Vec<Vec<Complex64>> = (0..s).map(|i| common::values(70 + i as u64, s)).collect();
+    let single = LinearTransform::from_dense(&dense).unwrap();
+    let double = LinearTransform::from_dense(&dense)
+        .unwrap()
+        .with_options(LinearOptions {
+            double_hoisting: true,
+            ..Default::default()
+        });
+    let plan = single.plan();
+    assert!(plan.baby.len() > 2 && plan.giant.len() > 2, "{plan:?}");
+    let st = setup(&single.rotations());
+    let z = common::values(13, s);
+    let mut st = st;
+    let ct = st.encrypt(&z);
+    let want = single.apply_clear(&z);
+    for flow in [KeySwitchDataflow::Batched, KeySwitchDataflow::Streamed] {
+        let mut got = Vec::new();
+        let mut intts = Vec::new();
+        for lt in [&single, &double] {
+            let mut ev = Evaluator::new(
+                &st.ctx,
+                Recording::new(CpuBackend::new(st.ctx.ring().clone())),
+            )
+            .unwrap();
+            ev.set_key_switch_dataflow(flow);
+            let x = ev.load(&ct).unwrap();
+            let y = lt.apply(&mut ev, &x, &st.keys).unwrap();
+            let y = ev.store(&y).unwrap();
+            let ins = ev.backend().instructions();
+            intts.push(ins.iter().filter(|i| i.op == Op::Intt).count());
+            let ext = ins
+                .iter()
+                .filter(|i| i.op == Op::Begin && i.name.as_deref() == Some("HRotHoistedExt"))
+                .count();
+            assert_eq!(ext > 0, std::ptr::eq(lt, &double), "{flow:?}");
+            let out = ctx_decode(&st, &y);
+            got.push(out);
+        }
+        for g in &got {
+            let e = PrecisionStats::new(&want, &g[..s]).max_error;
+            assert!(e < 1e-6, "{flow:?}: max error {e:e}");
+        }
+        let between = PrecisionStats::new(&got[0][..s], &got[1][..s]).max_error;
+        assert!(between < 1e-6, "{flow:?}: {between:e}");
+        // Baby steps b != 0 and giant steps g != 0 each took a ModDown pair under single
+        // hoisting; double hoisting takes one ModDown per giant step g != 0 and one pair.
+        let babies = plan.baby.iter().filter(|&&b| b != 0).count();
+        let giants = plan.giant.keys().filter(|&&g| g != 0).count();
+        assert!(intts[1] < intts[0], "{flow:?}: {intts:?}");
+        assert!(
+            intts[0] - intts[1] >= 2 * (babies + giants) - giants - 2,
+            "{flow:?}: {intts:?}, {babies} baby and {giants} giant steps"
+        );
+    }
+}
+
+fn ctx_decode(st: &Setup, y: &Ciphertext<RnsPoly>) -> Vec<Complex64> {
+    st.ctx.decode(&decrypt(y, &st.sk).unwrap()).unwrap()
 }

@@ -290,6 +290,7 @@ fn legacy_bootstrap(name: &str) -> Result<(&'static str, BootstrapParameters)> {
         of_limb: false,
         min_ks: false,
         hoisting: true,
+        double_hoisting: false,
         meta_log_scale: None,
         slots: None,
     };

@@ -63,6 +63,11 @@ pub enum BenchCommand {
         /// ARK's minimum key-switching in the DFTs (two rotation keys per matrix).
         #[arg(long)]
         min_ks: bool,
+        /// Hoisting of the DFTs' baby steps: `single` (one ModUp shared, a ModDown per
+        /// rotation) or `double` (baby and giant steps kept over Q P, one ModDown per part
+        /// per matrix). Default: the parameter set's `double_hoisting`.
+        #[arg(long, value_parser = ["single", "double"])]
+        hoisting: Option<String>,
         /// META-BTS: a second bootstrapping of the first one's error scaled by 2^K (K from
         /// 1 to 40, a little below the one-bootstrapping worst-slot precision; one more
         /// level).
@@ -228,6 +233,7 @@ pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
             reps,
             of_limb,
             min_ks,
+            hoisting,
             meta_bts,
             json,
             profile,
@@ -239,6 +245,7 @@ pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
             crate::bench_boot::Options {
                 of_limb,
                 min_ks,
+                double_hoisting: hoisting.map(|h| h == "double"),
                 meta_bts,
                 json,
                 profile,

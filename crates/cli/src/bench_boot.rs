@@ -33,6 +33,8 @@ fn message(slots: usize) -> Vec<Complex64> {
 pub struct Options {
     pub of_limb: bool,
     pub min_ks: bool,
+    /// `--hoisting double|single`, else the parameter set's choice.
+    pub double_hoisting: Option<bool>,
     pub meta_bts: Option<u32>,
     pub json: bool,
     pub profile: bool,
@@ -46,6 +48,7 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
     let Options {
         of_limb,
         min_ks,
+        double_hoisting,
         meta_bts,
         json,
         profile,
@@ -68,6 +71,7 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
     let (ckks_params, mut bp) = tessera_ckks::params_file::resolve_bootstrap(params)?;
     bp.of_limb |= of_limb;
     bp.min_ks |= min_ks;
+    bp.double_hoisting = double_hoisting.unwrap_or(bp.double_hoisting);
     bp.meta_log_scale = meta_bts.or(bp.meta_log_scale);
     let ctx = CkksContext::new(ckks_params)?;
     // Refused here, before the keys are made, when 32-bit words cannot hold the primes.
@@ -214,7 +218,7 @@ where
             "cts": {"levels": bp.cts_levels, "hrot": cts_rot, "pmult": cts_pm},
             "stc": {"levels": bp.stc_levels, "hrot": stc_rot, "pmult": stc_pm},
             "evalmod": {"k": bp.k_bound, "degree": bp.cheb_degree, "double_angle": bp.double_angle},
-            "encapsulation_h": bp.encapsulation, "of_limb": bp.of_limb, "min_ks": bp.min_ks, "meta_bts": bp.meta_log_scale,
+            "encapsulation_h": bp.encapsulation, "of_limb": bp.of_limb, "min_ks": bp.min_ks, "double_hoisting": bp.double_hoisting, "meta_bts": bp.meta_log_scale,
             "dft_plaintexts": boot.plaintext_store().0, "dft_plaintext_bytes": boot.plaintext_store().1,
             "trace": {"key_bytes_loaded": counts.key_bytes_loaded,
                       "distinct_key_objects": counts.distinct_key_objects,
@@ -265,8 +269,16 @@ where
             ]],
         );
         emit(&format!(
-            "DFT: CoeffToSlot {cts_rot} HRot / {cts_pm} PMult over {} levels; SlotToCoeff {stc_rot} HRot / {stc_pm} PMult over {} levels",
-            bp.cts_levels, bp.stc_levels
+            "DFT: CoeffToSlot {cts_rot} HRot / {cts_pm} PMult over {} levels; SlotToCoeff {stc_rot} HRot / {stc_pm} PMult over {} levels; {} hoisting",
+            bp.cts_levels,
+            bp.stc_levels,
+            if bp.min_ks || !bp.hoisting {
+                "no"
+            } else if bp.double_hoisting {
+                "double"
+            } else {
+                "single"
+            }
         ));
         emit(&format!(
             "trace of the circuit ({}): {:.0} MB of keys ({} distinct key digits, {:.0} MB distinct) and {:.0} MB of plaintexts loaded, {} limb NTTs",

@@ -57,6 +57,11 @@ pub struct RunArgs {
     /// product's and sum's plaintext are stored as their q_0 limb and extended on use.
     #[arg(long)]
     pub of_limb: bool,
+    /// Hoisting of the bootstrapping DFTs' baby steps: `double` keeps baby and giant steps
+    /// over Q P with one ModDown per part per matrix (faster, more plaintext memory unless
+    /// --of-limb); `single` (the default) shares only the ModUp.
+    #[arg(long, value_parser = ["single", "double"])]
+    pub hoisting: Option<String>,
     /// One JSON object instead of tables (no progress bar).
     #[arg(long)]
     pub json: bool,
@@ -95,6 +100,7 @@ pub fn run(a: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         let circuit = tessera_programs::setup::CircuitOptions {
             min_ks: a.min_ks,
             of_limb: a.of_limb,
+            double_hoisting: a.hoisting.as_deref() == Some("double"),
         };
         tessera_programs::registry::run_with_circuit(
             &a.program,

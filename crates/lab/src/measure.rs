@@ -151,6 +151,7 @@ impl<'a> Lab<'a> {
             let circuit = tessera_programs::setup::CircuitOptions {
                 min_ks: m.min_ks,
                 of_limb: m.of_limb,
+                ..Default::default()
             };
             match tessera_programs::registry::record_with_circuit(&name, &opts, true, circuit) {
                 Ok(r) => (

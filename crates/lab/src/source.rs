@@ -128,6 +128,7 @@ fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
     let circuit = tessera_programs::setup::CircuitOptions {
         min_ks: r.min_ks,
         of_limb: r.of_limb,
+        ..Default::default()
     };
     let rec = tessera_programs::registry::record_with_circuit(&r.workload, &opts, true, circuit)
         .map_err(|e| SimError::Unsupported(e.to_string()))?;

@@ -265,6 +265,13 @@ pub fn run_with_circuit(
                 .push(format!("ARK's {what} added to the circuit"));
         }
     }
+    if circuit.double_hoisting {
+        report.notes.push(
+            "double hoisting in the bootstrapping DFTs (--hoisting double): one ModDown per part \
+             per matrix"
+                .into(),
+        );
+    }
     Ok(report)
 }
 

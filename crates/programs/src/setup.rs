@@ -113,13 +113,26 @@ pub struct CircuitOptions {
     pub min_ks: bool,
     /// OF-Limb plaintexts for the DFT diagonals.
     pub of_limb: bool,
+    /// Double hoisting in the DFTs (`BootstrapParameters::double_hoisting`): not one of
+    /// ARK's techniques but a faster evaluation of the same circuit (one ModDown per part
+    /// per matrix).
+    pub double_hoisting: bool,
 }
 
 thread_local! {
     /// The options [`parameter_set`] adds (inside [`with_circuit`]) and whether a circuit was
     /// made with them.
     static CIRCUIT: std::cell::Cell<(CircuitOptions, bool)> =
-        const { std::cell::Cell::new((CircuitOptions { min_ks: false, of_limb: false }, false)) };
+        const {
+            std::cell::Cell::new((
+                CircuitOptions {
+                    min_ks: false,
+                    of_limb: false,
+                    double_hoisting: false,
+                },
+                false,
+            ))
+        };
 }
 
 /// Runs `f` with `opts` turned on in every bootstrapping circuit the programs make
@@ -147,6 +160,7 @@ pub fn circuit_suffix(boot: &Bootstrapper) -> String {
         (bp.min_ks, "+min-ks"),
         (bp.of_limb, "+of-limb"),
         (!bp.hoisting, "+no-hoisting"),
+        (bp.double_hoisting, "+double-hoisting"),
     ]
     .iter()
     .filter(|(on, _)| *on)
@@ -195,6 +209,7 @@ pub fn parameter_set(name: &str, slots: usize) -> Result<(Arc<CkksContext>, Boot
     let (opts, _) = CIRCUIT.with(|c| c.get());
     bp.min_ks |= opts.min_ks;
     bp.of_limb |= opts.of_limb;
+    bp.double_hoisting |= opts.double_hoisting;
     CIRCUIT.with(|c| c.set((opts, true)));
     let ctx = context(params)?;
     let boot = Bootstrapper::new(&ctx, bp)?;

@@ -176,6 +176,7 @@ fn encrypted_reduced_network_with_arks_bootstrapping_equals_the_replica() {
     encrypted_reduced_network(tessera_programs::setup::CircuitOptions {
         min_ks: true,
         of_limb: true,
+        ..Default::default()
     });
 }
 
@@ -395,6 +396,7 @@ fn recording_with_arks_circuit_names_it() {
     let ark = CircuitOptions {
         min_ks: true,
         of_limb: true,
+        ..Default::default()
     };
     let plain = record_with_circuit("resnet20", &o, true, CircuitOptions::default()).unwrap();
     let with = record_with_circuit("resnet20", &o, true, ark).unwrap();
@@ -418,6 +420,7 @@ fn ark_real_bootstrapping_with_arks_circuit_is_precise() {
     let ark = CircuitOptions {
         min_ks: true,
         of_limb: true,
+        ..Default::default()
     };
     let (s, _) = with_circuit(ark, || Setup::new("ark", n, &[]).unwrap());
     let mut s = s;
@@ -492,6 +495,7 @@ fn of_limb_run_takes_the_second_image_from_the_memo() {
     let of_limb = CircuitOptions {
         min_ks: false,
         of_limb: true,
+        ..Default::default()
     };
     let r = registry::run_with_circuit("resnet20", &o, of_limb, &mut |_, _, _| {}).unwrap();
     assert!(r.passed(), "{:?}", r.checks);

@@ -12,7 +12,7 @@ use tessera_programs::{registry, RunOptions, PROGRAMS};
 // One argument per keyword of `tessera.programs.run`.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (program, params=None, size=None, iterations=None, data=None, progress=None, first=None, min_ks=false, of_limb=false))]
+#[pyo3(signature = (program, params=None, size=None, iterations=None, data=None, progress=None, first=None, min_ks=false, of_limb=false, double_hoisting=false))]
 fn _run_program_json(
     py: Python<'_>,
     program: &str,
@@ -24,6 +24,7 @@ fn _run_program_json(
     first: Option<usize>,
     min_ks: bool,
     of_limb: bool,
+    double_hoisting: bool,
 ) -> PyResult<String> {
     let opts = RunOptions {
         params,
@@ -41,7 +42,11 @@ fn _run_program_json(
                 });
             }
         };
-        let circuit = tessera_programs::setup::CircuitOptions { min_ks, of_limb };
+        let circuit = tessera_programs::setup::CircuitOptions {
+            min_ks,
+            of_limb,
+            double_hoisting,
+        };
         registry::run_with_circuit(program, &opts, circuit, &mut tick)
     });
     let r = r.map_err(|e| TesseraError::new_err(e.to_string()))?;

@@ -65,6 +65,11 @@ pub struct BootstrapParameters {
     /// that bound a dnum = L + 1 rotation, reed.md Fig. 7), so the extended digits need not be
     /// kept. Minimum key-switching has no hoisting either way.
     pub hoisting: bool,
+    /// Double hoisting in the DFTs (with `hoisting`, without `min_ks`): baby steps, diagonal
+    /// products and giant-step rotations stay over `Q_l P`, and one ModDown per part ends
+    /// each matrix ([`crate::ExtCiphertext`]; Bossuat et al., Eurocrypt 2021). The diagonals
+    /// are then encoded over the special limbs too.
+    pub double_hoisting: bool,
     /// META-BTS (Bae, Cheon, Kim, Stehle, CCS 2022): a second bootstrapping of the first
     /// one's error, scaled up by `2^k` with this `k`, then scaled back down and subtracted.
     /// Costs a second bootstrapping and one more level; pick `k` a little below the first
@@ -275,6 +280,7 @@ impl Bootstrapper {
             of_limb: self.bp.of_limb,
             min_ks: self.bp.min_ks,
             hoisting: self.bp.hoisting,
+            double_hoisting: self.bp.double_hoisting,
         }
     }
 

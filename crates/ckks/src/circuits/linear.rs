@@ -10,7 +10,7 @@
 
 use crate::encoder::DiagonalMatrix;
 use crate::error::Result;
-use crate::evaluator::Evaluator;
+use crate::evaluator::{Evaluator, ExtCiphertext};
 use crate::keys::{Ciphertext, EvaluationKeys};
 use crate::{CkksContext, OfLimbPlaintext, Plaintext};
 use num_complex::Complex64;
@@ -62,6 +62,20 @@ impl EncodedDiagonal {
         }
     }
 
+    /// `acc + a * self` over `Q_l P` (double hoisting), in its form: a full plaintext must
+    /// have been encoded over `a`'s limbs, an OF-Limb one is extended to them.
+    pub fn mul_ext_acc<B: Backend>(
+        &self,
+        ev: &mut Evaluator<B>,
+        acc: Option<ExtCiphertext<B::Poly>>,
+        a: &ExtCiphertext<B::Poly>,
+    ) -> Result<ExtCiphertext<B::Poly>> {
+        match self {
+            EncodedDiagonal::Full(p) => ev.mul_plain_ext_acc(acc, a, p),
+            EncodedDiagonal::OfLimb(p) => ev.mul_plain_oflimb_ext_acc(acc, a, p),
+        }
+    }
+
     /// PAdd of this plaintext to `a`, in its form.
     pub fn add<B: Backend>(
         &self,
@@ -75,8 +89,9 @@ impl EncodedDiagonal {
     }
 }
 
-/// (matrix, diagonal, giant-step pre-rotation, level, plaintext scale bits, OF-Limb).
-type CacheKey = (usize, usize, usize, usize, u64, bool);
+/// (matrix, diagonal, giant-step pre-rotation, level, plaintext scale bits, OF-Limb, full
+/// plaintext over the special limbs too).
+type CacheKey = (usize, usize, usize, usize, u64, bool, bool);
 
 /// Encoded diagonals, computed on first use and kept: the plaintexts of a bootstrapping
 /// circuit are the same every time (keyed by matrix, diagonal, pre-rotation, level and scale).
@@ -121,6 +136,10 @@ pub struct Encoding<'a> {
     pub min_ks: bool,
     /// Baby steps share one ModUp (`rotate_hoisted`); otherwise each is its own `rotate`.
     pub hoisting: bool,
+    /// With `hoisting`: double hoisting ([`crate::ExtCiphertext`]): baby steps, products and
+    /// giant steps stay over `Q_l P` and one ModDown per part ends the sum. Ignored under
+    /// `min_ks`, and where the keys do not share one set of special limbs.
+    pub double_hoisting: bool,
 }
 
 impl Encoding<'_> {
@@ -131,6 +150,7 @@ impl Encoding<'_> {
         of_limb: false,
         min_ks: false,
         hoisting: true,
+        double_hoisting: false,
     };
 }
 
@@ -266,6 +286,8 @@ pub struct LinearOptions {
     pub min_ks: bool,
     /// Hoisted baby steps (one ModUp shared).
     pub hoisting: bool,
+    /// Double hoisting (with `hoisting`): one ModDown per part for the whole sum.
+    pub double_hoisting: bool,
 }
 
 impl Default for LinearOptions {
@@ -274,6 +296,7 @@ impl Default for LinearOptions {
             of_limb: false,
             min_ks: false,
             hoisting: true,
+            double_hoisting: false,
         }
     }
 }
@@ -451,9 +474,55 @@ impl LinearTransform {
             of_limb: self.options.of_limb,
             min_ks: self.options.min_ks,
             hoisting: self.options.hoisting,
+            double_hoisting: self.options.double_hoisting,
         };
         apply(ev, &ctx, &self.matrix, x, keys, None, enc)
     }
+}
+
+/// Diagonal `k` of `m` pre-rotated by the giant step `g_mod`, encoded at `level` and scale
+/// `q_l` in `enc`'s form (a full plaintext also over the limbs `special`, for double
+/// hoisting), from `enc`'s cache when it has one.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn diagonal(
+    ctx: &CkksContext,
+    m: &DiagonalMatrix,
+    enc: Encoding<'_>,
+    k: usize,
+    g_mod: usize,
+    level: usize,
+    q_l: f64,
+    special: &[usize],
+) -> Result<Arc<EncodedDiagonal>> {
+    let make = || -> Result<EncodedDiagonal> {
+        let d = rotate_right(&m.diags[&k], g_mod);
+        Ok(if enc.of_limb {
+            EncodedDiagonal::OfLimb(ctx.encode_oflimb(&d, m.s, level, q_l)?)
+        } else {
+            EncodedDiagonal::Full(ctx.encode_over(&d, m.s, level, q_l, special)?)
+        })
+    };
+    let Some(c) = enc.cache else {
+        return Ok(Arc::new(make()?));
+    };
+    let extended = !enc.of_limb && !special.is_empty();
+    let key = (
+        enc.matrix_id,
+        k,
+        g_mod,
+        level,
+        q_l.to_bits(),
+        enc.of_limb,
+        extended,
+    );
+    if let Some(p) = c.map.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return Ok(p);
+    }
+    let p = Arc::new(make()?);
+    if let Ok(mut m) = c.map.lock() {
+        m.insert(key, p.clone());
+    }
+    Ok(p)
 }
 
 /// `rot_-g(d)`: the diagonal pre-rotated so that rotating the partial sum by `g` restores it.
@@ -483,6 +552,15 @@ pub fn apply<B: Backend>(
         .filter(|&&b| b != 0)
         .map(|&b| b as i64)
         .collect();
+    if enc.double_hoisting && enc.hoisting && !enc.min_ks && !steps.is_empty() {
+        let mut all = steps.clone();
+        all.extend(plan.giant.keys().copied().filter(|&g| g != 0));
+        if ev.keys_share_special_limbs(&all, level, keys)? {
+            let sum =
+                super::double_hoisting::bsgs_sum(ev, ctx, m, x, keys, &plan, &steps, q_l, enc)?;
+            return ev.rescale(&sum);
+        }
+    }
     let rotated = if enc.min_ks {
         // Multi-hop: x, rot_d(x), rot_d(rot_d(x)), ... (d the baby-step stride), keeping
         // the steps the plan uses.
@@ -514,31 +592,7 @@ pub fn apply<B: Backend>(
         let mut acc: Option<Ciphertext<B::Poly>> = None;
         let g_mod = g.rem_euclid(m.s as i64) as usize;
         for &(k, b) in ks {
-            let make = || -> Result<EncodedDiagonal> {
-                let d = rotate_right(&m.diags[&k], g_mod);
-                Ok(if enc.of_limb {
-                    EncodedDiagonal::OfLimb(ctx.encode_oflimb(&d, m.s, level, q_l)?)
-                } else {
-                    EncodedDiagonal::Full(ctx.encode(&d, m.s, level, q_l)?)
-                })
-            };
-            let pt = match enc.cache {
-                Some(c) => {
-                    let key = (enc.matrix_id, k, g_mod, level, q_l.to_bits(), enc.of_limb);
-                    let hit = c.map.lock().ok().and_then(|m| m.get(&key).cloned());
-                    match hit {
-                        Some(p) => p,
-                        None => {
-                            let p = Arc::new(make()?);
-                            if let Ok(mut m) = c.map.lock() {
-                                m.insert(key, p.clone());
-                            }
-                            p
-                        }
-                    }
-                }
-                None => Arc::new(make()?),
-            };
+            let pt = diagonal(ctx, m, enc, k, g_mod, level, q_l, &[])?;
             // The first term starts the sum; the others are multiply-accumulated into it.
             acc = Some(match acc {
                 None => pt.mul(ev, baby[&b])?,

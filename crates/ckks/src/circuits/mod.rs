@@ -9,6 +9,7 @@
 //! - [`sign`]: composite sign and comparison (Cheon-Kim-Kim; Lee et al.'s minimax), AppReLU.
 //! - [`inverse`]: `1/x` by Goldschmidt iterations.
 
+mod double_hoisting;
 pub mod inverse;
 pub mod linear;
 pub mod polynomial;

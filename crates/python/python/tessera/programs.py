@@ -82,6 +82,7 @@ def run(
     first: Optional[int] = None,
     min_ks: bool = False,
     of_limb: bool = False,
+    double_hoisting: bool = False,
 ) -> ProgramResult:
     """Runs ``program`` (``helr``, ``lola``, ``logreg``) encrypted on the CPU and checks it.
 
@@ -93,7 +94,8 @@ def run(
     ``min_ks`` / ``of_limb``: ARK's multi-hop rotations and OF-Limb plaintexts added to the
     program's bootstrapping circuit (``of_limb`` also stores resnet20's weight plaintexts as
     their ``q_0`` limb), as ``tessera run --min-ks --of-limb``; refused by a program that does
-    not bootstrap.
+    not bootstrap. ``double_hoisting``: the bootstrapping DFTs keep their baby and giant steps
+    over ``Q P`` with one ModDown per part per matrix (``tessera run --hoisting double``).
 
     >>> r = run("helr", size=16, params="test-program", iterations=2)
     >>> r.passed, r.check("max |w - w_replica|").passed
@@ -121,6 +123,7 @@ def run(
             first,
             min_ks,
             of_limb,
+            double_hoisting,
         )
     finally:
         if bar is not None:
