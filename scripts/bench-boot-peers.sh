@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Full-slot bootstrapping at N = 2^16: Tessera (`tessera bench bootstrap --params ark`, OF-Limb
-# DFT plaintexts) vs OpenFHE 1.6.1 (peers/openfhe/bench_openfhe.py --op bootstrap: sparse
+# DFT plaintexts unless TESSERA_FLAGS says otherwise) vs OpenFHE 1.6.1 (peers/openfhe/bench_openfhe.py --op bootstrap: sparse
 # encapsulation, level budget [3, 3], 8 levels left), alternating for ROUNDS rounds with
 # THREADS threads; prints the ratio of medians. Needs the CPython 3.10 virtual environment
 # that scripts/bench-ckks-peers.sh creates. Not part of CI.
@@ -11,6 +11,9 @@ cd "$(dirname "$0")/.."
 THREADS=${THREADS:-2}
 ROUNDS=${ROUNDS:-2}
 REPS=${REPS:-3}
+# Tessera's circuit options (default: OF-Limb DFT plaintexts, the least memory); e.g.
+# TESSERA_FLAGS="--hoisting double" for the fastest circuit on a CPU.
+TESSERA_FLAGS=${TESSERA_FLAGS:---of-limb}
 VENV=bench-out/openfhe-venv
 if [ ! -x "$VENV/bin/python" ]; then
   echo "error: run scripts/bench-ckks-peers.sh once first (it installs OpenFHE into $VENV)" >&2
@@ -23,14 +26,16 @@ KERNEL=$("$TESSERA" info --json | python3 -c 'import json,sys; print(json.load(s
 echo "tessera kernel: $KERNEL (TESSERA_SIMD=${TESSERA_SIMD:-unset})" >&2
 out=$(mktemp)
 for _ in $(seq "$ROUNDS"); do
-  "$TESSERA" bench bootstrap --params ark --of-limb --threads "$THREADS" --reps "$REPS" --json | tee -a "$out"
+  # shellcheck disable=SC2086
+  "$TESSERA" bench bootstrap --params ark $TESSERA_FLAGS --threads "$THREADS" --reps "$REPS" --json | tee -a "$out"
   OMP_NUM_THREADS="$THREADS" "$VENV/bin/python" peers/openfhe/bench_openfhe.py --op bootstrap --reps "$REPS" | tee -a "$out"
 done
 python3 - "$out" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 host = next(r for r in rows if "impl" not in r)
-about = {"kernel": host["simd"], "cpu": host["cpu"]}
+about = {"kernel": host["simd"], "cpu": host["cpu"], "tessera_of_limb": host.get("of_limb"),
+         "tessera_double_hoisting": host.get("double_hoisting")}
 ours = [r for r in rows if "impl" not in r]
 peer = [r for r in rows if r.get("impl") == "openfhe-1.6.1"]
 m, p = statistics.median(r["median_s"] for r in ours), statistics.median(r["median_s"] for r in peer)

@@ -49,6 +49,10 @@ pub struct SimulateArgs {
     /// (as a machine whose rotation macro-instruction recomputes it would run them).
     #[arg(long)]
     pub no_hoisting: bool,
+    /// Bootstrapping with double hoisting: the DFTs' baby and giant steps kept over Q P, one
+    /// ModDown per part per matrix.
+    #[arg(long)]
+    pub double_hoisting: bool,
     /// Key switching one digit at a time, accumulated (reed.md Algorithm 3), instead of all
     /// digits then the inner products.
     #[arg(long)]
@@ -112,6 +116,7 @@ impl SimulateArgs {
             of_limb: self.of_limb,
             min_ks: self.min_ks,
             hoisting: !self.no_hoisting,
+            double_hoisting: self.double_hoisting,
             streamed_keyswitch: self.streamed_keyswitch,
             size: self.size,
             data: self.data.clone(),

@@ -46,6 +46,9 @@ pub struct SweepArgs {
     /// Bootstrapping without hoisting (each baby step does its own ModUp).
     #[arg(long)]
     pub no_hoisting: bool,
+    /// Bootstrapping with double hoisting (one ModDown per part per DFT matrix).
+    #[arg(long)]
+    pub double_hoisting: bool,
     /// What the plot shows against the swept key: time, energy, area, edap, offchip, noc,
     /// yield or cost (the CSV has them all).
     #[arg(long, default_value = "time")]
@@ -93,6 +96,7 @@ fn on_ray(a: &SweepArgs, address: &str) -> Result<(), LabError> {
         ("--of-limb", a.of_limb),
         ("--min-ks", a.min_ks),
         ("--no-hoisting", a.no_hoisting),
+        ("--double-hoisting", a.double_hoisting),
         ("--json", a.json),
     ] {
         if on {
@@ -197,6 +201,7 @@ pub fn run(a: &SweepArgs) -> Result<(), LabError> {
                 of_limb: a.of_limb,
                 min_ks: a.min_ks,
                 no_hoisting: a.no_hoisting,
+                double_hoisting: a.double_hoisting,
                 streamed_keyswitch: a.streamed_keyswitch,
                 set: Vec::new(),
                 mode: "latency".into(),

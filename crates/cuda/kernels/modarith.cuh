@@ -40,6 +40,12 @@ __device__ __forceinline__ u64 mul_shoup(u64 x, u64 w, u64 ws, u64 q) {
     return r >= q ? r - q : r;
 }
 
+// Shoup product without its last correction: x * w mod q in [0, 2q), any x < 2^64 (Harvey's
+// lazy butterflies keep NTT values in [0, 4q), below 2^64 for q < 2^62).
+__device__ __forceinline__ u64 mul_shoup_lazy(u64 x, u64 w, u64 ws, u64 q) {
+    return x * w - __umul64hi(x, ws) * q;
+}
+
 // Barrett product a * b mod q for a, b < q, with k = bits(q) (2..62) and
 // mu = floor(2^(2k) / q) < 2^(k+1): the quotient estimate is low by at most 2.
 __device__ __forceinline__ u64 mul_mod(u64 a, u64 b, u64 q, u64 mu, u64 k) {

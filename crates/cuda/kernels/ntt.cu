@@ -31,21 +31,14 @@
 #define NTT_MIN_BLOCKS 1
 #endif
 
-// A tuning knob (TESSERA_CUDA_NVRTC_OPTIONS="-DNTT_TW_GLOBAL"): the rounds read their twiddles
-// from global memory (through the caches) instead of a copy in shared memory. A block then
-// needs 16 KB of shared memory instead of 48 KB, so more blocks fit on an SM; each round's
-// twiddle loads are exposed to memory latency instead.
-#ifdef NTT_TW_GLOBAL
-#define NTT_TW_SHARED 0
-#else
-#define NTT_TW_SHARED 1
+// Harvey's lazy butterflies (1, the default): between stages and passes the forward keeps its
+// values in [0, 4q) and the inverse in [0, 2q) (below 2^64: q < 2^62), with one conditional
+// subtraction per butterfly instead of three; the last pass reduces to [0, q), so the output
+// is the canonical one either way. 0: every butterfly reduces fully (a tuning knob,
+// TESSERA_CUDA_NVRTC_OPTIONS="-DNTT_LAZY=0").
+#ifndef NTT_LAZY
+#define NTT_LAZY 1
 #endif
-
-// Where the twiddle of stage kk, butterfly block i of a tile sits: in the tile's shared copy
-// (flattened: slot 2^kk - 1 + i), or in the global table (slot 2^(s0 + kk) + hi 2^kk + i).
-__device__ __forceinline__ unsigned tw_slot(unsigned kk, unsigned i, unsigned s0, u64 hi) {
-    return NTT_TW_SHARED ? (1u << kk) - 1 + i : (1u << (s0 + kk)) + (unsigned)(hi << kk) + i;
-}
 
 // One round of a pass: the R consecutive stages kk0 .. kk0+R-1 (R <= 3), which mix the mid
 // bits [lo_b, lo_b + R), lo_b = S - kk0 - R. A unit is the 2^R words of the tile that differ
@@ -55,7 +48,7 @@ __device__ __forceinline__ unsigned tw_slot(unsigned kk, unsigned i, unsigned s0
 template <int R, bool FORWARD>
 __device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* ws_s,
                                           unsigned S, unsigned C, unsigned kk0, unsigned size,
-                                          u64 q, unsigned s0, u64 hi) {
+                                          u64 q) {
     const int E = 1 << R;
     const unsigned lo_b = S - kk0 - R;
     const unsigned cmask = (1u << C) - 1;
@@ -76,9 +69,23 @@ __device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* 
             for (int c = 0; c < E; c++) {
                 if (c & h) continue;
                 const unsigned mid = base_mid | ((unsigned)c << lo_b);
-                const unsigned ti = tw_slot(kk, mid >> (hb + 1), s0, hi);
+                const unsigned ti = (1u << kk) - 1 + (mid >> (hb + 1));
                 const u64 x0 = v[c];
-                if (FORWARD) {
+                if (NTT_LAZY && FORWARD) {
+                    // x0, v[c + h] in [0, 4q): outputs in [0, 4q).
+                    const u64 two_q = q << 1;
+                    const u64 a = x0 >= two_q ? x0 - two_q : x0;
+                    const u64 t = mul_shoup_lazy(v[c + h], w_s[ti], ws_s[ti], q);
+                    v[c] = a + t;
+                    v[c + h] = a - t + two_q;
+                } else if (NTT_LAZY) {
+                    // x0, v[c + h] in [0, 2q): outputs in [0, 2q).
+                    const u64 two_q = q << 1;
+                    const u64 t = v[c + h];
+                    const u64 s = x0 + t;
+                    v[c] = s >= two_q ? s - two_q : s;
+                    v[c + h] = mul_shoup_lazy(x0 - t + two_q, w_s[ti], ws_s[ti], q);
+                } else if (FORWARD) {
                     const u64 t = mul_shoup(v[c + h], w_s[ti], ws_s[ti], q);
                     v[c] = add_mod(x0, t, q);
                     v[c + h] = sub_mod(x0, t, q);
@@ -102,10 +109,8 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
     BLOCK_ENTRY;
     // The tile, and the 2^S - 1 twiddles (and Shoup quotients) its S stages use: 48 KB.
     BLOCK_SHARED u64 tile[NTT_TILE_MAX];
-#if NTT_TW_SHARED
     BLOCK_SHARED u64 w_s[NTT_TILE_MAX];
     BLOCK_SHARED u64 ws_s[NTT_TILE_MAX];
-#endif
     const unsigned S = (unsigned)stages, C = (unsigned)log_cols;
     const unsigned low = (unsigned)(log_n - s0) - S;
     const unsigned tile_bits = (unsigned)log_n - S - C;  // log2(tiles per limb)
@@ -139,7 +144,6 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
             if (e < size) tile[e] = r[j];
         }
     }
-#if NTT_TW_SHARED
     // The twiddles, flattened: slot t - 1 (t in [1, 2^S)) holds stage kk = log2(t)'s twiddle
     // of butterfly block hi * 2^kk + (t - 2^kk); each stage's twiddles are consecutive.
     const unsigned tw_count = (1u << S) - 1;
@@ -165,10 +169,6 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
             }
         }
     }
-#else
-    const u64* w_s = w;
-    const u64* ws_s = ws;
-#endif
     BLOCK_BARRIER();
     // Rounds of three stages (the last one or two fewer); the inverse runs them backwards.
     const unsigned rounds = (S + 2) / 3;
@@ -176,15 +176,24 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
         const unsigned r = FORWARD ? ri : rounds - 1 - ri;
         const unsigned kk0 = 3 * r;
         const unsigned R = S - kk0 < 3 ? S - kk0 : 3;
-        if (R == 3) ntt_round<3, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q, (unsigned)s0, hi);
-        else if (R == 2) ntt_round<2, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q, (unsigned)s0, hi);
-        else ntt_round<1, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q, (unsigned)s0, hi);
+        if (R == 3) ntt_round<3, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q);
+        else if (R == 2) ntt_round<2, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q);
+        else ntt_round<1, FORWARD>(tile, w_s, ws_s, S, C, kk0, size, q);
         BLOCK_BARRIER();
     }
     if (scale) {
+        // The inverse's last pass: mul_shoup takes the lazy [0, 2q) and returns [0, q).
         const u64 c = sc[mi], cs = scs[mi];
         BLOCK_LOOP(e, size) {
             x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = mul_shoup(tile[e], c, cs, q);
+        }
+    } else if (NTT_LAZY && FORWARD && s0 + stages == log_n) {
+        // The forward's last pass: [0, 4q) to [0, q).
+        const u64 two_q = q << 1;
+        BLOCK_LOOP(e, size) {
+            u64 r = tile[e];
+            r = r >= two_q ? r - two_q : r;
+            x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = r >= q ? r - q : r;
         }
     } else {
         BLOCK_LOOP(e, size) { x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = tile[e]; }

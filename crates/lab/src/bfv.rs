@@ -154,6 +154,7 @@ pub fn run(r: &crate::Request, arch: Arch, progress: &dyn Fn(&str)) -> Result<cr
         ("--of-limb", r.of_limb),
         ("--min-ks", r.min_ks),
         ("--no-hoisting", !r.hoisting),
+        ("--double-hoisting", r.double_hoisting),
         ("--streamed-keyswitch", r.streamed_keyswitch),
         ("--size", r.size.is_some()),
         ("--data", r.data.is_some()),

@@ -70,6 +70,8 @@ pub struct Request {
     pub min_ks: bool,
     /// Hoisted baby steps in bootstrapping's DFTs.
     pub hoisting: bool,
+    /// Double hoisting in bootstrapping's DFTs (one ModDown per part per matrix).
+    pub double_hoisting: bool,
     /// Key switching one digit at a time (reed.md Algorithm 3).
     pub streamed_keyswitch: bool,
     /// A program's size (HELR: mini-batch; LoLa: images).
@@ -110,6 +112,7 @@ impl Request {
             of_limb: false,
             min_ks: false,
             hoisting: true,
+            double_hoisting: false,
             streamed_keyswitch: false,
             size: None,
             data: None,

@@ -83,6 +83,7 @@ pub fn record(
     spec.of_limb = r.of_limb;
     spec.min_ks = r.min_ks;
     spec.hoisting = r.hoisting;
+    spec.double_hoisting = r.double_hoisting;
     if r.streamed_keyswitch {
         spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
     }
@@ -128,7 +129,7 @@ fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
     let circuit = tessera_programs::setup::CircuitOptions {
         min_ks: r.min_ks,
         of_limb: r.of_limb,
-        ..Default::default()
+        double_hoisting: r.double_hoisting,
     };
     let rec = tessera_programs::registry::record_with_circuit(&r.workload, &opts, true, circuit)
         .map_err(|e| SimError::Unsupported(e.to_string()))?;

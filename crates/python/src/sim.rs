@@ -94,7 +94,7 @@ fn _trace_from_state(label: String, slots: usize, level: usize, body: &[u8]) -> 
 /// with its `size`) by the same code as `tessera simulate` (`tessera_lab::record`). Runs
 /// without the GIL.
 #[pyfunction]
-#[pyo3(signature = (workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, streamed_keyswitch=false, hoisting=true, size=None))]
+#[pyo3(signature = (workload="hmult", params="ark", level=None, of_limb=false, min_ks=false, streamed_keyswitch=false, hoisting=true, size=None, double_hoisting=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn record(
     py: Python<'_>,
@@ -106,6 +106,7 @@ pub(crate) fn record(
     streamed_keyswitch: bool,
     hoisting: bool,
     size: Option<usize>,
+    double_hoisting: bool,
 ) -> PyResult<Trace> {
     let r = tessera_lab::Request {
         params: Some(params.to_string()),
@@ -114,6 +115,7 @@ pub(crate) fn record(
         min_ks,
         streamed_keyswitch,
         hoisting,
+        double_hoisting,
         size,
         ..tessera_lab::Request::new("", workload)
     };

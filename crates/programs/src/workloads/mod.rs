@@ -50,6 +50,9 @@ pub struct WorkloadSpec {
     /// Hoisted baby steps in bootstrapping's DFTs (`BootstrapParameters::hoisting`); `false`
     /// rotates each baby step on its own (`true` keeps the set's own choice).
     pub hoisting: bool,
+    /// Double hoisting in bootstrapping's DFTs (`BootstrapParameters::double_hoisting`);
+    /// `false` keeps the set's own choice.
+    pub double_hoisting: bool,
     /// Key-switch dataflow: batched (all digits, then inner products) or streamed (one
     /// digit at a time, reed.md Algorithm 3).
     pub dataflow: KeySwitchDataflow,
@@ -65,6 +68,7 @@ impl WorkloadSpec {
             of_limb: false,
             min_ks: false,
             hoisting: true,
+            double_hoisting: false,
             dataflow: KeySwitchDataflow::Batched,
         }
     }
@@ -135,6 +139,7 @@ fn options_fit(spec: &WorkloadSpec, origin: Origin) -> Result<(), ProgramError> 
         ("--min-ks (min_ks)", spec.min_ks),
         ("--of-limb (of_limb)", spec.of_limb),
         ("--no-hoisting (hoisting = false)", !spec.hoisting),
+        ("--double-hoisting (double_hoisting)", spec.double_hoisting),
     ] {
         if set {
             return Err(ProgramError::Unsupported(format!(
@@ -377,6 +382,7 @@ fn bootstrap_with(
     bp.of_limb |= spec.of_limb;
     bp.min_ks |= spec.min_ks;
     bp.hoisting &= spec.hoisting;
+    bp.double_hoisting |= spec.double_hoisting;
     let ctx = crate::setup::context(params)?;
     // One bootstrapping encodes each DFT diagonal once: keeping them would only hold them
     // (3.0 GB at `ark`).
@@ -447,6 +453,11 @@ mod tests {
             if streamed {
                 s.dataflow = KeySwitchDataflow::Streamed;
             }
+            specs.push(s);
+        }
+        for of_limb in [false, true] {
+            let mut s = WorkloadSpec::new("bootstrap", "test-boot");
+            (s.of_limb, s.double_hoisting) = (of_limb, true);
             specs.push(s);
         }
         for w in WORKLOADS.iter().filter(|&&w| w != "bootstrap") {

@@ -281,13 +281,17 @@ def record(
     streamed_keyswitch: bool = False,
     hoisting: bool = True,
     size: Optional[int] = None,
+    double_hoisting: bool = False,
 ) -> Trace:
     """Records ``workload`` at ``params`` once: a built-in workload (``bootstrap``, ``hmult``,
     ``hrot``, ``keyswitch``, ``keyswitch-ext``, ``hadd``, ``pmult``, ``tensor``, ``ntt``), a
     program (``helr``, ``lola``, ``logreg``; ``size`` as in ``tessera run``, one steady-state
-    window) or a tessera-trace file. The :class:`Trace` simulates on any machine and pickles."""
+    window) or a tessera-trace file. ``double_hoisting=True`` records bootstrapping's DFTs
+    with double hoisting (``--double-hoisting``). The :class:`Trace` simulates on any machine
+    and pickles."""
     return _native.record(
-        workload, params, level, of_limb, min_ks, streamed_keyswitch, hoisting, size
+        workload, params, level, of_limb, min_ks, streamed_keyswitch, hoisting, size,
+        double_hoisting,
     )
 
 
@@ -314,6 +318,7 @@ def simulate(
     timeline: Union[bool, int] = False,
     window: Optional[int] = None,
     issue_window: Optional[int] = None,
+    double_hoisting: bool = False,
 ) -> Report:
     """Runs a workload on an accelerator model, like ``tessera simulate``; returns a
     :class:`Report`.
@@ -325,7 +330,8 @@ def simulate(
     the workload with its inputs already on chip (``--warm``); ``streamed_keyswitch=True``
     switches keys one digit at a time (reed.md Algorithm 3); ``additive=True`` adds
     ``additive_s`` and ``additive_by_op``, the HE operations' warm times summed (``--additive``);
-    ``hoisting=False`` records bootstrapping without hoisted baby steps (``--no-hoisting``);
+    ``hoisting=False`` records bootstrapping without hoisted baby steps (``--no-hoisting``),
+    ``double_hoisting=True`` with double hoisting (``--double-hoisting``);
     ``timeline=True`` (or a bin count, default 200) keeps the utilization over time for
     :meth:`Report.plot_timeline`. ``window`` is the engine's lookahead window in
     instructions (``--window``; default 65,536, 1 to 2**26; the figures equal the whole-stream
@@ -345,7 +351,10 @@ def simulate(
     else:
         # The machine is checked first, so a bad arch is reported before recording.
         _native._machine_json(name, all_sets)
-        trace = record(workload, params, level, of_limb, min_ks, streamed_keyswitch, hoisting, size)
+        trace = record(
+            workload, params, level, of_limb, min_ks, streamed_keyswitch, hoisting, size,
+            double_hoisting,
+        )
     bins = None
     if timeline:
         bins = 200 if timeline is True else int(timeline)
