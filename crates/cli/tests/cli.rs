@@ -171,6 +171,30 @@ fn bench_bootstrap_prints_the_documented_json() {
     assert!(v["precision_bits"].as_f64().unwrap() > 20.0, "{v}");
     assert!(v["max_error_bits"].as_f64().unwrap() > 16.0, "{v}");
     assert!(v["levels_left"].as_u64().unwrap() >= 1);
+    assert_eq!(v["double_hoisting"], false);
+    // Double hoisting: the same precision, fewer NTTs (one ModDown per part per matrix).
+    let (code, out, err) = tessera(&[
+        "bench",
+        "bootstrap",
+        "--params",
+        "test-boot",
+        "--reps",
+        "1",
+        "--hoisting",
+        "double",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let d: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(d["double_hoisting"], true);
+    assert!(d["precision_bits"].as_f64().unwrap() > 20.0, "{d}");
+    assert!(
+        d["trace"]["ntt_limbs"].as_u64().unwrap() < v["trace"]["ntt_limbs"].as_u64().unwrap(),
+        "{d}"
+    );
+    let (code, _, err) = tessera(&["bench", "bootstrap", "--hoisting", "triple"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("single") && err.contains("double"), "{err}");
     // META-BTS: a second bootstrapping of the error, one level more, many bits more.
     let (code, out, err) = tessera(&[
         "bench",
@@ -455,7 +479,12 @@ fn sweep_plots_against_a_numeric_key_or_categories() {
 /// options elsewhere, a level for bootstrapping, a key-switch dataflow for 128-bit workloads.
 #[test]
 fn options_that_do_not_apply_are_refused() {
-    for flag in ["--min-ks", "--of-limb", "--no-hoisting"] {
+    for flag in [
+        "--min-ks",
+        "--of-limb",
+        "--no-hoisting",
+        "--double-hoisting",
+    ] {
         let (code, _, err) = tessera(&[
             "simulate",
             "--workload",

@@ -23,10 +23,11 @@ pub const BOOT: &str = "Boot";
 pub fn class_of(name: &str) -> &str {
     match name {
         "HMult" | "HMultRescale" | "Tensor" => "HMult",
-        "HRot" | "HRotHoisted" => "HRot",
-        "PMult" | "PMultAcc" | "PMultOFLimb" | "PMultOFLimbAcc" => "PMult",
+        "HRot" | "HRotHoisted" | "HRotHoistedExt" | "HRotExt" => "HRot",
+        "PMult" | "PMultAcc" | "PMultOFLimb" | "PMultOFLimbAcc" | "PMultExt" | "PMultExtAcc"
+        | "PMultOFLimbExt" | "PMultOFLimbExtAcc" => "PMult",
         "CMult" | "CMultInt" => "CMult",
-        "HAdd" | "HSub" | "HNeg" | "PAdd" | "PAddOFLimb" | "CAdd" => "Add",
+        "HAdd" | "HSub" | "HNeg" | "PAdd" | "PAddOFLimb" | "CAdd" | "HAddExt" => "Add",
         "HRescale" => "Rescale",
         other => other,
     }

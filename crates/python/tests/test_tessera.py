@@ -222,6 +222,12 @@ def test_keyswitch_ext_and_bootstrapping_without_hoisting():
     assert "HRotHoisted" in hoisted["time_by_op_s"]
     assert "HRotHoisted" not in plain["time_by_op_s"]
     assert plain["workload"].endswith("+no-hoisting")
+    # Double hoisting keeps the baby and giant steps over Q P: its own spans, one ModDown
+    # per part per matrix.
+    double = tessera.simulate("ark", "bootstrap", "test-boot", double_hoisting=True)
+    assert "HRotHoistedExt" in double["time_by_op_s"]
+    assert "ModDown" in double["time_by_op_s"]
+    assert double["workload"].endswith("+double-hoisting")
 
 
 # Issue 24 item 8.
