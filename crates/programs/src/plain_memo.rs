@@ -64,11 +64,29 @@ impl PlainMemo {
         }
     }
 
-    /// An empty memo with the budget of [`PLAIN_MEMO_ENV`] (or [`PLAIN_MEMO_BYTES`]).
-    pub fn from_env() -> Result<Self> {
+    /// An empty memo with the budget of [`PLAIN_MEMO_ENV`], else [`PLAIN_MEMO_BYTES`] for a
+    /// run of `inputs` inputs: none for one input (an inference encodes each of its
+    /// plaintexts once, so a memo would only hold memory: 4.6 GB of the 14.7 GB peak of a
+    /// one-image ResNet-20 at `ark` on the CPU).
+    ///
+    /// ```
+    /// use tessera_programs::plain_memo::{PlainMemo, PLAIN_MEMO_ENV};
+    /// if std::env::var(PLAIN_MEMO_ENV).is_err() {
+    ///     assert_eq!(PlainMemo::from_env(1)?.budget(), 0);
+    ///     assert!(PlainMemo::from_env(2)?.budget() > 0);
+    /// }
+    /// # Ok::<(), tessera_programs::ProgramError>(())
+    /// ```
+    pub fn from_env(inputs: usize) -> Result<Self> {
         let env = std::env::var(PLAIN_MEMO_ENV).ok();
-        let budget = crate::setup::gigabytes(PLAIN_MEMO_ENV, env.as_deref(), PLAIN_MEMO_BYTES)?;
+        let default = if inputs > 1 { PLAIN_MEMO_BYTES } else { 0 };
+        let budget = crate::setup::gigabytes(PLAIN_MEMO_ENV, env.as_deref(), default)?;
         Ok(Self::new(budget))
+    }
+
+    /// The byte budget.
+    pub fn budget(&self) -> usize {
+        self.budget
     }
 
     /// The real `values` encoded at `slots`, `level` and `scale`, in OF-Limb form when

@@ -128,7 +128,7 @@ fn infer<B: Backend>(
         })
         .collect::<Result<Vec<_>>>()?;
     let mut enc = Encrypted::new(&p.setup, ev, p.sign);
-    enc.plains = PlainMemo::from_env()?;
+    enc.plains = PlainMemo::from_env(cts.len())?;
     let mut outs = Vec::with_capacity(cts.len());
     let mut seconds = Vec::with_capacity(cts.len());
     let per = 2 * p.model.blocks.len() + 2;
