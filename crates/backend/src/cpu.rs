@@ -57,16 +57,30 @@ impl Backend for CpuBackend {
         seeds: &[Seed],
         limbs: &[usize],
     ) -> Result<(RnsPoly, RnsPoly), MathError> {
-        let bs = key_b
-            .iter()
-            .map(|b| self.load_host(b, Kind::EvalKey))
-            .collect::<Result<Vec<_>, _>>()?;
         if ups.first().is_some_and(|u| u.limb_indices() != limbs) {
             return Err(MathError::Unsupported(
                 "a seeded key's limbs must be those of the digits it multiplies".into(),
             ));
         }
-        RnsPoly::dot_pair_seeded(ups, &bs.iter().collect::<Vec<_>>(), seeds)
+        // The key digits as they are: the dot reads the limbs it needs in place (no copy of
+        // a key's leading and special limbs below the top level).
+        let bs = key_b
+            .iter()
+            .map(|b| match b {
+                HostPoly::Limbs { limbs: l, .. } if l != limbs => Err(MathError::Unsupported(
+                    "a seeded key's limbs must be those of the digits it multiplies".into(),
+                )),
+                HostPoly::Data(p) | HostPoly::Limbs { whole: p, .. } => {
+                    if Arc::ptr_eq(p.context(), &self.ring) {
+                        Ok(p)
+                    } else {
+                        Err(MathError::RingMismatch { op: "load" })
+                    }
+                }
+                HostPoly::Shape(_) => Err(crate::shape_unsupported("load")),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        RnsPoly::dot_pair_seeded(ups, &bs, seeds)
     }
     fn ntt(&mut self, p: &mut RnsPoly) -> Result<(), MathError> {
         p.ntt()

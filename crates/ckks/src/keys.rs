@@ -135,7 +135,7 @@ pub struct Ciphertext<P> {
 #[derive(Clone, Debug)]
 pub struct SwitchingKey {
     pub(crate) b: Vec<RnsPoly>,
-    pub(crate) seeds: Vec<Seed>,
+    pub(crate) seeds: Arc<KeySeeds>,
     pub(crate) plan: KeySwitchPlan,
     pub(crate) id: KeySetId,
     /// The `b` halves' shapes, for a shape-only key (`b` then holds no data).
@@ -224,6 +224,31 @@ impl SwitchingKey {
                 })
             }
         })
+    }
+}
+
+/// The seeds of a key's `a` halves, shared by the key's copies. When the last copy is
+/// dropped, the limbs expanded from them leave the CPU's key cache
+/// ([`tessera_math::key_cache`]), so the cache holds only keys that are still alive.
+#[derive(Debug)]
+pub(crate) struct KeySeeds(pub(crate) Vec<Seed>);
+
+impl KeySeeds {
+    pub(crate) fn new(seeds: Vec<Seed>) -> Arc<Self> {
+        Arc::new(Self(seeds))
+    }
+}
+
+impl std::ops::Deref for KeySeeds {
+    type Target = [Seed];
+    fn deref(&self) -> &[Seed] {
+        &self.0
+    }
+}
+
+impl Drop for KeySeeds {
+    fn drop(&mut self) {
+        tessera_math::key_cache::forget(&self.0);
     }
 }
 
@@ -441,7 +466,7 @@ impl KeyGenerator {
         }
         Ok(SwitchingKey {
             b,
-            seeds,
+            seeds: KeySeeds::new(seeds),
             plan: plan.clone(),
             id: sk.id,
             shapes: None,
@@ -463,7 +488,7 @@ impl KeyGenerator {
             .collect();
         SwitchingKey {
             b: vec![crate::shape::no_data(self.ctx.ring()); seeds.len()],
-            seeds,
+            seeds: KeySeeds::new(seeds),
             plan: plan.clone(),
             id: sk.id,
             shapes: Some(shapes),

@@ -409,7 +409,7 @@ pub fn switching_key_from_bytes(bytes: &[u8], ctx: &CkksContext) -> Result<Switc
     r.end()?;
     Ok(SwitchingKey {
         b,
-        seeds,
+        seeds: crate::keys::KeySeeds::new(seeds),
         plan,
         id: r.id,
         shapes: None,
@@ -484,7 +484,7 @@ mod tests {
         let b = RnsPoly::zero(ctx.ring(), &limbs, Representation::Evaluation).unwrap();
         let k = SwitchingKey {
             b: vec![b; plan.digits.len()],
-            seeds: vec![Seed([1; 32]); plan.digits.len()],
+            seeds: crate::keys::KeySeeds::new(vec![Seed([1; 32]); plan.digits.len()]),
             plan,
             id: KeySetId([7; 16]),
             shapes: None,

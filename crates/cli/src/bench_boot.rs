@@ -215,6 +215,7 @@ where
             "precision_bits": st.mean_precision_bits(), "max_error_bits": st.max_error_bits(),
             "levels_left": levels_left, "failure_log2": boot.failure_log2(),
             "key_bytes_stored": key_bytes, "rotation_keys": boot.rotations().len(),
+            "key_cache_bytes": tessera_math::key_cache::bytes(),
             "cts": {"levels": bp.cts_levels, "hrot": cts_rot, "pmult": cts_pm},
             "stc": {"levels": bp.stc_levels, "hrot": stc_rot, "pmult": stc_pm},
             "evalmod": {"k": bp.k_bound, "degree": bp.cheb_degree, "double_angle": bp.double_angle},

@@ -52,6 +52,7 @@ pub use error::{MathError, Result};
 pub use modular::{Modulus, Montgomery};
 pub use ntt::{Kernel, NttPlan};
 pub mod automorphism;
+pub mod key_cache;
 pub mod parallel;
 pub mod pointwise;
 pub mod poly;

@@ -10,12 +10,13 @@ use crate::automorphism::{
     apply_permutation, automorphism_coeff, automorphism_permutation, galois_check,
 };
 use crate::error::{MathError, Result};
+use crate::key_cache;
 use crate::modular::Modulus;
 use crate::ntt::{check_degree, NttPlan};
 use crate::parallel::install;
 use crate::pointwise;
 use crate::rns::{BaseConverter, ConversionMode, RnsBasis};
-use crate::sampling::{expand_uniform_into, limb_stream, Seed};
+use crate::sampling::{expand_uniform_into, limb_stream, Seed, Xof};
 use num_bigint::BigInt;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -459,6 +460,25 @@ impl RnsPoly {
         self.require(op, need)
     }
 
+    /// The position in this polynomial of each of the ring limbs `limbs`, after checking that
+    /// it is in evaluation form over the same ring and holds them all.
+    fn positions_of(&self, limbs: &[usize], op: &'static str) -> Result<Vec<usize>> {
+        self.require(op, Some(Representation::Evaluation))?;
+        limbs
+            .iter()
+            .map(|i| {
+                self.limbs
+                    .iter()
+                    .position(|x| x == i)
+                    .ok_or_else(|| MathError::LimbMismatch {
+                        op,
+                        left: self.moduli(),
+                        right: vec![self.ctx.moduli.get(*i).map_or(0, |m| m.value())],
+                    })
+            })
+            .collect()
+    }
+
     fn require(&self, op: &'static str, need: Option<Representation>) -> Result<()> {
         match need {
             Some(r) if r != self.repr => Err(MathError::RepresentationMismatch {
@@ -567,13 +587,37 @@ impl RnsPoly {
     /// Why fused: the expanded `u_i` are used once. Generating them a few kilobytes at a time
     /// (the XOF of each limb is read in order) and consuming them from the L1 cache, with the
     /// `a_i` loaded once for both sums, removes three of the passes over memory that the
-    /// separate calls make (writing and re-reading `u_i`, re-reading `a_i`).
+    /// separate calls make (writing and re-reading `u_i`, re-reading `a_i`). A `u_i` limb
+    /// already expanded is read from [`key_cache`] instead (the same words; expanded once
+    /// per key while the cache's budget has room), which on a CPU is cheaper than drawing it
+    /// again. A bad `TESSERA_KEY_CACHE_GB` is an error. Each `b_i` may hold more limbs than
+    /// `a` (a whole key digit used at a lower level): its limbs are found by ring index, so a
+    /// key's leading and special limbs are read in place instead of being copied out first.
     pub fn dot_pair_seeded(
         a: &[&RnsPoly],
         b: &[&RnsPoly],
         seeds: &[Seed],
     ) -> Result<(RnsPoly, RnsPoly)> {
-        Self::check_dot(a, b)?;
+        if a.is_empty() || a.len() != b.len() {
+            return Err(MathError::LengthMismatch {
+                what: "dot product operands",
+                expected: a.len().max(1),
+                found: b.len(),
+            });
+        }
+        for x in a {
+            a[0].check_compatible(x, "dot product", Some(Representation::Evaluation))?;
+        }
+        // Where each of `a`'s limbs sits in each `b_i` (a key may hold more limbs).
+        let b_pos = b
+            .iter()
+            .map(|y| {
+                if !Arc::ptr_eq(&y.ctx, &a[0].ctx) {
+                    return Err(MathError::RingMismatch { op: "dot product" });
+                }
+                y.positions_of(&a[0].limbs, "dot product")
+            })
+            .collect::<Result<Vec<_>>>()?;
         if seeds.len() != a.len() {
             return Err(MathError::LengthMismatch {
                 what: "seeds of a seeded dot product",
@@ -583,6 +627,13 @@ impl RnsPoly {
         }
         /// Words of each expanded operand generated per step (8 KiB).
         const CHUNK: usize = 1024;
+        /// Where an `a` limb's words come from.
+        enum ALimb {
+            Cached(std::sync::Arc<[u64]>),
+            Stream(Xof),
+        }
+        // A bad TESSERA_KEY_CACHE_GB is an error here, not a silent fallback below.
+        key_cache::budget()?;
         let first = a[0];
         let (ctx, limbs, n) = (&first.ctx, &first.limbs, first.ctx.n);
         let mut out0 = Self::for_overwrite(ctx, limbs, Representation::Evaluation)?;
@@ -596,18 +647,37 @@ impl RnsPoly {
                 .enumerate()
                 .for_each(|(k, ((o0, o1), &i))| {
                     let m = &ctx.moduli[i];
-                    let mut xofs: Vec<_> =
-                        seeds.iter().map(|s| limb_stream(s, m.value())).collect();
+                    // Each `a` limb from the key cache, or streamed from its XOF.
+                    let mut sources: Vec<ALimb> = seeds
+                        .iter()
+                        .map(|s| match key_cache::limb(s, m.value(), n) {
+                            Ok(Some(l)) => ALimb::Cached(l),
+                            _ => ALimb::Stream(limb_stream(s, m.value())),
+                        })
+                        .collect();
                     let mut u = vec![0u64; seeds.len() * CHUNK];
                     for start in (0..n).step_by(CHUNK) {
                         let len = CHUNK.min(n - start);
                         let range = k * n + start..k * n + start + len;
-                        for (xof, ut) in xofs.iter_mut().zip(u.chunks_mut(CHUNK)) {
-                            xof.fill_below(m.value(), &mut ut[..len]);
+                        for (src, ut) in sources.iter_mut().zip(u.chunks_mut(CHUNK)) {
+                            if let ALimb::Stream(xof) = src {
+                                xof.fill_below(m.value(), &mut ut[..len]);
+                            }
                         }
                         let xs: Vec<&[u64]> = a.iter().map(|x| &x.data[range.clone()]).collect();
-                        let ys: Vec<&[u64]> = b.iter().map(|y| &y.data[range.clone()]).collect();
-                        let us: Vec<&[u64]> = u.chunks(CHUNK).map(|c| &c[..len]).collect();
+                        let ys: Vec<&[u64]> = b
+                            .iter()
+                            .zip(&b_pos)
+                            .map(|(y, pos)| &y.data[pos[k] * n + start..pos[k] * n + start + len])
+                            .collect();
+                        let us: Vec<&[u64]> = sources
+                            .iter()
+                            .zip(u.chunks(CHUNK))
+                            .map(|(src, c)| match src {
+                                ALimb::Cached(l) => &l[start..start + len],
+                                ALimb::Stream(_) => &c[..len],
+                            })
+                            .collect();
                         let (c0, c1) = (&mut o0[start..start + len], &mut o1[start..start + len]);
                         pointwise::dot2_row(kernel, m, &xs, &ys, &us, c0, c1)
                             .expect("checked operands");
@@ -1232,6 +1302,24 @@ mod tests {
             assert!(
                 RnsPoly::dot_pair_seeded(&xr, &ys.iter().collect::<Vec<_>>(), &seeds[1..]).is_err(),
                 "one seed per term"
+            );
+            // `b` over more limbs (a whole key digit): its limbs 0 and 2 are read in place.
+            let wide: Vec<RnsPoly> = ys
+                .iter()
+                .enumerate()
+                .map(|(t, y)| {
+                    let mut mid = random_poly(&ctx, &[1], 50 + t as u64);
+                    mid.ntt().unwrap();
+                    RnsPoly::concat(&[y, &mid], &[0, 1, 2]).unwrap()
+                })
+                .collect();
+            let (w0, w1) =
+                RnsPoly::dot_pair_seeded(&xr, &wide.iter().collect::<Vec<_>>(), &seeds).unwrap();
+            assert_eq!((w0, w1), (want0.clone(), want1.clone()), "N = {n}, wide b");
+            // A `b` that lacks one of `a`'s limbs is an error, not a wrong answer.
+            let narrow: Vec<RnsPoly> = ys.iter().map(|y| y.select_limbs(&[0]).unwrap()).collect();
+            assert!(
+                RnsPoly::dot_pair_seeded(&xr, &narrow.iter().collect::<Vec<_>>(), &seeds).is_err()
             );
         }
     }

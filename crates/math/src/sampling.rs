@@ -18,7 +18,7 @@ use crate::error::{MathError, Result};
 use crate::ntt::Kernel;
 
 /// A 32-byte seed.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Seed(pub [u8; 32]);
 
 impl std::fmt::Debug for Seed {

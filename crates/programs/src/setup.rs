@@ -53,19 +53,20 @@ pub fn eager_key_bytes(env: Option<&str>) -> Result<usize> {
 }
 
 /// A byte limit given in GB by the environment variable `name` (its value `env`: 0 to 4096
-/// GB), `default` when it is unset.
+/// GB), `default` when it is unset ([`tessera_math::key_cache::gigabytes`]).
 pub fn gigabytes(name: &'static str, env: Option<&str>, default: usize) -> Result<usize> {
-    let Some(v) = env else {
-        return Ok(default);
-    };
-    match v.trim().parse::<f64>() {
-        Ok(gb) if gb.is_finite() && (0.0..=4096.0).contains(&gb) => Ok((gb * 1e9) as usize),
-        _ => Err(ProgramError::Invalid {
+    tessera_math::key_cache::gigabytes(name, env, default).map_err(|e| match e {
+        tessera_math::MathError::OutOfRange {
             name,
-            value: v.to_string(),
-            allowed: "a number of GB from 0 to 4096".into(),
-        }),
-    }
+            value,
+            allowed,
+        } => ProgramError::Invalid {
+            name,
+            value,
+            allowed,
+        },
+        other => ProgramError::from(other),
+    })
 }
 
 /// The CI set: `test-boot`'s circuit (2 + 9 + 2 levels, sparse secret h = 32) at N = 2^10 with
