@@ -14,7 +14,7 @@ use tessera_math::automorphism::{conjugation_element, galois_element};
 use tessera_math::{ConversionMode, Modulus, RnsPoly};
 
 mod extended;
-pub use extended::ExtCiphertext;
+pub use extended::{ExtCiphertext, ExtFactor};
 
 /// A binary primary function of backend `B` (add, sub, ...).
 type BinaryPrimary<B> = fn(

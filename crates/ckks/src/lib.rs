@@ -58,7 +58,7 @@ pub use context::{CkksContext, OfLimbPlaintext, Plaintext};
 pub use decomposition::KeySwitchPlan;
 pub use encoder::Encoder;
 pub use error::{CkksError, Result};
-pub use evaluator::{Evaluator, ExtCiphertext, KeySwitchDataflow};
+pub use evaluator::{Evaluator, ExtCiphertext, ExtFactor, KeySwitchDataflow};
 pub use key_factory::{GaloisKeyFactory, KeyRef};
 pub use keys::{
     decrypt, Ciphertext, EvaluationKeys, KeyGenerator, KeySetId, PublicKey, SecretKey, SwitchingKey,

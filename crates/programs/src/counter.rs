@@ -24,8 +24,7 @@ pub fn class_of(name: &str) -> &str {
     match name {
         "HMult" | "HMultRescale" | "Tensor" => "HMult",
         "HRot" | "HRotHoisted" | "HRotHoistedExt" | "HRotExt" => "HRot",
-        "PMult" | "PMultAcc" | "PMultOFLimb" | "PMultOFLimbAcc" | "PMultExt" | "PMultExtAcc"
-        | "PMultOFLimbExt" | "PMultOFLimbExtAcc" => "PMult",
+        "PMult" | "PMultAcc" | "PMultOFLimb" | "PMultOFLimbAcc" | "PMultExtSum" => "PMult",
         "CMult" | "CMultInt" => "CMult",
         "HAdd" | "HSub" | "HNeg" | "PAdd" | "PAddOFLimb" | "CAdd" | "HAddExt" => "Add",
         "HRescale" => "Rescale",

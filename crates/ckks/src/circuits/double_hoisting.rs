@@ -35,12 +35,16 @@ pub(crate) fn bsgs_sum<B: Backend>(
     let mut total: Option<ExtCiphertext<B::Poly>> = None;
     for (&g, ks) in &plan.giant {
         let g_mod = g.rem_euclid(m.s as i64) as usize;
-        let mut acc = None;
-        for &(k, b) in ks {
-            let pt = diagonal(ctx, m, enc, k, g_mod, level, q_l, &special)?;
-            acc = Some(pt.mul_ext_acc(ev, acc, baby[&b])?);
-        }
-        let acc = acc.expect("every giant step gathers a diagonal");
+        let pts = ks
+            .iter()
+            .map(|&(k, _)| diagonal(ctx, m, enc, k, g_mod, level, q_l, &special))
+            .collect::<Result<Vec<_>>>()?;
+        let terms: Vec<_> = ks
+            .iter()
+            .zip(&pts)
+            .map(|(&(_, b), pt)| (baby[&b], pt.ext_factor()))
+            .collect();
+        let acc = ev.mul_plain_ext_sum(&terms)?;
         let acc = if g == 0 {
             acc
         } else {

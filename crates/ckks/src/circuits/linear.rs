@@ -10,7 +10,7 @@
 
 use crate::encoder::DiagonalMatrix;
 use crate::error::Result;
-use crate::evaluator::{Evaluator, ExtCiphertext};
+use crate::evaluator::{Evaluator, ExtFactor};
 use crate::keys::{Ciphertext, EvaluationKeys};
 use crate::{CkksContext, OfLimbPlaintext, Plaintext};
 use num_complex::Complex64;
@@ -62,17 +62,13 @@ impl EncodedDiagonal {
         }
     }
 
-    /// `acc + a * self` over `Q_l P` (double hoisting), in its form: a full plaintext must
-    /// have been encoded over `a`'s limbs, an OF-Limb one is extended to them.
-    pub fn mul_ext_acc<B: Backend>(
-        &self,
-        ev: &mut Evaluator<B>,
-        acc: Option<ExtCiphertext<B::Poly>>,
-        a: &ExtCiphertext<B::Poly>,
-    ) -> Result<ExtCiphertext<B::Poly>> {
+    /// This plaintext as a factor of a sum of PMults over `Q_l P` (double hoisting,
+    /// [`Evaluator::mul_plain_ext_sum`]): a full plaintext must have been encoded over the
+    /// ciphertext's limbs, an OF-Limb one is extended to them.
+    pub fn ext_factor(&self) -> ExtFactor<'_> {
         match self {
-            EncodedDiagonal::Full(p) => ev.mul_plain_ext_acc(acc, a, p),
-            EncodedDiagonal::OfLimb(p) => ev.mul_plain_oflimb_ext_acc(acc, a, p),
+            EncodedDiagonal::Full(p) => ExtFactor::Full(p),
+            EncodedDiagonal::OfLimb(p) => ExtFactor::OfLimb(p),
         }
     }
 

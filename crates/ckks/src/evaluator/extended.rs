@@ -44,6 +44,36 @@ pub struct ExtCiphertext<P> {
     pub special: Vec<usize>,
 }
 
+/// A plaintext factor of [`Evaluator::mul_plain_ext_sum`].
+#[derive(Clone, Copy, Debug)]
+pub enum ExtFactor<'a> {
+    /// A plaintext encoded over the ciphertext's chain and special limbs.
+    Full(&'a Plaintext),
+    /// ARK's OF-Limb plaintext (the `q_0` limb), extended to those limbs on use.
+    OfLimb(&'a OfLimbPlaintext),
+}
+
+impl ExtFactor<'_> {
+    fn level(&self) -> usize {
+        match self {
+            ExtFactor::Full(p) => p.level,
+            ExtFactor::OfLimb(p) => p.level,
+        }
+    }
+    fn scale(&self) -> f64 {
+        match self {
+            ExtFactor::Full(p) => p.scale,
+            ExtFactor::OfLimb(p) => p.scale,
+        }
+    }
+    fn slots(&self) -> usize {
+        match self {
+            ExtFactor::Full(p) => p.slots,
+            ExtFactor::OfLimb(p) => p.slots,
+        }
+    }
+}
+
 impl<B: Backend> Evaluator<B> {
     /// Hoisted rotations left over `Q_l P`: one ModUp of `a.c1` shared by every rotation in
     /// `steps`, each rotation's inner product kept before ModDown and joined with `P` times
@@ -118,78 +148,58 @@ impl<B: Backend> Evaluator<B> {
         Ok(self.backend.mul_scalar(&joined, factors)?)
     }
 
-    /// PMult over `Q_l P`: `acc + a * pt` (or `a * pt` when `acc` is `None`), `pt` encoded
-    /// over `a`'s limbs ([`crate::CkksContext::encode_over`] with `a.special`).
-    pub fn mul_plain_ext_acc(
+    /// The sum of PMults over `Q_l P`, `sum_k a_k * pt_k`, each `pt_k` encoded over `a_k`'s
+    /// limbs ([`crate::CkksContext::encode_over`] with `a_k.special`) or an OF-Limb plaintext
+    /// extended to them: the diagonal products of one giant step of a double-hoisted BSGS
+    /// transform.
+    ///
+    /// Why one operation: computed as a product and `k - 1` multiply-accumulates, the partial
+    /// sum is written and read back `k - 1` times and reduced after every term; as one inner
+    /// product per part (the backend's `dot`: products summed lazily, one reduction per
+    /// coefficient) each operand is read once and the sum written once. It is recorded as
+    /// one `PMultExtSum` operation (counted as one PMult class operation) whose primaries are
+    /// the plaintext loads and two `dot`s.
+    pub fn mul_plain_ext_sum(
         &mut self,
-        acc: Option<ExtCiphertext<B::Poly>>,
-        a: &ExtCiphertext<B::Poly>,
-        pt: &Plaintext,
+        terms: &[(&ExtCiphertext<B::Poly>, ExtFactor<'_>)],
     ) -> Result<ExtCiphertext<B::Poly>> {
-        Self::same_level("PMultExt", a.level, pt.level)?;
-        let op = if acc.is_some() {
-            "PMultExtAcc"
-        } else {
-            "PMultExt"
-        };
-        self.ext_plain_product(op, acc, a, pt.scale, pt.slots, |e| {
-            Ok(e.backend.load_host(&pt.host(), Kind::Plaintext)?)
-        })
-    }
-
-    /// [`Evaluator::mul_plain_ext_acc`] with an OF-Limb plaintext: its `q_0` limb extended
-    /// to `a`'s chain and special limbs.
-    pub fn mul_plain_oflimb_ext_acc(
-        &mut self,
-        acc: Option<ExtCiphertext<B::Poly>>,
-        a: &ExtCiphertext<B::Poly>,
-        pt: &OfLimbPlaintext,
-    ) -> Result<ExtCiphertext<B::Poly>> {
-        Self::same_level("PMultExt (OF-Limb)", a.level, pt.level)?;
-        let op = if acc.is_some() {
-            "PMultOFLimbExtAcc"
-        } else {
-            "PMultOFLimbExt"
-        };
-        let mut limbs = self.ctx.chain_limbs(a.level);
-        limbs.extend_from_slice(&a.special);
-        self.ext_plain_product(op, acc, a, pt.scale, pt.slots, |e| {
-            e.oflimb_operand(pt, &limbs)
-        })
-    }
-
-    fn ext_plain_product(
-        &mut self,
-        op: &'static str,
-        acc: Option<ExtCiphertext<B::Poly>>,
-        a: &ExtCiphertext<B::Poly>,
-        pt_scale: f64,
-        pt_slots: usize,
-        get: impl FnOnce(&mut Self) -> Result<B::Poly>,
-    ) -> Result<ExtCiphertext<B::Poly>> {
-        let scale = a.scale * pt_scale;
-        if let Some(acc) = &acc {
-            Self::same_level(op, acc.level, a.level)?;
-            Self::same_scale(op, acc.scale, scale)?;
-            Self::same_special(op, &acc.special, &a.special)?;
+        const OP: &str = "PMultExtSum";
+        let (first, f0) = terms.first().ok_or_else(|| CkksError::InvalidParameter {
+            name: "terms",
+            value: "0".into(),
+            allowed: "at least one (ciphertext, plaintext) product".into(),
+        })?;
+        let scale = first.scale * f0.scale();
+        let mut slots = 0;
+        for (a, f) in terms {
+            Self::same_level(OP, first.level, a.level)?;
+            Self::same_level(OP, a.level, f.level())?;
+            Self::same_scale(OP, scale, a.scale * f.scale())?;
+            Self::same_special(OP, &first.special, &a.special)?;
+            first.key_set.check(OP, a.key_set)?;
+            slots = slots.max(a.slots).max(f.slots());
         }
-        self.traced(op, a.level, |e| {
-            let p = get(e)?;
-            Ok(match acc {
-                None => ExtCiphertext {
-                    c0: e.backend.mul(&a.c0, &p)?,
-                    c1: e.backend.mul(&a.c1, &p)?,
-                    scale,
-                    slots: a.slots.max(pt_slots),
-                    ..a.clone()
-                },
-                Some(mut acc) => {
-                    e.backend.mul_acc(&mut acc.c0, &a.c0, &p)?;
-                    e.backend.mul_acc(&mut acc.c1, &a.c1, &p)?;
-                    acc.slots = acc.slots.max(a.slots).max(pt_slots);
-                    acc
-                }
-            })
+        let mut limbs = self.ctx.chain_limbs(first.level);
+        limbs.extend_from_slice(&first.special);
+        let (c0, c1) = self.traced(OP, first.level, |e| {
+            let ps = terms
+                .iter()
+                .map(|(_, f)| match f {
+                    ExtFactor::Full(p) => Ok(e.backend.load_host(&p.host(), Kind::Plaintext)?),
+                    ExtFactor::OfLimb(p) => e.oflimb_operand(p, &limbs),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let ps: Vec<&B::Poly> = ps.iter().collect();
+            let c0s: Vec<&B::Poly> = terms.iter().map(|(a, _)| &a.c0).collect();
+            let c1s: Vec<&B::Poly> = terms.iter().map(|(a, _)| &a.c1).collect();
+            Ok((e.backend.dot(&c0s, &ps)?, e.backend.dot(&c1s, &ps)?))
+        })?;
+        Ok(ExtCiphertext {
+            c0,
+            c1,
+            scale,
+            slots,
+            ..(*first).clone()
         })
     }
 
