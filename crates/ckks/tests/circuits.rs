@@ -460,6 +460,21 @@ fn double_hoisting_agrees_with_single_and_saves_mod_downs() {
                 .filter(|i| i.op == Op::Begin && i.name.as_deref() == Some("HRotHoistedExt"))
                 .count();
             assert_eq!(ext > 0, std::ptr::eq(lt, &double), "{flow:?}");
+            // Double hoisting sums each giant step's products in one PMultExtSum.
+            let sums = ins
+                .iter()
+                .filter(|i| i.op == Op::Begin && i.name.as_deref() == Some("PMultExtSum"))
+                .count();
+            let want_sums = if std::ptr::eq(lt, &double) {
+                plan.giant.len()
+            } else {
+                0
+            };
+            assert_eq!(sums, want_sums, "{flow:?}");
+            assert!(
+                ev.mul_plain_ext_sum(&[]).is_err(),
+                "an empty sum is an error"
+            );
             let out = ctx_decode(&st, &y);
             got.push(out);
         }
