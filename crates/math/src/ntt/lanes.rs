@@ -29,6 +29,21 @@
 //!   so it needs no correction: two vector operations fewer per butterfly. The last stage's
 //!   Shoup inputs (`x + y`, `x - y + 4q`) are below `8q` too and are reduced to `[0, q)`.
 //!
+//! ## The signed regime (double-precision lanes)
+//!
+//! Lanes that hold residues as doubles ([`Lanes::SIGNED`], AVX2 with FMA for `q < 2^50`) keep
+//! signed values, exact integers below 2^53 in magnitude, instead of lazy unsigned ones. The
+//! product `t = y*w mod q` comes out of the FMA units in `(-1.5q, 1.5q)` for any `|y| < 4q`
+//! with no correction and no conversion, so a forward butterfly is `(x + t, x - t)` and needs
+//! no bias: the stages alternate *keep* (as is) and *reduce* (`x <- x - round(x/q) q`, one
+//! product, one rounding and one FMA, to `|x| <= q/2 + 1`), as the wide regime does. From
+//! canonical input with a keep stage the magnitudes stay below `2.5q`, `2q`, `3.5q`, `2q`, ...
+//! The inverse reduces each sum (`|s| <= q/2 + 1`, `|d| < 1.5q`, so every Shoup input is
+//! below `3q + 1`). Residues enter as doubles in one sweep ([`Lanes::import`]) and leave
+//! canonical as `u64` in the last stage ([`Lanes::export_canonical`]). Per butterfly that is
+//! about ten vector operations against eighteen for the lazy unsigned form with a
+//! double-precision product.
+//!
 //! Cache blocking: stages whose butterfly span exceeds [`BLOCK`] words sweep the whole limb;
 //! the remaining stages run block by block so the block stays in L1. The stages of stride `L`
 //! and below run as one in-register pass per two vectors ([`narrow_strides`]): the vectors are
@@ -57,6 +72,33 @@ pub(crate) trait Lanes {
     const WORD_BITS: u32;
     /// Whether [`Lanes::mul_shoup_raw`] already returns values below `2q`.
     const RAW_BELOW_2Q: bool;
+    /// Whether the lanes hold signed doubles (the signed regime of the module documentation):
+    /// then [`Lanes::add`] and [`Lanes::sub`] are exact double additions, the four methods
+    /// below replace the lazy unsigned corrections, and [`Lanes::min`] and
+    /// [`Lanes::mul_shoup_raw`] are never called.
+    const SIGNED: bool = false;
+    /// A residue below 2^52, as stored in memory, as a lane value (signed lanes convert it to
+    /// a double).
+    #[inline(always)]
+    unsafe fn import(x: Self::V) -> Self::V {
+        x
+    }
+    /// Signed lanes: a value congruent to `y*w` in `(-1.5q, 1.5q)`, for `|y| < 4q`.
+    #[inline(always)]
+    unsafe fn mul_signed(_y: Self::V, _w: Self::V, _ws: Self::V, _q: Self::V) -> Self::V {
+        unreachable!("only signed lanes run the signed regime")
+    }
+    /// Signed lanes: `x - round(x / q) q`, a value congruent to `x` with magnitude at most
+    /// `q/2 + 1`, for `|x| < 4q`.
+    #[inline(always)]
+    unsafe fn reduce_signed(_x: Self::V, _q: Self::V) -> Self::V {
+        unreachable!("only signed lanes run the signed regime")
+    }
+    /// Signed lanes: `x mod q` in `[0, q)` as a `u64` word, for `|x| < 4q`.
+    #[inline(always)]
+    unsafe fn export_canonical(_x: Self::V, _q: Self::V) -> Self::V {
+        unreachable!("only signed lanes run the signed regime")
+    }
     unsafe fn load(p: *const u64) -> Self::V;
     unsafe fn store(p: *mut u64, v: Self::V);
     unsafe fn splat(x: u64) -> Self::V;
@@ -104,11 +146,13 @@ struct Consts<V> {
 impl<V: Copy> Consts<V> {
     #[inline(always)]
     unsafe fn new<S: Lanes<V = V>>(q: u64) -> Self {
+        // `4q` and `8q` are only read in the wide regimes, where `16q` fits the lane word; for
+        // larger moduli (up to 2^62) they wrap unused.
         Self {
             q: S::splat(q),
             q2: S::splat(2 * q),
-            q4: S::splat(4 * q),
-            q8: S::splat(8 * q),
+            q4: S::splat(q.wrapping_mul(4)),
+            q8: S::splat(q.wrapping_mul(8)),
         }
     }
 }
@@ -137,6 +181,9 @@ unsafe fn mul_shoup_lazy<S: Lanes>(y: S::V, w: S::V, ws: S::V, k: &Consts<S::V>)
 /// Lazy value to `[0, q)`: from `[0, 16q)` when `WIDE`, else from `[0, 4q)`.
 #[inline(always)]
 unsafe fn canonical<S: Lanes, const WIDE: bool>(x: S::V, k: &Consts<S::V>) -> S::V {
+    if S::SIGNED {
+        return S::export_canonical(x, k.q);
+    }
     let x = if WIDE {
         small_mod::<S>(small_mod::<S>(x, k.q8), k.q4)
     } else {
@@ -154,6 +201,15 @@ unsafe fn ct<S: Lanes, const M: u8>(
     ws: S::V,
     k: &Consts<S::V>,
 ) -> (S::V, S::V) {
+    if S::SIGNED {
+        let x = if M == WIDE_REDUCE {
+            S::reduce_signed(x, k.q)
+        } else {
+            x
+        };
+        let t = S::mul_signed(y, w, ws, k.q);
+        return (S::add(x, t), S::sub(x, t));
+    }
     if M == NARROW {
         let x = small_mod::<S>(x, k.q2);
         let t = mul_shoup_lazy::<S>(y, w, ws, k);
@@ -180,6 +236,10 @@ unsafe fn gs<S: Lanes, const WIDE: bool>(
     ws: S::V,
     k: &Consts<S::V>,
 ) -> (S::V, S::V) {
+    if S::SIGNED {
+        let s = S::reduce_signed(S::add(x, y), k.q);
+        return (s, S::mul_signed(S::sub(x, y), w, ws, k.q));
+    }
     if WIDE {
         let s = small_mod::<S>(S::add(x, y), k.q4);
         let d = S::mul_shoup_raw(S::add(S::sub(x, y), k.q4), w, ws, k.q);
@@ -448,7 +508,11 @@ unsafe fn narrow_chunks<
 /// bit-reversed order. `a.len()` must be a power of two with `a.len() >= 4 * S::L`.
 #[inline(always)]
 pub(crate) unsafe fn forward<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) {
-    if (qv as u128) * 16 < (1u128 << S::WORD_BITS) {
+    if S::SIGNED {
+        // Keep and reduce alternate as in the wide regime.
+        import_all::<S>(a);
+        forward_regime::<S, true>(a, tables, qv)
+    } else if (qv as u128) * 16 < (1u128 << S::WORD_BITS) {
         forward_regime::<S, true>(a, tables, qv)
     } else {
         forward_regime::<S, false>(a, tables, qv)
@@ -514,7 +578,10 @@ unsafe fn forward_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tab
 /// scaling; input < 2q, output canonical.
 #[inline(always)]
 pub(crate) unsafe fn inverse<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) {
-    if (qv as u128) * 8 < (1u128 << S::WORD_BITS) {
+    if S::SIGNED {
+        import_all::<S>(a);
+        inverse_regime::<S, true>(a, tables, qv)
+    } else if (qv as u128) * 8 < (1u128 << S::WORD_BITS) {
         inverse_regime::<S, true>(a, tables, qv)
     } else {
         inverse_regime::<S, false>(a, tables, qv)
@@ -578,10 +645,30 @@ unsafe fn inverse_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tab
     while j < half {
         let x = S::load(ptr.add(j));
         let y = S::load(ptr.add(j + half));
+        if S::SIGNED {
+            // |x|, |y| < 1.5q + 1: both Shoup inputs below 4q.
+            let s = S::mul_signed(S::add(x, y), ni, nis, k.q);
+            let d = S::mul_signed(S::sub(x, y), wn, wns, k.q);
+            S::store(ptr.add(j), S::export_canonical(s, k.q));
+            S::store(ptr.add(j + half), S::export_canonical(d, k.q));
+            j += S::L;
+            continue;
+        }
         let s = mul_shoup_lazy::<S>(S::add(x, y), ni, nis, &k);
         let d = mul_shoup_lazy::<S>(S::add(S::sub(x, y), bias), wn, wns, &k);
         S::store(ptr.add(j), small_mod::<S>(s, k.q));
         S::store(ptr.add(j + half), small_mod::<S>(d, k.q));
+        j += S::L;
+    }
+}
+
+/// Every word of `a` through [`Lanes::import`], in place (signed lanes' first sweep).
+#[inline(always)]
+unsafe fn import_all<S: Lanes>(a: &mut [u64]) {
+    let p = a.as_mut_ptr();
+    let mut j = 0;
+    while j + S::L <= a.len() {
+        S::store(p.add(j), S::import(S::load(p.add(j))));
         j += S::L;
     }
 }

@@ -198,7 +198,7 @@ pub struct NttPlan {
     /// 52-bit Shoup tables for the IFMA kernel, present when `q < 2^50`.
     tables52: Option<Tables>,
     /// Double-precision tables for the AVX2 kernel's FMA product, present when `q < 2^50`
-    /// and the CPU has FMA (`x86::Avx2Fma`).
+    /// and the CPU has FMA (`x86::Avx2F64`).
     tables_f64: Option<Tables>,
     kernel: Kernel,
 }
@@ -560,54 +560,80 @@ mod tests {
         }
     }
 
-    /// The AVX2 kernel's double-precision Shoup product at its bounds: the largest 50-bit
-    /// NTT prime, inputs up to `4q - 1` and twiddles up to `q - 1`, against `u128`
-    /// arithmetic; the result must be congruent and in `[0, 4q)` (the lanes' contract).
+    /// The AVX2 kernel's signed double-precision lane operations at their bounds (`x86::Avx2F64`):
+    /// NTT primes up to the largest 50-bit one, signed inputs up to `4q - 1` in magnitude and
+    /// twiddles up to `q - 1`, against `i128` arithmetic. The product must be congruent and
+    /// within `1.5q`, the reduction congruent and within `q/2 + 1`, the export canonical.
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn avx2_fma_shoup_product_is_exact_at_its_bounds() {
+    fn avx2_signed_lanes_are_exact_at_their_bounds() {
         if !crate::simd::avx2_fma() {
-            eprintln!("SKIPPED avx2_fma_shoup_product_is_exact_at_its_bounds: no AVX2+FMA here");
+            eprintln!("SKIPPED avx2_signed_lanes_are_exact_at_their_bounds: no AVX2+FMA here");
             return;
         }
         let mut rng = crate::testutil::XorShift::new(0xf3a);
         for bits in [20u32, 30, 45, 49, 50] {
             let q = generate_ntt_primes(bits, 1 << 16, 1, &[]).unwrap()[0];
-            let mut ys = vec![0, 1, q - 1, q, 2 * q - 1, 3 * q, 4 * q - 2, 4 * q - 1];
+            let qi = q as i64;
+            let mut ys: Vec<i64> = vec![0, 1, -1, qi - 1, qi, -qi, 2 * qi - 1, -3 * qi];
+            ys.extend([
+                4 * qi - 2,
+                4 * qi - 1,
+                -(4 * qi - 1),
+                qi / 2,
+                -(qi / 2),
+                7,
+                -7,
+                0,
+            ]);
             let mut ws = vec![0, 1, q - 1, q - 2, q / 2, q - 1, q - 1, q - 1];
+            ws.extend([q - 1, q - 1, q - 1, 1, q - 1, 0, q / 3, 2]);
             for _ in 0..4096 {
-                ys.push(rng.next_u64() % (4 * q));
+                ys.push((rng.next_u64() % (8 * q)) as i64 - (4 * qi - 1));
                 ws.push(rng.next_u64() % q);
             }
+            let m = |v: i128| v.rem_euclid(q as i128);
             for (y4, w4) in ys.chunks(4).zip(ws.chunks(4)) {
+                let yd: Vec<u64> = y4.iter().map(|&y| (y as f64).to_bits()).collect();
                 let wd: Vec<u64> = w4.iter().map(|&w| (w as f64).to_bits()).collect();
                 let wq: Vec<u64> = w4
                     .iter()
                     .map(|&w| (w as f64 / q as f64).to_bits())
                     .collect();
-                let mut out = [0u64; 4];
+                let (mut prod, mut red, mut exp) = ([0u64; 4], [0u64; 4], [0u64; 4]);
                 // SAFETY: AVX2 and FMA were detected above; all slices hold four words.
                 unsafe {
                     use core::arch::x86_64::*;
                     #[target_feature(enable = "avx2,fma")]
-                    unsafe fn product(y: &[u64], w: &[u64], ws: &[u64], q: u64, out: &mut [u64]) {
+                    unsafe fn lanes(
+                        y: &[u64],
+                        w: &[u64],
+                        ws: &[u64],
+                        q: u64,
+                        out: [&mut [u64; 4]; 3],
+                    ) {
                         let ld = |p: &[u64]| _mm256_loadu_si256(p.as_ptr() as *const __m256i);
-                        let r =
-                            x86::shoup_fma_256(ld(y), ld(w), ld(ws), _mm256_set1_epi64x(q as i64));
-                        _mm256_storeu_si256(out.as_mut_ptr() as *mut __m256i, r);
+                        let st = |p: &mut [u64; 4], v| {
+                            _mm256_storeu_si256(p.as_mut_ptr() as *mut __m256i, v)
+                        };
+                        let qv = _mm256_set1_epi64x(q as i64);
+                        let [p, r, e] = out;
+                        st(p, x86::mul_signed_256(ld(y), ld(w), ld(ws), qv));
+                        st(r, x86::reduce_signed_256(ld(y), qv));
+                        st(e, x86::export_canonical_256(ld(y), qv));
                     }
-                    product(y4, &wd, &wq, q, &mut out);
+                    lanes(&yd, &wd, &wq, q, [&mut prod, &mut red, &mut exp]);
                 }
                 for k in 0..4 {
-                    let want = (y4[k] as u128 * w4[k] as u128 % q as u128) as u64;
-                    assert!(
-                        out[k] < 4 * q,
-                        "q {q} y {} w {}: {} not below 4q",
-                        y4[k],
-                        w4[k],
-                        out[k]
-                    );
-                    assert_eq!(out[k] % q, want, "q {q} y {} w {}", y4[k], w4[k]);
+                    let (y, w) = (y4[k] as i128, w4[k] as i128);
+                    let p = f64::from_bits(prod[k]);
+                    let r = f64::from_bits(red[k]);
+                    assert!(p.abs() < 1.5 * q as f64, "q {q} y {y} w {w}: product {p}");
+                    assert_eq!(p.fract(), 0.0, "q {q} y {y} w {w}: product {p}");
+                    assert_eq!(m(p as i128), m(y * w), "q {q} y {y} w {w}: product");
+                    assert!(r.abs() <= (q / 2 + 1) as f64, "q {q} y {y}: reduced {r}");
+                    assert_eq!(m(r as i128), m(y), "q {q} y {y}: reduced");
+                    assert_eq!(exp[k] as i128, m(y), "q {q} y {y}: exported");
                 }
             }
         }

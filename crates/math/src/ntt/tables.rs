@@ -71,7 +71,7 @@ impl Tables {
         }
     }
 
-    /// Tables for [`super::x86::Avx2Fma`]'s double-precision Shoup product (`q < 2^50`):
+    /// Tables for [`super::x86::Avx2F64`]'s double-precision Shoup product (`q < 2^50`):
     /// every constant `w` is stored as the bits of the double `w` (exact, `w < 2^50`), and
     /// its quotient as the bits of the double `fl(w / q)`.
     pub fn new_f64(m: &Modulus, n: usize, psi: u64) -> Self {

@@ -163,60 +163,91 @@ impl Lanes for Avx2 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// AVX2 with the Shoup product on the FMA units (moduli below 2^50)
+// AVX2 with residues as doubles on the FMA units (moduli below 2^50)
 // ---------------------------------------------------------------------------------------------
 
-/// AVX2 lanes whose Shoup product runs in double precision on the FMA units, for moduli below
-/// 2^50 (lazy values below `4q < 2^52`). AVX2 has no 64 x 64-bit multiply: the integer
-/// product takes nine 32-bit multiply micro-ops on the two vector-multiply ports, while this
-/// one takes four FMA-unit operations (two products, one FMA for the exact low half, one for
-/// the remainder) and moves the rest to the adders. Values stay `u64` in memory and in every
-/// other lane operation (the driver is [`Avx2`]'s); only the twiddle tables differ: `w` and
-/// `ws` hold the bits of the doubles `w` and `w / q` ([`super::tables::Tables::new_f64`]).
-/// Same canonical outputs as every kernel, bit for bit.
-pub(crate) struct Avx2Fma;
+/// AVX2 lanes holding residues as signed doubles, for moduli below 2^50: the signed regime of
+/// [`super::lanes`]. AVX2 has no 64 x 64-bit multiply: the integer Shoup product takes nine
+/// 32-bit multiply micro-ops, while here it is four FMA-unit operations and one rounding, and
+/// the butterflies' additions, reductions and final canonical form stay on the double units
+/// too, with no conversion between stages. Values are exact integers below `4q < 2^52` in
+/// magnitude; the words of the limb hold their bits during the transform. The twiddle tables
+/// hold the doubles `w` and `fl(w / q)` ([`super::tables::Tables::new_f64`]). Same canonical
+/// outputs as every kernel, bit for bit.
+pub(crate) struct Avx2F64;
 
 /// Bits of the double 2^52: `x | MAGIC52` read as a double is `2^52 + x` for `x < 2^52`.
 const MAGIC52: i64 = 0x4330_0000_0000_0000;
 
-/// `y * w mod q` in `(0.5q, 3.5q)` for `y < 4q`, `q < 2^50`, from the doubles `w` and
-/// `ws = fl(w / q)`.
-///
-/// Why it is exact: `h = fl(y w)` and `l = y w - h` (one FMA, exact: a product's rounding error
-/// is representable); the quotient `z = y w / q < 2^52 - 4` is estimated by `p = fl(y ws)`
-/// within 1 and rounded to the integer `qt` (adding and subtracting 2^52, exact since
-/// `0 <= p < 2^52`), so `|z - qt| < 1.5` and `r = y w - qt q` lies in `(-1.5q, 1.5q)`;
-/// `h - qt q = r - l` (`|l| <= 2^49`) is below 2^51 and comes out of one FMA exactly, and
-/// `r + 2q + 2^52` is an integer in `[2^52, 2^53)`, whose double has the integer's bits
-/// above `MAGIC52`.
+/// Round to nearest (ties to even) without raising exceptions.
+const ROUND_NEAREST: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+
 #[inline(always)]
-pub(crate) unsafe fn shoup_fma_256(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
-    let magic = _mm256_castsi256_pd(_mm256_set1_epi64x(MAGIC52));
-    let to_f64 = |v: __m256i| {
-        _mm256_sub_pd(
-            _mm256_castsi256_pd(_mm256_or_si256(v, _mm256_castpd_si256(magic))),
-            magic,
-        )
-    };
-    let (yd, qd) = (to_f64(y), to_f64(q));
-    let (wd, wsd) = (_mm256_castsi256_pd(w), _mm256_castsi256_pd(ws));
-    let h = _mm256_mul_pd(yd, wd);
-    let l = _mm256_fmsub_pd(yd, wd, h);
-    let qt = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(yd, wsd), magic), magic);
-    let r = _mm256_add_pd(_mm256_fnmadd_pd(qt, qd, h), l);
-    // 2q + 2^52: exact (an integer below 2^53); loop-invariant, so hoisted by the compiler.
-    let bias = _mm256_add_pd(_mm256_add_pd(qd, qd), magic);
-    _mm256_sub_epi64(
-        _mm256_castpd_si256(_mm256_add_pd(r, bias)),
-        _mm256_castpd_si256(magic),
-    )
+unsafe fn pd(v: __m256i) -> __m256d {
+    _mm256_castsi256_pd(v)
 }
 
-impl Lanes for Avx2Fma {
+#[inline(always)]
+unsafe fn si(v: __m256d) -> __m256i {
+    _mm256_castpd_si256(v)
+}
+
+/// The double of a `u64` below 2^52.
+#[inline(always)]
+unsafe fn u52_to_f64(v: __m256i) -> __m256d {
+    let magic = _mm256_set1_epi64x(MAGIC52);
+    _mm256_sub_pd(pd(_mm256_or_si256(v, magic)), pd(magic))
+}
+
+/// `y * w mod q` in `(-1.5q, 1.5q)` for `|y| < 4q`, `q < 2^50`, from the doubles `y`, `w` and
+/// `ws = fl(w / q)`; `q` is the integer word.
+///
+/// Why it is exact: `h = fl(y w)` and `l = y w - h` (one FMA, exact: a product's rounding error
+/// is representable; both are integers, `|l| <= 2^49` since `|y w| < 2^102`); the quotient
+/// `z = y w / q`, `|z| < 4q < 2^52`, is estimated by `fl(y ws)` within 1 and rounded to the
+/// integer `qt`, so `|z - qt| < 1.5` and `r = y w - qt q` lies in `(-1.5q, 1.5q)`;
+/// `h - qt q = r - l` is an integer below 2^51 in magnitude, so one FMA gives it exactly, and
+/// adding `l` back is exact too.
+#[inline(always)]
+pub(crate) unsafe fn mul_signed_256(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
+    let (yd, wd, wsd, qd) = (pd(y), pd(w), pd(ws), u52_to_f64(q));
+    let h = _mm256_mul_pd(yd, wd);
+    let l = _mm256_fmsub_pd(yd, wd, h);
+    let qt = _mm256_round_pd::<ROUND_NEAREST>(_mm256_mul_pd(yd, wsd));
+    si(_mm256_add_pd(_mm256_fnmadd_pd(qt, qd, h), l))
+}
+
+/// `x - round(x / q) q` for `|x| < 4q`, `q < 2^50`: `x / q` is estimated by `x fl(1/q)` within
+/// `2^-49`, so the result, an integer (exact: one FMA of integers below 2^52), has magnitude
+/// at most `q/2 + 1`.
+#[inline(always)]
+pub(crate) unsafe fn reduce_signed_256(x: __m256i, q: __m256i) -> __m256i {
+    let qd = u52_to_f64(q);
+    // Loop-invariant, so hoisted out of the butterfly loops by the compiler.
+    let qinv = _mm256_div_pd(_mm256_set1_pd(1.0), qd);
+    let qt = _mm256_round_pd::<ROUND_NEAREST>(_mm256_mul_pd(pd(x), qinv));
+    si(_mm256_fnmadd_pd(qt, qd, pd(x)))
+}
+
+/// `x mod q` in `[0, q)` as a `u64` word, for `|x| < 4q`: reduced to `|r| <= q/2 + 1`, `q`
+/// added where `r < 0` (a compare, not the sign bit, so that a zero is never lifted to `q`),
+/// and the integer read from the bits of `r + 2^52`.
+#[inline(always)]
+pub(crate) unsafe fn export_canonical_256(x: __m256i, q: __m256i) -> __m256i {
+    let qd = u52_to_f64(q);
+    let r = pd(reduce_signed_256(x, q));
+    let negative = _mm256_cmp_pd::<_CMP_LT_OQ>(r, _mm256_setzero_pd());
+    let r = _mm256_blendv_pd(r, _mm256_add_pd(r, qd), negative);
+    let magic = _mm256_set1_epi64x(MAGIC52);
+    _mm256_sub_epi64(si(_mm256_add_pd(r, pd(magic))), magic)
+}
+
+impl Lanes for Avx2F64 {
     type V = __m256i;
     const L: usize = 4;
     const WORD_BITS: u32 = 52;
     const RAW_BELOW_2Q: bool = false;
+    const SIGNED: bool = true;
     #[inline(always)]
     unsafe fn load(p: *const u64) -> __m256i {
         Avx2::load(p)
@@ -231,23 +262,33 @@ impl Lanes for Avx2Fma {
     }
     #[inline(always)]
     unsafe fn add(a: __m256i, b: __m256i) -> __m256i {
-        Avx2::add(a, b)
+        si(_mm256_add_pd(pd(a), pd(b)))
     }
     #[inline(always)]
     unsafe fn sub(a: __m256i, b: __m256i) -> __m256i {
-        Avx2::sub(a, b)
+        si(_mm256_sub_pd(pd(a), pd(b)))
+    }
+    unsafe fn min(_: __m256i, _: __m256i) -> __m256i {
+        unreachable!("signed lanes have no unsigned regime")
+    }
+    unsafe fn mul_shoup_raw(_: __m256i, _: __m256i, _: __m256i, _: __m256i) -> __m256i {
+        unreachable!("signed lanes have no unsigned regime")
     }
     #[inline(always)]
-    unsafe fn min(a: __m256i, b: __m256i) -> __m256i {
-        Avx2::min(a, b)
+    unsafe fn import(x: __m256i) -> __m256i {
+        si(u52_to_f64(x))
     }
     #[inline(always)]
-    unsafe fn small_mod(x: __m256i, m: __m256i) -> __m256i {
-        Avx2::small_mod(x, m)
+    unsafe fn mul_signed(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
+        mul_signed_256(y, w, ws, q)
     }
     #[inline(always)]
-    unsafe fn mul_shoup_raw(y: __m256i, w: __m256i, ws: __m256i, q: __m256i) -> __m256i {
-        shoup_fma_256(y, w, ws, q)
+    unsafe fn reduce_signed(x: __m256i, q: __m256i) -> __m256i {
+        reduce_signed_256(x, q)
+    }
+    #[inline(always)]
+    unsafe fn export_canonical(x: __m256i, q: __m256i) -> __m256i {
+        export_canonical_256(x, q)
     }
     #[inline(always)]
     unsafe fn split(t: usize, v0: __m256i, v1: __m256i) -> (__m256i, __m256i) {
@@ -269,12 +310,12 @@ impl Lanes for Avx2Fma {
 
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn forward_avx2_fma(a: &mut [u64], t: &Tables, q: u64) {
-    lanes::forward::<Avx2Fma>(a, t, q)
+    lanes::forward::<Avx2F64>(a, t, q)
 }
 
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn inverse_avx2_fma(a: &mut [u64], t: &Tables, q: u64) {
-    lanes::inverse::<Avx2Fma>(a, t, q)
+    lanes::inverse::<Avx2F64>(a, t, q)
 }
 
 #[target_feature(enable = "avx2")]
