@@ -36,6 +36,12 @@ pub fn butterfly_rate(kernel: Kernel, q: u64, repeats: usize) -> Result<f64> {
                 Kernel::Scalar => {
                     super::lanes::butterfly_loop::<super::lanes::Scalar>(q, w, ws, iters)
                 }
+                // The transform's own choice: signed double-precision lanes below 2^50.
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx2 if q < 1 << 50 && crate::simd::avx2_fma() => {
+                    let (wd, wsd) = ((w as f64).to_bits(), (w as f64 / q as f64).to_bits());
+                    super::x86::butterflies_avx2_f64(q, wd, wsd, iters)
+                }
                 #[cfg(target_arch = "x86_64")]
                 Kernel::Avx2 => super::x86::butterflies_avx2(q, w, ws, iters),
                 #[cfg(target_arch = "x86_64")]

@@ -39,8 +39,9 @@
 //! product, one rounding and one FMA, to `|x| <= q/2 + 1`), as the wide regime does. From
 //! canonical input with a keep stage the magnitudes stay below `2.5q`, `2q`, `3.5q`, `2q`, ...
 //! The inverse reduces each sum (`|s| <= q/2 + 1`, `|d| < 1.5q`, so every Shoup input is
-//! below `3q + 1`). Residues enter as doubles in one sweep ([`Lanes::import`]) and leave
-//! canonical as `u64` in the last stage ([`Lanes::export_canonical`]). Per butterfly that is
+//! below `3q + 1`). Residues enter as doubles where the first stage loads them
+//! ([`Lanes::import`]) and leave canonical as `u64` in the last stage
+//! ([`Lanes::export_canonical`]). Per butterfly that is
 //! about ten vector operations against eighteen for the lazy unsigned form with a
 //! double-precision product.
 //!
@@ -161,6 +162,9 @@ impl<V: Copy> Consts<V> {
 const NARROW: u8 = 0;
 const WIDE_KEEP: u8 = 1;
 const WIDE_REDUCE: u8 = 2;
+/// The first forward stage of signed lanes: a keep stage that brings its inputs in as lane
+/// values ([`Lanes::import`]) as it loads them.
+const SIGNED_IMPORT: u8 = 3;
 
 #[inline(always)]
 unsafe fn small_mod<S: Lanes>(x: S::V, m: S::V) -> S::V {
@@ -202,6 +206,11 @@ unsafe fn ct<S: Lanes, const M: u8>(
     k: &Consts<S::V>,
 ) -> (S::V, S::V) {
     if S::SIGNED {
+        let (x, y) = if M == SIGNED_IMPORT {
+            (S::import(x), S::import(y))
+        } else {
+            (x, y)
+        };
         let x = if M == WIDE_REDUCE {
             S::reduce_signed(x, k.q)
         } else {
@@ -447,6 +456,10 @@ unsafe fn narrow_chunks<
     each_chunk!(i => {
         let p = a.add(at[i]);
         let (mut v0, mut v1) = (S::load(p), S::load(p.add(S::L)));
+        if !FWD && S::SIGNED {
+            // The inverse's first pass reads every word once: signed lanes import them here.
+            (v0, v1) = (S::import(v0), S::import(v1));
+        }
         if FWD {
             let (w, ws) = wide_twiddles(i);
             (v0, v1) = forward_bfly::<S, WIDE, FLIP, false>(v0, v1, w, ws, k);
@@ -509,8 +522,7 @@ unsafe fn narrow_chunks<
 #[inline(always)]
 pub(crate) unsafe fn forward<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) {
     if S::SIGNED {
-        // Keep and reduce alternate as in the wide regime.
-        import_all::<S>(a);
+        // Keep and reduce alternate as in the wide regime; the first stage imports.
         forward_regime::<S, true>(a, tables, qv)
     } else if (qv as u128) * 16 < (1u128 << S::WORD_BITS) {
         forward_regime::<S, true>(a, tables, qv)
@@ -532,7 +544,9 @@ unsafe fn forward_stage<S: Lanes, const WIDE: bool, const FINAL: bool>(
     k: &Consts<S::V>,
 ) {
     let stage_index = (n / (2 * t)).trailing_zeros();
-    if !WIDE {
+    if S::SIGNED && stage_index == 0 {
+        stage::<S, true, SIGNED_IMPORT, FINAL>(a, base, len, t, n, tw, k)
+    } else if !WIDE {
         stage::<S, true, NARROW, FINAL>(a, base, len, t, n, tw, k)
     } else if stage_index.is_multiple_of(2) {
         stage::<S, true, WIDE_KEEP, FINAL>(a, base, len, t, n, tw, k)
@@ -579,7 +593,7 @@ unsafe fn forward_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tab
 #[inline(always)]
 pub(crate) unsafe fn inverse<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) {
     if S::SIGNED {
-        import_all::<S>(a);
+        // The first narrow pass imports.
         inverse_regime::<S, true>(a, tables, qv)
     } else if (qv as u128) * 8 < (1u128 << S::WORD_BITS) {
         inverse_regime::<S, true>(a, tables, qv)
@@ -658,17 +672,6 @@ unsafe fn inverse_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tab
         let d = mul_shoup_lazy::<S>(S::add(S::sub(x, y), bias), wn, wns, &k);
         S::store(ptr.add(j), small_mod::<S>(s, k.q));
         S::store(ptr.add(j + half), small_mod::<S>(d, k.q));
-        j += S::L;
-    }
-}
-
-/// Every word of `a` through [`Lanes::import`], in place (signed lanes' first sweep).
-#[inline(always)]
-unsafe fn import_all<S: Lanes>(a: &mut [u64]) {
-    let p = a.as_mut_ptr();
-    let mut j = 0;
-    while j + S::L <= a.len() {
-        S::store(p.add(j), S::import(S::load(p.add(j))));
         j += S::L;
     }
 }
@@ -802,8 +805,8 @@ pub(crate) unsafe fn butterfly_loop<S: Lanes>(
     const CHAINS: usize = 8;
     let k = Consts::new::<S>(qv);
     let (w, ws) = (S::splat(w), S::splat(ws));
-    let mut x = [S::splat(1); CHAINS];
-    let mut y = [S::splat(qv - 1); CHAINS];
+    let mut x = [S::import(S::splat(1)); CHAINS];
+    let mut y = [S::import(S::splat(qv - 1)); CHAINS];
     for _ in 0..iters {
         for c in 0..CHAINS {
             // The reduce regime: what every other stage of a wide transform runs (the narrow

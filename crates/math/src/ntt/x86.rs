@@ -323,6 +323,13 @@ pub(crate) unsafe fn butterflies_avx2(q: u64, w: u64, ws: u64, iters: usize) -> 
     lanes::butterfly_loop::<Avx2>(q, w, ws, iters)
 }
 
+/// [`butterflies_avx2`] for the signed double-precision lanes (`q < 2^50`; `w` and `ws` as
+/// the bits of the doubles `w` and `fl(w / q)`).
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn butterflies_avx2_f64(q: u64, w: u64, ws: u64, iters: usize) -> (u64, usize) {
+    lanes::butterfly_loop::<Avx2F64>(q, w, ws, iters)
+}
+
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn forward_avx2(a: &mut [u64], t: &Tables, q: u64) {
     lanes::forward::<Avx2>(a, t, q)
