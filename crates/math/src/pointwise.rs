@@ -948,7 +948,7 @@ pub(crate) mod avx2_fma {
     const ROUND: f64 = 6_755_399_441_055_744.0;
 
     /// Whether `m` takes this path here (below 2^50, AVX2 and FMA present, not turned off).
-    pub(super) fn fits(m: &Modulus) -> bool {
+    pub(crate) fn fits(m: &Modulus) -> bool {
         m.value() < 1 << 50 && crate::simd::avx2_fma()
     }
 
@@ -977,26 +977,98 @@ pub(crate) mod avx2_fma {
         }
     }
 
-    /// `out[k] = sum_i ys[i][k] * c[i] mod p` for the words of whole vectors (returns how
-    /// many): BConv's multiply-accumulate row, for `p < 2^50` and every `ys[i][k] < 2^50`
-    /// (the inputs of a conversion from moduli below 2^50), any number of terms.
+    /// BConv's terms as doubles, once per block for every output row ([`crate::rns`]): each
+    /// input word `y < 2^50` as one double, and each wider one (`y < 2^62`) as the two exact
+    /// doubles `y mod 2^31` and `y >> 31`. `wide[i]` says which; `out` receives one row of
+    /// `len` doubles per term, in input order (low half first).
     ///
     /// # Safety
-    /// AVX2 and FMA present; `c[i] < p`; each `ys[i]` at least `out.len()` long.
+    /// AVX2 present; `out` holds `len` words per term; each `ys[i]` at least `len` long.
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn terms(ys: &[&[u64]], wide: &[bool], len: usize, out: &mut [f64]) {
+        let magic = _mm256_set1_epi64x(MAGIC52);
+        let low31 = _mm256_set1_epi64x((1 << 31) - 1);
+        let conv = |v: __m256i| {
+            _mm256_sub_pd(
+                _mm256_castsi256_pd(_mm256_or_si256(v, magic)),
+                _mm256_castsi256_pd(magic),
+            )
+        };
+        let full = len - len % L;
+        let mut rows = out.chunks_mut(len);
+        for (y, &w) in ys.iter().zip(wide) {
+            let y = &y[..len];
+            if w {
+                let (lo, hi) = (
+                    rows.next().expect("a row per term"),
+                    rows.next().expect("a row per term"),
+                );
+                let mut j = 0;
+                while j < full {
+                    let v = _mm256_loadu_si256(y.as_ptr().add(j) as *const __m256i);
+                    _mm256_storeu_pd(lo.as_mut_ptr().add(j), conv(_mm256_and_si256(v, low31)));
+                    _mm256_storeu_pd(hi.as_mut_ptr().add(j), conv(_mm256_srli_epi64::<31>(v)));
+                    j += L;
+                }
+                for j in full..len {
+                    lo[j] = (y[j] & ((1 << 31) - 1)) as f64;
+                    hi[j] = (y[j] >> 31) as f64;
+                }
+            } else {
+                let row = rows.next().expect("a row per term");
+                let mut j = 0;
+                while j < full {
+                    let v = _mm256_loadu_si256(y.as_ptr().add(j) as *const __m256i);
+                    _mm256_storeu_pd(row.as_mut_ptr().add(j), conv(v));
+                    j += L;
+                }
+                for j in full..len {
+                    row[j] = y[j] as f64;
+                }
+            }
+        }
+    }
+
+    /// `out[k] = x[k] * c mod p` for the words of whole vectors (returns how many): BConv's
+    /// scaling step, out of place, for `p < 2^50`.
+    ///
+    /// # Safety
+    /// AVX2 and FMA present; every `x[k] < 2^50`; `c < p`; `x` at least `out.len()` long.
     #[target_feature(enable = "avx2,fma")]
-    pub(crate) unsafe fn mac_const(ys: &[&[u64]], c: &[u64], out: &mut [u64], p: u64) -> usize {
+    pub(crate) unsafe fn mul_const_to(x: &[u64], c: u64, out: &mut [u64], p: u64) -> usize {
         let k = Consts::new(p);
-        let cs: Vec<__m256d> = c.iter().map(|&c| _mm256_set1_pd(c as f64)).collect();
+        let c = _mm256_set1_pd(c as f64);
+        let full = out.len() - out.len() % L;
+        let mut j = 0;
+        while j < full {
+            let v = to_f64(_mm256_loadu_si256(x.as_ptr().add(j) as *const __m256i), &k);
+            let r = canonical(product(v, c, &k), &k);
+            _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, r);
+            j += L;
+        }
+        full
+    }
+
+    /// `out[k] = sum_i xs[i][k] * c[i] mod p` for the words of whole vectors (returns how
+    /// many): BConv's multiply-accumulate row over the double terms of [`terms`], for
+    /// `p < 2^50`, any number of terms.
+    ///
+    /// # Safety
+    /// AVX2 and FMA present; every `xs[i][k]` an integer in `[0, 2^50)`; every `c[i]` an
+    /// integer in `[0, p)`; each `xs[i]` at least `out.len()` long.
+    #[target_feature(enable = "avx2,fma")]
+    pub(crate) unsafe fn mac_terms(xs: &[&[f64]], c: &[f64], out: &mut [u64], p: u64) -> usize {
+        let k = Consts::new(p);
+        let cs: Vec<__m256d> = c.iter().map(|&c| _mm256_set1_pd(c)).collect();
         let full = out.len() - out.len() % L;
         let mut j = 0;
         while j < full {
             let mut s = _mm256_setzero_pd();
-            for (t, (y, c)) in ys.iter().zip(&cs).enumerate() {
+            for (t, (x, c)) in xs.iter().zip(&cs).enumerate() {
                 if t > 0 && t % CHUNK == 0 {
                     s = partial(s, &k);
                 }
-                let y = to_f64(_mm256_loadu_si256(y.as_ptr().add(j) as *const __m256i), &k);
-                s = _mm256_add_pd(s, product(y, *c, &k));
+                s = _mm256_add_pd(s, product(_mm256_loadu_pd(x.as_ptr().add(j)), *c, &k));
             }
             _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, canonical(s, &k));
             j += L;

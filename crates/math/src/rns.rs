@@ -169,6 +169,13 @@ pub struct BaseConverter {
     q_inv_f64: Vec<f64>,
     /// Shoup constants `floor(qhat_mod_p * 2^64 / p_j)` of `qhat_mod_p`.
     qhat_mod_p_shoup: Vec<Vec<u64>>,
+    /// Which inputs are at or above 2^50: the double-precision rows take them as two terms,
+    /// `y mod 2^31` and `y >> 31` (`pointwise::avx2_fma::terms`).
+    wide_inputs: Vec<bool>,
+    /// Per output limb below 2^50, the constants of its double-precision row, one per term:
+    /// `[qhat_i]_(p_j)`, and for a wide input also `[qhat_i 2^31]_(p_j)`; none where more than
+    /// a quarter of the inputs are wide (there the integer columns are faster).
+    term_consts: Vec<Option<Vec<f64>>>,
 }
 
 impl BaseConverter {
@@ -197,6 +204,28 @@ impl BaseConverter {
             .zip(&qhat_mod_p)
             .map(|(p, row): (&Modulus, &Vec<u64>)| row.iter().map(|&c| p.shoup(c)).collect())
             .collect();
+        let wide_inputs: Vec<bool> = from.moduli.iter().map(|m| m.value() >= 1 << 50).collect();
+        // Splitting pays while few inputs are wide: ModUp's first digit at `ark` (one 60-bit
+        // q_0 among six) runs 7 double terms instead of 6 integer ones, but ModDown's six
+        // 61-bit inputs as 12 double terms measured 1.4x slower than integer columns.
+        let split_pays = 4 * wide_inputs.iter().filter(|&&w| w).count() <= wide_inputs.len();
+        let term_consts = to
+            .moduli
+            .iter()
+            .zip(&qhat_mod_p)
+            .map(|(p, row): (&Modulus, &Vec<u64>)| {
+                (split_pays && p.value() < 1 << 50).then(|| {
+                    let shift = p.reduce(1 << 31);
+                    row.iter()
+                        .zip(&wide_inputs)
+                        .flat_map(|(&c, &wide)| {
+                            let hi = wide.then(|| p.mul(c, shift) as f64);
+                            std::iter::once(c as f64).chain(hi)
+                        })
+                        .collect()
+                })
+            })
+            .collect();
         Ok(Self {
             from: from.clone(),
             to: to.clone(),
@@ -204,6 +233,8 @@ impl BaseConverter {
             q_mod_p,
             q_inv_f64: from.moduli.iter().map(|m| 1.0 / m.value() as f64).collect(),
             qhat_mod_p_shoup,
+            wide_inputs,
+            term_consts,
         })
     }
 
@@ -252,14 +283,32 @@ impl BaseConverter {
     /// otherwise; ModUp's digits are 3 MB at `ark`).
     fn scale_with(&self, kernel: Kernel, input: &[u64], n: usize) -> Result<crate::AlignedVec> {
         self.check(input.len(), self.from.len(), n, "BConv input")?;
-        let kernel = Some(crate::simd::word64(kernel));
+        let kernel = crate::simd::word64(kernel);
         let mut y = crate::AlignedVec::for_overwrite(input.len());
         y.par_chunks_mut(n)
             .zip(input.par_chunks(n))
             .zip(self.from.moduli.par_iter().zip(&self.from.qhat_inv))
             .try_for_each(|((yl, xl), (m, &(inv, inv_s)))| {
+                let mut done = 0;
+                #[cfg(target_arch = "x86_64")]
+                if kernel == Kernel::Avx2
+                    && crate::pointwise::avx2_fma::fits(m)
+                    && xl.len() >= yl.len()
+                {
+                    // SAFETY: AVX2 and FMA detected (`fits`); inputs below q < 2^50, inv < q.
+                    done =
+                        unsafe { crate::pointwise::avx2_fma::mul_const_to(xl, inv, yl, m.value()) };
+                }
                 // A one-term multiply-accumulate row is the vector Shoup product.
-                mac_row(kernel, &[xl], &[inv], &[inv_s], m.value(), m.value(), yl)
+                let k = if done > 0 { Kernel::Scalar } else { kernel };
+                crate::ntt::mac_shoup_row(
+                    Some(k),
+                    &[&xl[done..]],
+                    &[inv],
+                    &[inv_s],
+                    m.value(),
+                    &mut yl[done..],
+                )
             })?;
         Ok(y)
     }
@@ -341,14 +390,13 @@ impl BaseConverter {
         let y = self.scale_with(kernel, input, n)?;
         let exact = mode == ConversionMode::ExactCentered;
         let l_in = self.from.len();
-        // Every input `y_i` is below its modulus `q_i`.
-        let from_max = self
-            .from
-            .moduli
-            .iter()
-            .map(|m| m.value())
-            .max()
-            .unwrap_or(u64::MAX);
+        // On AVX2 with FMA, the rows of output moduli below 2^50 run in double precision over
+        // the block's inputs converted once (wide inputs split in two terms); the others, and
+        // every row of the other kernels, sum integer products.
+        let f64_rows = kernel == Kernel::Avx2
+            && crate::simd::avx2_fma()
+            && self.term_consts.iter().any(Option::is_some);
+        let n_terms = l_in + self.wide_inputs.iter().filter(|&&w| w).count();
         // Exact mode subtracts v_k * Q with v_k = round(sum_i y_ik / q_i) in [0, l_in]: one
         // table lookup per output coefficient instead of a modular product.
         // `[v * Q]_(p_j)` for every possible v, per output limb.
@@ -388,10 +436,37 @@ impl BaseConverter {
                 if exact {
                     self.overflow_counts(&ys, v, vector);
                 }
+                let mut terms = Vec::new();
+                if f64_rows {
+                    terms = vec![0f64; n_terms * len];
+                    // SAFETY: AVX2 detected (f64_rows); one row of `len` per term; inputs
+                    // hold `len` words.
+                    #[cfg(target_arch = "x86_64")]
+                    unsafe {
+                        crate::pointwise::avx2_fma::terms(&ys, &self.wide_inputs, len, &mut terms)
+                    };
+                }
+                let xs: Vec<&[f64]> = terms.chunks(len.max(1)).collect();
                 for (j, out) in outs.into_iter().enumerate() {
                     let (row, row_shoup) = (&self.qhat_mod_p[j], &self.qhat_mod_p_shoup[j]);
                     let pv = self.to.moduli[j].value();
-                    mac_row(Some(kernel), &ys, row, row_shoup, pv, from_max, out)?;
+                    let mut done = 0;
+                    #[cfg(target_arch = "x86_64")]
+                    if let (true, Some(c)) = (f64_rows, &self.term_consts[j]) {
+                        // SAFETY: AVX2 and FMA detected; every term is an integer below 2^50
+                        // (`terms`), every constant below `pv < 2^50`; rows hold `len` words.
+                        done = unsafe { crate::pointwise::avx2_fma::mac_terms(&xs, c, out, pv) };
+                    }
+                    let tail: Vec<&[u64]> = ys.iter().map(|y| &y[done..]).collect();
+                    let k = if done > 0 { Kernel::Scalar } else { kernel };
+                    crate::ntt::mac_shoup_row(
+                        Some(k),
+                        &tail,
+                        row,
+                        row_shoup,
+                        pv,
+                        &mut out[done..],
+                    )?;
                     if exact {
                         subtract_multiples(&tables[j], pv, v, out, vector);
                     }
@@ -623,47 +698,6 @@ pub fn div_round(x: &BigInt, d: &BigInt) -> BigInt {
     } else {
         q
     }
-}
-
-/// BConv's multiply-accumulate row `out[k] = sum_i ys[i][k] * c[i] mod p`, every input below
-/// `inputs_below`: on the AVX2 kernel with FMA, when `p` and the inputs are below 2^50 (a
-/// conversion between moduli below 2^50, most of `ark`'s), the double-precision row of
-/// `pointwise::avx2_fma` (about half the operations of the integer columns); otherwise
-/// [`crate::ntt::mac_shoup_row`]. The same values either way.
-fn mac_row(
-    kernel: Option<Kernel>,
-    ys: &[&[u64]],
-    c: &[u64],
-    cs: &[u64],
-    p: u64,
-    inputs_below: u64,
-    out: &mut [u64],
-) -> Result<()> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let k = kernel.unwrap_or_else(|| crate::simd::word64(crate::simd::active()));
-        if k == Kernel::Avx2
-            && p < 1 << 50
-            && inputs_below <= 1 << 50
-            && crate::simd::avx2_fma()
-            && c.len() == ys.len()
-            && ys.iter().all(|y| y.len() >= out.len())
-            && c.iter().all(|&x| x < p)
-        {
-            // SAFETY: AVX2 and FMA detected; constants, lengths and input bounds checked.
-            let done = unsafe { crate::pointwise::avx2_fma::mac_const(ys, c, out, p) };
-            let tail: Vec<&[u64]> = ys.iter().map(|y| &y[done..out.len()]).collect();
-            return crate::ntt::mac_shoup_row(
-                Some(Kernel::Scalar),
-                &tail,
-                c,
-                cs,
-                p,
-                &mut out[done..],
-            );
-        }
-    }
-    crate::ntt::mac_shoup_row(kernel, ys, c, cs, p, out)
 }
 
 #[cfg(test)]
