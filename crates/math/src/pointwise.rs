@@ -236,10 +236,13 @@ pub fn mul_const_row(kernel: Kernel, m: &Modulus, w: u64, out: &mut [u64]) {
     let w = m.reduce(w);
     let ws = m.shoup(w);
     let mut done = 0;
-    // SAFETY: `vector` checked the CPU; in place over `out`.
+    // SAFETY: `vector` checked the CPU (and `fits` FMA); in place over `out`.
     #[cfg(target_arch = "x86_64")]
     match vector(kernel) {
         Kernel::Avx512 => done = unsafe { avx512::mul_const(out, w, ws, m.value()) },
+        Kernel::Avx2 if avx2_fma::fits(m) => {
+            done = unsafe { avx2_fma::mul_const::<false>(out, &[], w, m.value()) }
+        }
         Kernel::Avx2 => done = unsafe { avx2::mul_const(out, w, ws, m.value()) },
         _ => {}
     }
@@ -247,6 +250,28 @@ pub fn mul_const_row(kernel: Kernel, m: &Modulus, w: u64, out: &mut [u64]) {
     for x in &mut out[done..] {
         *x = m.mul_shoup(*x, w, ws);
     }
+}
+
+/// `out[k] = (out[k] - y[k]) * w mod q` (both below q, `w` reduced first): ModDown's and the
+/// rescale's last step, `(x - [x]_D) D^-1`, in one pass where the kernel has a fused loop
+/// (AVX2 with FMA, `q < 2^50`), else [`sub_row`] then [`mul_const_row`]. Same values either way.
+pub fn sub_mul_const_row(
+    kernel: Kernel,
+    m: &Modulus,
+    w: u64,
+    out: &mut [u64],
+    y: &[u64],
+) -> Result<()> {
+    check_len("element-wise difference row", out.len(), y.len())?;
+    let mut done = 0;
+    // SAFETY: `vector` checked AVX2, `fits` FMA and `q < 2^50`; lengths checked.
+    #[cfg(target_arch = "x86_64")]
+    if vector(kernel) == Kernel::Avx2 && avx2_fma::fits(m) {
+        done = unsafe { avx2_fma::mul_const::<true>(out, y, m.reduce(w), m.value()) };
+    }
+    sub_row(kernel, m, &mut out[done..], &y[done..])?;
+    mul_const_row(kernel, m, w, &mut out[done..]);
+    Ok(())
 }
 
 /// `out[k] = [c(x[k])]_q` where `c(x)` is the centered representative of the residue `x`
@@ -1029,6 +1054,38 @@ pub(crate) mod avx2_fma {
         }
     }
 
+    /// `out[k] = (out[k] - y[k]) * c mod p` (`SUB`) or `out[k] * c mod p` for the words of
+    /// whole vectors (returns how many): the constant products of rescaling, ModDown and
+    /// plaintext scaling, with ModDown's subtraction fused. The difference of two residues is
+    /// exact in double precision and below `p < 2^50` in magnitude, a valid product input.
+    ///
+    /// # Safety
+    /// AVX2 and FMA present; `p < 2^50`; every `out[k], y[k] < p`; `c < p`; with `SUB`, `y` at
+    /// least `out.len()` long.
+    #[target_feature(enable = "avx2,fma")]
+    pub(crate) unsafe fn mul_const<const SUB: bool>(
+        out: &mut [u64],
+        y: &[u64],
+        c: u64,
+        p: u64,
+    ) -> usize {
+        let k = Consts::new(p);
+        let c = _mm256_set1_pd(c as f64);
+        let full = out.len() - out.len() % L;
+        let o = out.as_mut_ptr();
+        let mut j = 0;
+        while j < full {
+            let mut v = to_f64(_mm256_loadu_si256(o.add(j) as *const __m256i), &k);
+            if SUB {
+                let w = to_f64(_mm256_loadu_si256(y.as_ptr().add(j) as *const __m256i), &k);
+                v = _mm256_sub_pd(v, w);
+            }
+            _mm256_storeu_si256(o.add(j) as *mut __m256i, canonical(product(v, c, &k), &k));
+            j += L;
+        }
+        full
+    }
+
     /// `out[k] = x[k] * c mod p` for the words of whole vectors (returns how many): BConv's
     /// scaling step, out of place, for `p < 2^50`.
     ///
@@ -1282,12 +1339,20 @@ mod tests {
             let m = Modulus::new(q).unwrap();
             let x = rows(q, 1, n, 9).pop().unwrap();
             for w in [0, 1, q - 1, q / 3, u64::MAX] {
+                let y = rows(q, 1, n, 13).pop().unwrap();
                 for kernel in kernels() {
                     let mut got = x.clone();
                     mul_const_row(kernel, &m, w, &mut got);
                     for k in 0..n {
                         let want = (x[k] as u128 * (w % q) as u128 % q as u128) as u64;
                         assert_eq!(got[k], want, "q={q} w={w} {kernel:?}");
+                    }
+                    let mut got = x.clone();
+                    sub_mul_const_row(kernel, &m, w, &mut got, &y).unwrap();
+                    for k in 0..n {
+                        let d = (x[k] as u128 + q as u128 - y[k] as u128) % q as u128;
+                        let want = (d * (w % q) as u128 % q as u128) as u64;
+                        assert_eq!(got[k], want, "q={q} w={w} {kernel:?} (x - y) w");
                     }
                 }
             }
@@ -1385,6 +1450,9 @@ mod tests {
                 got.push(a);
                 let mut c = xs[0].clone();
                 mul_const_row(kernel, &m, w, &mut c);
+                got.push(c);
+                let mut c = xs[0].clone();
+                sub_mul_const_row(kernel, &m, w, &mut c, &ys[0]).unwrap();
                 got.push(c);
                 let (mut s, mut t) = (xs[0].clone(), xs[0].clone());
                 add_row(kernel, &m, &mut s, &ys[0]).unwrap();

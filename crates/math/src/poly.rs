@@ -724,9 +724,8 @@ impl RnsPoly {
         let kernel = pointwise::best_kernel();
         let n = self.ctx.n;
         self.per_limb_constant(c, |m, w, k, a| {
-            pointwise::sub_row(kernel, m, a, &other.data[k * n..(k + 1) * n])
-                .expect("limbs of one ring have N words");
-            pointwise::mul_const_row(kernel, m, w, a)
+            pointwise::sub_mul_const_row(kernel, m, w, a, &other.data[k * n..(k + 1) * n])
+                .expect("limbs of one ring have N words")
         })
     }
 
@@ -937,18 +936,30 @@ impl RnsPoly {
         let mut out = Self::for_overwrite(ctx, to, Representation::Evaluation)?;
         let n = ctx.n;
         let mut converted: Vec<(usize, &mut [u64])> = Vec::with_capacity(others.len());
+        let mut copies: Vec<(&mut [u64], &[u64])> = Vec::with_capacity(digit.limbs.len());
         for (&j, row) in to.iter().zip(out.data.chunks_mut(n)) {
             match digit.limbs.iter().position(|&x| x == j) {
-                Some(k) => row.copy_from_slice(own.limb(own_pos[k])),
+                Some(k) => copies.push((row, own.limb(own_pos[k]))),
                 None => converted.push((j, row)),
             }
         }
         install(|| -> Result<()> {
             let rows = converted.iter_mut().map(|(_, r)| &mut **r).collect();
             conv.convert_rows(&digit.data, rows, n, ConversionMode::Approximate)?;
-            converted
-                .par_iter_mut()
-                .for_each(|(j, row)| ctx.plans[*j].forward(row).expect("limb length is N"));
+            // The digit's own limbs are copied beside the NTTs, not on one thread before them
+            // (3 MB per digit at `ark`).
+            rayon::join(
+                || {
+                    copies
+                        .par_iter_mut()
+                        .for_each(|(row, src)| row.copy_from_slice(src))
+                },
+                || {
+                    converted
+                        .par_iter_mut()
+                        .for_each(|(j, row)| ctx.plans[*j].forward(row).expect("limb length is N"))
+                },
+            );
             Ok(())
         })?;
         Ok(out)
