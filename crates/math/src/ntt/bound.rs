@@ -45,6 +45,11 @@ pub fn butterfly_rate(kernel: Kernel, q: u64, repeats: usize) -> Result<f64> {
                 #[cfg(target_arch = "x86_64")]
                 Kernel::Avx2 => super::x86::butterflies_avx2(q, w, ws, iters),
                 #[cfg(target_arch = "x86_64")]
+                Kernel::Avx512 if q < 1 << 50 && crate::simd::avx2_fma() => {
+                    let (wd, wsd) = ((w as f64).to_bits(), (w as f64 / q as f64).to_bits());
+                    super::x86::butterflies_avx512_f64(q, wd, wsd, iters)
+                }
+                #[cfg(target_arch = "x86_64")]
                 Kernel::Avx512 => super::x86::butterflies_avx512(q, w, ws, iters),
                 #[cfg(target_arch = "x86_64")]
                 Kernel::Avx512Ifma => super::x86::butterflies_ifma(q, w, ws, iters),

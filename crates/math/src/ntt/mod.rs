@@ -197,8 +197,8 @@ pub struct NttPlan {
     tables: Tables,
     /// 52-bit Shoup tables for the IFMA kernel, present when `q < 2^50`.
     tables52: Option<Tables>,
-    /// Double-precision tables for the AVX2 kernel's FMA product, present when `q < 2^50`
-    /// and the CPU has FMA (`x86::Avx2F64`).
+    /// Double-precision tables for the AVX2 and AVX-512 kernels' signed double lanes, present
+    /// when `q < 2^50` and the CPU has FMA (`x86::Avx2F64`, `x86::Avx512F64`).
     tables_f64: Option<Tables>,
     kernel: Kernel,
 }
@@ -311,7 +311,10 @@ impl NttPlan {
                     None => x86::forward_avx2(a, &self.tables, q),
                 },
                 #[cfg(target_arch = "x86_64")]
-                Kernel::Avx512 => x86::forward_avx512(a, &self.tables, q),
+                Kernel::Avx512 => match &self.tables_f64 {
+                    Some(t) => x86::forward_avx512_f64(a, t, q),
+                    None => x86::forward_avx512(a, &self.tables, q),
+                },
                 #[cfg(target_arch = "x86_64")]
                 Kernel::Avx512Ifma => x86::forward_ifma(a, self.ifma_tables(), q),
                 #[cfg(not(target_arch = "x86_64"))]
@@ -336,7 +339,10 @@ impl NttPlan {
                     None => x86::inverse_avx2(a, &self.tables, q),
                 },
                 #[cfg(target_arch = "x86_64")]
-                Kernel::Avx512 => x86::inverse_avx512(a, &self.tables, q),
+                Kernel::Avx512 => match &self.tables_f64 {
+                    Some(t) => x86::inverse_avx512_f64(a, t, q),
+                    None => x86::inverse_avx512(a, &self.tables, q),
+                },
                 #[cfg(target_arch = "x86_64")]
                 Kernel::Avx512Ifma => x86::inverse_ifma(a, self.ifma_tables(), q),
                 #[cfg(not(target_arch = "x86_64"))]
@@ -560,7 +566,8 @@ mod tests {
         }
     }
 
-    /// The AVX2 kernel's signed double-precision lane operations at their bounds (`x86::Avx2F64`):
+    /// The signed double-precision lane operations at their bounds (`x86::Avx2F64`, and
+    /// `x86::Avx512F64` where the CPU has AVX-512, which must give the same bits):
     /// NTT primes up to the largest 50-bit one, signed inputs up to `4q - 1` in magnitude and
     /// twiddles up to `q - 1`, against `i128` arithmetic. The product must be congruent and
     /// within `1.5q`, the reduction congruent and within `q/2 + 1`, the export canonical.
@@ -623,6 +630,45 @@ mod tests {
                         st(e, x86::export_canonical_256(ld(y), qv));
                     }
                     lanes(&yd, &wd, &wq, q, [&mut prod, &mut red, &mut exp]);
+                }
+                #[cfg(target_arch = "x86_64")]
+                if Kernel::Avx512.cpu_supports() && y4.len() == 4 {
+                    // The 8-lane version: the same operations, so the same bits (two copies
+                    // of the four inputs).
+                    let dup = |v: &[u64]| [v, v].concat();
+                    let (mut p8, mut r8, mut e8) = ([0u64; 8], [0u64; 8], [0u64; 8]);
+                    // SAFETY: AVX-512F/DQ detected; every slice holds eight words.
+                    unsafe {
+                        use core::arch::x86_64::*;
+                        #[target_feature(enable = "avx512f,avx512dq")]
+                        unsafe fn lanes8(
+                            y: &[u64],
+                            w: &[u64],
+                            ws: &[u64],
+                            q: u64,
+                            out: [&mut [u64; 8]; 3],
+                        ) {
+                            let ld = |p: &[u64]| _mm512_loadu_si512(p.as_ptr() as *const __m512i);
+                            let st = |p: &mut [u64; 8], v| {
+                                _mm512_storeu_si512(p.as_mut_ptr() as *mut __m512i, v)
+                            };
+                            let qv = _mm512_set1_epi64(q as i64);
+                            let [p, r, e] = out;
+                            st(p, x86::mul_signed_512(ld(y), ld(w), ld(ws), qv));
+                            st(r, x86::reduce_signed_512(ld(y), qv));
+                            st(e, x86::export_canonical_512(ld(y), qv));
+                        }
+                        lanes8(
+                            &dup(&yd),
+                            &dup(&wd),
+                            &dup(&wq),
+                            q,
+                            [&mut p8, &mut r8, &mut e8],
+                        );
+                    }
+                    assert_eq!(&p8[..4], &prod[..], "q {q}: 8-lane product");
+                    assert_eq!(&r8[4..], &red[..], "q {q}: 8-lane reduction");
+                    assert_eq!(&e8[..4], &exp[..], "q {q}: 8-lane export");
                 }
                 for k in 0..4 {
                     let (y, w) = (y4[k] as i128, w4[k] as i128);

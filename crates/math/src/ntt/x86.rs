@@ -385,7 +385,55 @@ unsafe fn merge8(t: usize, x: __m512i, y: __m512i) -> (__m512i, __m512i) {
     }
 }
 
-/// Lane methods common to both 8-lane kernels; they differ only in the Shoup product.
+/// The 8-lane data movement shared by every 512-bit lane type: loads, stores, broadcasts and
+/// the permutes of the narrow strides.
+macro_rules! lanes_512_moves {
+    () => {
+        #[inline(always)]
+        unsafe fn load(p: *const u64) -> __m512i {
+            _mm512_loadu_si512(p as *const __m512i)
+        }
+        #[inline(always)]
+        unsafe fn store(p: *mut u64, v: __m512i) {
+            _mm512_storeu_si512(p as *mut __m512i, v)
+        }
+        #[inline(always)]
+        unsafe fn splat(x: u64) -> __m512i {
+            _mm512_set1_epi64(x as i64)
+        }
+        #[inline(always)]
+        unsafe fn split(t: usize, v0: __m512i, v1: __m512i) -> (__m512i, __m512i) {
+            split8(t, v0, v1)
+        }
+        #[inline(always)]
+        unsafe fn merge(t: usize, x: __m512i, y: __m512i) -> (__m512i, __m512i) {
+            merge8(t, x, y)
+        }
+        #[inline(always)]
+        unsafe fn relayout(from: usize, to: usize, x: __m512i, y: __m512i) -> (__m512i, __m512i) {
+            match (from, to) {
+                (4, 2) => permute_pair(&RELAYOUT_4_2, x, y),
+                (2, 1) => permute_pair(&RELAYOUT_2_1, x, y),
+                (1, 2) => permute_pair(&RELAYOUT_1_2, x, y),
+                (2, 4) => permute_pair(&RELAYOUT_2_4, x, y),
+                _ => {
+                    let (v0, v1) = merge8(from, x, y);
+                    split8(to, v0, v1)
+                }
+            }
+        }
+        #[inline(always)]
+        unsafe fn load_twiddles(t: usize, p: *const u64) -> __m512i {
+            match t {
+                4 => _mm512_broadcast_i64x2(_mm_loadu_si128(p as *const __m128i)),
+                2 => _mm512_broadcast_i64x4(_mm256_loadu_si256(p as *const __m256i)),
+                _ => _mm512_loadu_si512(p as *const __m512i),
+            }
+        }
+    };
+}
+
+/// Lane methods common to both 8-lane integer kernels; they differ only in the Shoup product.
 macro_rules! impl_lanes_512 {
     ($ty:ty, $shoup:ident, $word_bits:expr, $exact:expr) => {
         impl Lanes for $ty {
@@ -393,18 +441,7 @@ macro_rules! impl_lanes_512 {
             const L: usize = 8;
             const WORD_BITS: u32 = $word_bits;
             const RAW_BELOW_2Q: bool = $exact;
-            #[inline(always)]
-            unsafe fn load(p: *const u64) -> __m512i {
-                _mm512_loadu_si512(p as *const __m512i)
-            }
-            #[inline(always)]
-            unsafe fn store(p: *mut u64, v: __m512i) {
-                _mm512_storeu_si512(p as *mut __m512i, v)
-            }
-            #[inline(always)]
-            unsafe fn splat(x: u64) -> __m512i {
-                _mm512_set1_epi64(x as i64)
-            }
+            lanes_512_moves!();
             #[inline(always)]
             unsafe fn add(a: __m512i, b: __m512i) -> __m512i {
                 _mm512_add_epi64(a, b)
@@ -420,40 +457,6 @@ macro_rules! impl_lanes_512 {
             #[inline(always)]
             unsafe fn mul_shoup_raw(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
                 $shoup(y, w, ws, q)
-            }
-            #[inline(always)]
-            unsafe fn split(t: usize, v0: __m512i, v1: __m512i) -> (__m512i, __m512i) {
-                split8(t, v0, v1)
-            }
-            #[inline(always)]
-            unsafe fn merge(t: usize, x: __m512i, y: __m512i) -> (__m512i, __m512i) {
-                merge8(t, x, y)
-            }
-            #[inline(always)]
-            unsafe fn relayout(
-                from: usize,
-                to: usize,
-                x: __m512i,
-                y: __m512i,
-            ) -> (__m512i, __m512i) {
-                match (from, to) {
-                    (4, 2) => permute_pair(&RELAYOUT_4_2, x, y),
-                    (2, 1) => permute_pair(&RELAYOUT_2_1, x, y),
-                    (1, 2) => permute_pair(&RELAYOUT_1_2, x, y),
-                    (2, 4) => permute_pair(&RELAYOUT_2_4, x, y),
-                    _ => {
-                        let (v0, v1) = merge8(from, x, y);
-                        split8(to, v0, v1)
-                    }
-                }
-            }
-            #[inline(always)]
-            unsafe fn load_twiddles(t: usize, p: *const u64) -> __m512i {
-                match t {
-                    4 => _mm512_broadcast_i64x2(_mm_loadu_si128(p as *const __m128i)),
-                    2 => _mm512_broadcast_i64x4(_mm256_loadu_si256(p as *const __m256i)),
-                    _ => _mm512_loadu_si512(p as *const __m512i),
-                }
             }
         }
     };
@@ -498,6 +501,121 @@ pub(crate) unsafe fn forward_avx512(a: &mut [u64], t: &Tables, q: u64) {
 #[target_feature(enable = "avx512f,avx512dq")]
 pub(crate) unsafe fn inverse_avx512(a: &mut [u64], t: &Tables, q: u64) {
     lanes::inverse::<Avx512>(a, t, q)
+}
+
+// ---------------------------------------------------------------------------------------------
+// AVX-512F with residues as doubles (moduli below 2^50), for CPUs without IFMA
+// ---------------------------------------------------------------------------------------------
+
+/// [`Avx2F64`] on eight lanes: the signed regime of [`super::lanes`] for moduli below 2^50 on
+/// AVX-512F, whose integer kernel has no 64-bit high multiply (its Shoup product takes five
+/// multiplies). The same operations in the same order as [`mul_signed_256`],
+/// [`reduce_signed_256`] and [`export_canonical_256`], so the same exactness argument holds
+/// lane for lane. IFMA's 52-bit products, where the CPU has them, remain the `avx512-ifma`
+/// kernel.
+pub(crate) struct Avx512F64;
+
+#[inline(always)]
+unsafe fn pd512(v: __m512i) -> __m512d {
+    _mm512_castsi512_pd(v)
+}
+
+#[inline(always)]
+unsafe fn si512(v: __m512d) -> __m512i {
+    _mm512_castpd_si512(v)
+}
+
+/// The double of a `u64` below 2^52.
+#[inline(always)]
+unsafe fn u52_to_f64_512(v: __m512i) -> __m512d {
+    let magic = _mm512_set1_epi64(MAGIC52);
+    _mm512_sub_pd(pd512(_mm512_or_si512(v, magic)), pd512(magic))
+}
+
+/// [`mul_signed_256`] on eight lanes.
+#[inline(always)]
+pub(crate) unsafe fn mul_signed_512(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
+    let (yd, wd, wsd, qd) = (pd512(y), pd512(w), pd512(ws), u52_to_f64_512(q));
+    let h = _mm512_mul_pd(yd, wd);
+    let l = _mm512_fmsub_pd(yd, wd, h);
+    let qt = _mm512_roundscale_pd::<ROUND_NEAREST>(_mm512_mul_pd(yd, wsd));
+    si512(_mm512_add_pd(_mm512_fnmadd_pd(qt, qd, h), l))
+}
+
+/// [`reduce_signed_256`] on eight lanes.
+#[inline(always)]
+pub(crate) unsafe fn reduce_signed_512(x: __m512i, q: __m512i) -> __m512i {
+    let qd = u52_to_f64_512(q);
+    let qinv = _mm512_div_pd(_mm512_set1_pd(1.0), qd);
+    let qt = _mm512_roundscale_pd::<ROUND_NEAREST>(_mm512_mul_pd(pd512(x), qinv));
+    si512(_mm512_fnmadd_pd(qt, qd, pd512(x)))
+}
+
+/// [`export_canonical_256`] on eight lanes.
+#[inline(always)]
+pub(crate) unsafe fn export_canonical_512(x: __m512i, q: __m512i) -> __m512i {
+    let qd = u52_to_f64_512(q);
+    let r = pd512(reduce_signed_512(x, q));
+    let negative = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(r, _mm512_setzero_pd());
+    let r = _mm512_mask_add_pd(r, negative, r, qd);
+    let magic = _mm512_set1_epi64(MAGIC52);
+    _mm512_sub_epi64(si512(_mm512_add_pd(r, pd512(magic))), magic)
+}
+
+impl Lanes for Avx512F64 {
+    type V = __m512i;
+    const L: usize = 8;
+    const WORD_BITS: u32 = 52;
+    const RAW_BELOW_2Q: bool = false;
+    const SIGNED: bool = true;
+    lanes_512_moves!();
+    #[inline(always)]
+    unsafe fn add(a: __m512i, b: __m512i) -> __m512i {
+        si512(_mm512_add_pd(pd512(a), pd512(b)))
+    }
+    #[inline(always)]
+    unsafe fn sub(a: __m512i, b: __m512i) -> __m512i {
+        si512(_mm512_sub_pd(pd512(a), pd512(b)))
+    }
+    unsafe fn min(_: __m512i, _: __m512i) -> __m512i {
+        unreachable!("signed lanes have no unsigned regime")
+    }
+    unsafe fn mul_shoup_raw(_: __m512i, _: __m512i, _: __m512i, _: __m512i) -> __m512i {
+        unreachable!("signed lanes have no unsigned regime")
+    }
+    #[inline(always)]
+    unsafe fn import(x: __m512i) -> __m512i {
+        si512(u52_to_f64_512(x))
+    }
+    #[inline(always)]
+    unsafe fn mul_signed(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
+        mul_signed_512(y, w, ws, q)
+    }
+    #[inline(always)]
+    unsafe fn reduce_signed(x: __m512i, q: __m512i) -> __m512i {
+        reduce_signed_512(x, q)
+    }
+    #[inline(always)]
+    unsafe fn export_canonical(x: __m512i, q: __m512i) -> __m512i {
+        export_canonical_512(x, q)
+    }
+}
+
+/// [`butterflies_avx512`] for the signed double-precision lanes (`q < 2^50`; `w` and `ws` as
+/// the bits of the doubles `w` and `fl(w / q)`).
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(crate) unsafe fn butterflies_avx512_f64(q: u64, w: u64, ws: u64, iters: usize) -> (u64, usize) {
+    lanes::butterfly_loop::<Avx512F64>(q, w, ws, iters)
+}
+
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(crate) unsafe fn forward_avx512_f64(a: &mut [u64], t: &Tables, q: u64) {
+    lanes::forward::<Avx512F64>(a, t, q)
+}
+
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(crate) unsafe fn inverse_avx512_f64(a: &mut [u64], t: &Tables, q: u64) {
+    lanes::inverse::<Avx512F64>(a, t, q)
 }
 
 // ---------------------------------------------------------------------------------------------
