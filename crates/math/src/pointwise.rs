@@ -196,36 +196,67 @@ pub fn dot2_row(
 
 /// `out[k] = out[k] + y[k] mod q` (both below q).
 pub fn add_row(kernel: Kernel, m: &Modulus, out: &mut [u64], y: &[u64]) -> Result<()> {
-    check_len("element-wise sum row", out.len(), y.len())?;
-    let mut done = 0;
-    // SAFETY: `vector` checked the CPU; lengths checked.
-    #[cfg(target_arch = "x86_64")]
-    match vector(kernel) {
-        Kernel::Avx512 => done = unsafe { avx512::add_sub::<true>(out, y, m.value()) },
-        Kernel::Avx2 => done = unsafe { avx2::add_sub::<true>(out, y, m.value()) },
-        _ => {}
-    }
-    let _ = kernel;
-    for (x, &v) in out[done..].iter_mut().zip(&y[done..]) {
-        *x = m.add(*x, v);
-    }
-    Ok(())
+    add_sub_row::<true>(kernel, m, out, None, y)
 }
 
 /// `out[k] = out[k] - y[k] mod q` (both below q).
 pub fn sub_row(kernel: Kernel, m: &Modulus, out: &mut [u64], y: &[u64]) -> Result<()> {
-    check_len("element-wise difference row", out.len(), y.len())?;
+    add_sub_row::<false>(kernel, m, out, None, y)
+}
+
+/// `out[k] = x[k] + y[k] mod q` (both below q): [`add_row`] out of place, so that a result
+/// whose left operand is shared (copy-on-write) is written once instead of copied, then
+/// overwritten.
+pub fn add_row_to(
+    kernel: Kernel,
+    m: &Modulus,
+    x: &[u64],
+    y: &[u64],
+    out: &mut [u64],
+) -> Result<()> {
+    add_sub_row::<true>(kernel, m, out, Some(x), y)
+}
+
+/// `out[k] = x[k] - y[k] mod q` (both below q): [`sub_row`] out of place.
+pub fn sub_row_to(
+    kernel: Kernel,
+    m: &Modulus,
+    x: &[u64],
+    y: &[u64],
+    out: &mut [u64],
+) -> Result<()> {
+    add_sub_row::<false>(kernel, m, out, Some(x), y)
+}
+
+/// `out = x + y` (`ADD`) or `x - y` modulo `q`, with `x` read from `out` when it is `None`.
+fn add_sub_row<const ADD: bool>(
+    kernel: Kernel,
+    m: &Modulus,
+    out: &mut [u64],
+    x: Option<&[u64]>,
+    y: &[u64],
+) -> Result<()> {
+    let what = if ADD {
+        "element-wise sum row"
+    } else {
+        "element-wise difference row"
+    };
+    check_len(what, out.len(), y.len())?;
+    if let Some(x) = x {
+        check_len(what, out.len(), x.len())?;
+    }
     let mut done = 0;
     // SAFETY: `vector` checked the CPU; lengths checked.
     #[cfg(target_arch = "x86_64")]
     match vector(kernel) {
-        Kernel::Avx512 => done = unsafe { avx512::add_sub::<false>(out, y, m.value()) },
-        Kernel::Avx2 => done = unsafe { avx2::add_sub::<false>(out, y, m.value()) },
+        Kernel::Avx512 => done = unsafe { avx512::add_sub::<ADD>(out, x, y, m.value()) },
+        Kernel::Avx2 => done = unsafe { avx2::add_sub::<ADD>(out, x, y, m.value()) },
         _ => {}
     }
     let _ = kernel;
-    for (x, &v) in out[done..].iter_mut().zip(&y[done..]) {
-        *x = m.sub(*x, v);
+    for k in done..out.len() {
+        let a = x.map_or(out[k], |x| x[k]);
+        out[k] = if ADD { m.add(a, y[k]) } else { m.sub(a, y[k]) };
     }
     Ok(())
 }
@@ -241,7 +272,7 @@ pub fn mul_const_row(kernel: Kernel, m: &Modulus, w: u64, out: &mut [u64]) {
     match vector(kernel) {
         Kernel::Avx512 => done = unsafe { avx512::mul_const(out, w, ws, m.value()) },
         Kernel::Avx2 if avx2_fma::fits(m) => {
-            done = unsafe { avx2_fma::mul_const::<false>(out, &[], w, m.value()) }
+            done = unsafe { avx2_fma::mul_const::<false>(out, None, &[], w, m.value()) }
         }
         Kernel::Avx2 => done = unsafe { avx2::mul_const(out, w, ws, m.value()) },
         _ => {}
@@ -262,14 +293,42 @@ pub fn sub_mul_const_row(
     out: &mut [u64],
     y: &[u64],
 ) -> Result<()> {
+    sub_mul_const_from(kernel, m, w, out, None, y)
+}
+
+/// `out[k] = (x[k] - y[k]) * w mod q`: [`sub_mul_const_row`] out of place (ModDown's last step
+/// reads the kept limbs of the extended polynomial, which it shares).
+pub fn sub_mul_const_row_to(
+    kernel: Kernel,
+    m: &Modulus,
+    w: u64,
+    x: &[u64],
+    y: &[u64],
+    out: &mut [u64],
+) -> Result<()> {
+    sub_mul_const_from(kernel, m, w, out, Some(x), y)
+}
+
+fn sub_mul_const_from(
+    kernel: Kernel,
+    m: &Modulus,
+    w: u64,
+    out: &mut [u64],
+    x: Option<&[u64]>,
+    y: &[u64],
+) -> Result<()> {
     check_len("element-wise difference row", out.len(), y.len())?;
+    if let Some(x) = x {
+        check_len("element-wise difference row", out.len(), x.len())?;
+    }
     let mut done = 0;
     // SAFETY: `vector` checked AVX2, `fits` FMA and `q < 2^50`; lengths checked.
     #[cfg(target_arch = "x86_64")]
     if vector(kernel) == Kernel::Avx2 && avx2_fma::fits(m) {
-        done = unsafe { avx2_fma::mul_const::<true>(out, y, m.reduce(w), m.value()) };
+        done = unsafe { avx2_fma::mul_const::<true>(out, x, y, m.reduce(w), m.value()) };
     }
-    sub_row(kernel, m, &mut out[done..], &y[done..])?;
+    let x = x.map(|x| &x[done..]);
+    add_sub_row::<false>(kernel, m, &mut out[done..], x, &y[done..])?;
     mul_const_row(kernel, m, w, &mut out[done..]);
     Ok(())
 }
@@ -525,13 +584,19 @@ mod avx512 {
     /// difference, then the smaller of it and its correction by `q` (the wrapped difference
     /// is the larger one).
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn add_sub<const ADD: bool>(out: &mut [u64], y: &[u64], q: u64) -> usize {
+    pub(super) unsafe fn add_sub<const ADD: bool>(
+        out: &mut [u64],
+        x: Option<&[u64]>,
+        y: &[u64],
+        q: u64,
+    ) -> usize {
         let qv = _mm512_set1_epi64(q as i64);
         let full = out.len() - out.len() % L;
         let p = out.as_mut_ptr();
+        let xp = x.map_or(p as *const u64, |x| x.as_ptr());
         let mut j = 0;
         while j < full {
-            let (a, b) = (load(p, j), load(y.as_ptr(), j));
+            let (a, b) = (load(xp, j), load(y.as_ptr(), j));
             let r = if ADD {
                 let t = _mm512_add_epi64(a, b);
                 _mm512_min_epu64(t, _mm512_sub_epi64(t, qv))
@@ -796,13 +861,19 @@ pub(crate) mod avx2 {
     /// The AVX2 part of [`super::add_row`] and [`super::sub_row`]; returns how many words it
     /// did.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn add_sub<const ADD: bool>(out: &mut [u64], y: &[u64], q: u64) -> usize {
+    pub(super) unsafe fn add_sub<const ADD: bool>(
+        out: &mut [u64],
+        x: Option<&[u64]>,
+        y: &[u64],
+        q: u64,
+    ) -> usize {
         let qv = _mm256_set1_epi64x(q as i64);
         let full = out.len() - out.len() % L;
         let p = out.as_mut_ptr();
+        let xp = x.map_or(p as *const u64, |x| x.as_ptr());
         let mut j = 0;
         while j < full {
-            let (a, b) = (load(p, j), load(y.as_ptr(), j));
+            let (a, b) = (load(xp, j), load(y.as_ptr(), j));
             let r = if ADD {
                 small_mod(_mm256_add_epi64(a, b), qv)
             } else {
@@ -1054,17 +1125,19 @@ pub(crate) mod avx2_fma {
         }
     }
 
-    /// `out[k] = (out[k] - y[k]) * c mod p` (`SUB`) or `out[k] * c mod p` for the words of
-    /// whole vectors (returns how many): the constant products of rescaling, ModDown and
-    /// plaintext scaling, with ModDown's subtraction fused. The difference of two residues is
-    /// exact in double precision and below `p < 2^50` in magnitude, a valid product input.
+    /// `out[k] = (x[k] - y[k]) * c mod p` (`SUB`) or `x[k] * c mod p` for the words of
+    /// whole vectors (returns how many), `x` being `out` itself when `None`: the constant
+    /// products of rescaling, ModDown and plaintext scaling, with ModDown's subtraction fused.
+    /// The difference of two residues is exact in double precision and below `p < 2^50` in
+    /// magnitude, a valid product input.
     ///
     /// # Safety
-    /// AVX2 and FMA present; `p < 2^50`; every `out[k], y[k] < p`; `c < p`; with `SUB`, `y` at
-    /// least `out.len()` long.
+    /// AVX2 and FMA present; `p < 2^50`; every `x[k], y[k] < p`; `c < p`; `x` and, with `SUB`,
+    /// `y` at least `out.len()` long.
     #[target_feature(enable = "avx2,fma")]
     pub(crate) unsafe fn mul_const<const SUB: bool>(
         out: &mut [u64],
+        x: Option<&[u64]>,
         y: &[u64],
         c: u64,
         p: u64,
@@ -1073,9 +1146,10 @@ pub(crate) mod avx2_fma {
         let c = _mm256_set1_pd(c as f64);
         let full = out.len() - out.len() % L;
         let o = out.as_mut_ptr();
+        let xp = x.map_or(o as *const u64, |x| x.as_ptr());
         let mut j = 0;
         while j < full {
-            let mut v = to_f64(_mm256_loadu_si256(o.add(j) as *const __m256i), &k);
+            let mut v = to_f64(_mm256_loadu_si256(xp.add(j) as *const __m256i), &k);
             if SUB {
                 let w = to_f64(_mm256_loadu_si256(y.as_ptr().add(j) as *const __m256i), &k);
                 v = _mm256_sub_pd(v, w);
@@ -1349,10 +1423,16 @@ mod tests {
                     }
                     let mut got = x.clone();
                     sub_mul_const_row(kernel, &m, w, &mut got, &y).unwrap();
+                    let mut to = vec![0u64; n];
+                    sub_mul_const_row_to(kernel, &m, w, &x, &y, &mut to).unwrap();
                     for k in 0..n {
                         let d = (x[k] as u128 + q as u128 - y[k] as u128) % q as u128;
                         let want = (d * (w % q) as u128 % q as u128) as u64;
                         assert_eq!(got[k], want, "q={q} w={w} {kernel:?} (x - y) w");
+                        assert_eq!(
+                            to[k], want,
+                            "q={q} w={w} {kernel:?} (x - y) w, out of place"
+                        );
                     }
                 }
             }
@@ -1388,6 +1468,11 @@ mod tests {
                 let (mut s, mut d) = (x.clone(), x.clone());
                 add_row(kernel, &m, &mut s, &y).unwrap();
                 sub_row(kernel, &m, &mut d, &y).unwrap();
+                let (mut s_to, mut d_to) = (vec![0u64; n], vec![0u64; n]);
+                add_row_to(kernel, &m, &x, &y, &mut s_to).unwrap();
+                sub_row_to(kernel, &m, &x, &y, &mut d_to).unwrap();
+                assert_eq!(s_to, s, "q={q} {kernel:?} sum out of place");
+                assert_eq!(d_to, d, "q={q} {kernel:?} difference out of place");
                 for k in 0..n {
                     let (a, b) = (x[k] as u128, y[k] as u128);
                     assert_eq!(s[k] as u128, (a + b) % q as u128, "q={q} {kernel:?}");
@@ -1458,6 +1543,12 @@ mod tests {
                 add_row(kernel, &m, &mut s, &ys[0]).unwrap();
                 sub_row(kernel, &m, &mut t, &ys[0]).unwrap();
                 got.extend([s, t]);
+                // The out-of-place forms, over an output that held other values.
+                let (mut s, mut t, mut c) = (zs[0].clone(), zs[0].clone(), zs[0].clone());
+                add_row_to(kernel, &m, &xs[0], &ys[0], &mut s).unwrap();
+                sub_row_to(kernel, &m, &xs[0], &ys[0], &mut t).unwrap();
+                sub_mul_const_row_to(kernel, &m, w, &xs[0], &ys[0], &mut c).unwrap();
+                got.extend([s, t, c]);
                 let mut l = vec![0u64; n];
                 lift_centered_row(kernel, &sm, &m, &v, &mut l).unwrap();
                 got.push(l);

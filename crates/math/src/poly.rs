@@ -226,6 +226,9 @@ impl PartialEq for RnsPoly {
     }
 }
 
+/// A transform of one limb by its NTT plan: in place, or from the limb's shared source (see
+/// [`RnsPoly`]'s copy-on-write buffer).
+type LimbTransform = fn(&NttPlan, &mut [u64], Option<&[u64]>) -> Result<()>;
 impl RnsPoly {
     /// The zero polynomial over the given limbs.
     pub fn zero(ctx: &Arc<RingContext>, limbs: &[usize], repr: Representation) -> Result<Self> {
@@ -400,16 +403,28 @@ impl RnsPoly {
     /// with a clone (copy-on-write), each limb is copied out of the shared buffer inside the
     /// same task, just before `f` works on it while it is still in cache.
     fn par_limbs_mut(&mut self, f: impl Fn(usize, &mut [u64]) + Sync + Send) {
+        self.par_limbs_from(|k, limb, src| {
+            if let Some(s) = src {
+                limb.copy_from_slice(s);
+            }
+            f(k, limb)
+        });
+    }
+
+    /// Runs `f(position, limb, source)` on every limb in parallel. `source` is `None` when the
+    /// buffer is this polynomial's own, and `f` updates `limb` in place; when the buffer was
+    /// shared with a clone (copy-on-write), `limb` is a fresh limb whose contents are
+    /// unspecified and `source` holds the old value, so that an operation with an
+    /// out-of-place kernel writes its result once instead of copying first (a clone followed
+    /// by `add_assign` is how every backend's `add` is built).
+    fn par_limbs_from(&mut self, f: impl Fn(usize, &mut [u64], Option<&[u64]>) + Sync + Send) {
         let n = self.ctx.n;
         let src = self.data.detach_if_shared();
         let data: &mut [u64] = &mut self.data;
         install(|| {
-            data.par_chunks_mut(n).enumerate().for_each(|(k, limb)| {
-                if let Some(s) = &src {
-                    limb.copy_from_slice(&s[k * n..(k + 1) * n]);
-                }
-                f(k, limb)
-            });
+            data.par_chunks_mut(n)
+                .enumerate()
+                .for_each(|(k, limb)| f(k, limb, src.as_ref().map(|s| &s[k * n..(k + 1) * n])));
         });
     }
 
@@ -431,6 +446,27 @@ impl RnsPoly {
         self.check_compatible(other, op, need)?;
         let (ctx, limbs, n) = (self.ctx.clone(), self.limbs.clone(), self.ctx.n);
         self.par_limbs_mut(|k, a| f(&ctx.moduli[limbs[k]], a, &other.data[k * n..(k + 1) * n]));
+        Ok(())
+    }
+
+    /// [`Self::zip_limbs`] for an operation with an out-of-place form: `f(modulus, limb,
+    /// source, other limb)` with `source` as in [`Self::par_limbs_from`].
+    fn zip_limbs_from(
+        &mut self,
+        other: &RnsPoly,
+        op: &'static str,
+        f: impl Fn(&Modulus, &mut [u64], Option<&[u64]>, &[u64]) + Sync + Send,
+    ) -> Result<()> {
+        self.check_compatible(other, op, None)?;
+        let (ctx, limbs, n) = (self.ctx.clone(), self.limbs.clone(), self.ctx.n);
+        self.par_limbs_from(|k, a, src| {
+            f(
+                &ctx.moduli[limbs[k]],
+                a,
+                src,
+                &other.data[k * n..(k + 1) * n],
+            )
+        });
         Ok(())
     }
 
@@ -493,16 +529,24 @@ impl RnsPoly {
     /// `self += other`.
     pub fn add_assign(&mut self, other: &RnsPoly) -> Result<()> {
         let kernel = pointwise::best_kernel();
-        self.zip_limbs(other, "add", None, |m, a, b| {
-            pointwise::add_row(kernel, m, a, b).expect("limbs of one ring have N words")
+        self.zip_limbs_from(other, "add", |m, a, src, b| {
+            match src {
+                Some(x) => pointwise::add_row_to(kernel, m, x, b, a),
+                None => pointwise::add_row(kernel, m, a, b),
+            }
+            .expect("limbs of one ring have N words")
         })
     }
 
     /// `self -= other`.
     pub fn sub_assign(&mut self, other: &RnsPoly) -> Result<()> {
         let kernel = pointwise::best_kernel();
-        self.zip_limbs(other, "sub", None, |m, a, b| {
-            pointwise::sub_row(kernel, m, a, b).expect("limbs of one ring have N words")
+        self.zip_limbs_from(other, "sub", |m, a, src, b| {
+            match src {
+                Some(x) => pointwise::sub_row_to(kernel, m, x, b, a),
+                None => pointwise::sub_row(kernel, m, a, b),
+            }
+            .expect("limbs of one ring have N words")
         })
     }
 
@@ -723,9 +767,13 @@ impl RnsPoly {
         self.check_compatible(other, "sub then multiply by constants", None)?;
         let kernel = pointwise::best_kernel();
         let n = self.ctx.n;
-        self.per_limb_constant(c, |m, w, k, a| {
-            pointwise::sub_mul_const_row(kernel, m, w, a, &other.data[k * n..(k + 1) * n])
-                .expect("limbs of one ring have N words")
+        self.per_limb_constant_from(c, |m, w, k, a, src| {
+            let y = &other.data[k * n..(k + 1) * n];
+            match src {
+                Some(x) => pointwise::sub_mul_const_row_to(kernel, m, w, x, y, a),
+                None => pointwise::sub_mul_const_row(kernel, m, w, a, y),
+            }
+            .expect("limbs of one ring have N words")
         })
     }
 
@@ -736,6 +784,21 @@ impl RnsPoly {
         c: &[u64],
         f: impl Fn(&Modulus, u64, usize, &mut [u64]) + Sync + Send,
     ) -> Result<()> {
+        self.per_limb_constant_from(c, |m, w, k, a, src| {
+            if let Some(s) = src {
+                a.copy_from_slice(s);
+            }
+            f(m, w, k, a)
+        })
+    }
+
+    /// [`Self::per_limb_constant`] for an operation with an out-of-place form: `f(modulus,
+    /// c_k mod q_k, k, limb k, source)` with `source` as in [`Self::par_limbs_from`].
+    fn per_limb_constant_from(
+        &mut self,
+        c: &[u64],
+        f: impl Fn(&Modulus, u64, usize, &mut [u64], Option<&[u64]>) + Sync + Send,
+    ) -> Result<()> {
         if c.len() != self.limbs.len() {
             return Err(MathError::LengthMismatch {
                 what: "per-limb constants",
@@ -744,34 +807,49 @@ impl RnsPoly {
             });
         }
         let (ctx, limbs) = (self.ctx.clone(), self.limbs.clone());
-        self.par_limbs_mut(|k, a| {
+        self.par_limbs_from(|k, a, src| {
             let m = &ctx.moduli[limbs[k]];
-            f(m, m.reduce(c[k]), k, a)
+            f(m, m.reduce(c[k]), k, a, src)
         });
         Ok(())
     }
 
     /// Forward NTT of every limb: coefficient -> evaluation.
     pub fn ntt(&mut self) -> Result<()> {
-        self.transform("NTT", Representation::Coefficient, NttPlan::forward)
+        self.transform("NTT", Representation::Coefficient, |plan, a, src| {
+            if let Some(s) = src {
+                a.copy_from_slice(s);
+            }
+            plan.forward(a)
+        })
     }
 
-    /// Inverse NTT of every limb: evaluation -> coefficient.
+    /// Inverse NTT of every limb: evaluation -> coefficient. A limb shared with a clone
+    /// (ModUp's digit, ModDown's special limbs: views of a polynomial that stays alive) is
+    /// transformed out of place from the shared buffer.
     pub fn intt(&mut self) -> Result<()> {
-        self.transform("INTT", Representation::Evaluation, NttPlan::inverse)
+        self.transform(
+            "INTT",
+            Representation::Evaluation,
+            |plan, a, src| match src {
+                Some(s) => plan.inverse_to(s, a),
+                None => plan.inverse(a),
+            },
+        )
     }
 
-    /// Applies `f` (a transform of one limb) to every limb of a polynomial in representation
-    /// `from`, leaving it in the other representation.
+    /// Applies `f` (a transform of one limb, in place or from the limb's shared source as in
+    /// [`Self::par_limbs_from`]) to every limb of a polynomial in representation `from`,
+    /// leaving it in the other representation.
     fn transform(
         &mut self,
         op: &'static str,
         from: Representation,
-        f: fn(&NttPlan, &mut [u64]) -> Result<()>,
+        f: LimbTransform,
     ) -> Result<()> {
         self.require(op, Some(from))?;
-        let ctx = self.ctx.clone();
-        self.for_each_limb(|_, i, a| f(&ctx.plans[i], a).expect("limb length is N"));
+        let (ctx, limbs) = (self.ctx.clone(), self.limbs.clone());
+        self.par_limbs_from(|k, a, src| f(&ctx.plans[limbs[k]], a, src).expect("limb length is N"));
         self.repr = match from {
             Representation::Coefficient => Representation::Evaluation,
             Representation::Evaluation => Representation::Coefficient,
@@ -1380,9 +1458,12 @@ mod tests {
             |p: &RnsPoly| RnsPoly::from_data(&ctx, &limbs, p.data().to_vec(), p.repr()).unwrap();
         let before = private(&a);
         type Pass = fn(&mut RnsPoly, &RnsPoly);
-        let passes: [Pass; 6] = [
+        // The sum, the difference, the fused ModDown tail and the inverse NTT (below) write a
+        // shared operand's result out of place; the other passes copy it first.
+        let passes: [Pass; 7] = [
             |x, y| x.add_assign(y).unwrap(),
             |x, y| x.sub_assign(y).unwrap(),
+            |x, y| x.sub_mul_scalar_limbs(y, &[3, 1 << 40, u64::MAX]).unwrap(),
             |x, _| x.neg_assign(),
             |x, _| x.ntt().unwrap(),
             |x, _| x.mul_scalar_limbs(&[3, 5, 7]).unwrap(),
@@ -1400,6 +1481,41 @@ mod tests {
             pass(&mut own, &b);
             assert_eq!(shared, own);
             assert_eq!(a, before);
+        }
+        // A view of a run of limbs (how ModDown reads the kept limbs of the extended
+        // polynomial) shares part of a buffer: its result is written out of place too, from
+        // the view's own limbs.
+        let wide = random_poly(&ctx, &limbs, 3);
+        let wide_before = private(&wide);
+        let kept = [1usize, 2];
+        let y = random_poly(&ctx, &kept, 4);
+        let own_view =
+            |p: &RnsPoly| RnsPoly::from_data(&ctx, &kept, p.data().to_vec(), p.repr()).unwrap();
+        let view_passes: [Pass; 3] = [
+            |x, y| x.add_assign(y).unwrap(),
+            |x, y| x.sub_assign(y).unwrap(),
+            |x, y| x.sub_mul_scalar_limbs(y, &[5, u64::MAX]).unwrap(),
+        ];
+        for pass in view_passes {
+            let mut view = wide.select_limbs(&kept).unwrap();
+            let mut own = own_view(&view);
+            pass(&mut view, &y);
+            pass(&mut own, &y);
+            assert_eq!(view, own);
+            assert_eq!(wide, wide_before);
+        }
+        // The inverse NTT of a shared clone and of a shared view (ModUp's digit).
+        let mut eval = private(&wide);
+        eval.ntt().unwrap();
+        let eval_before = private(&eval);
+        for part in [&limbs[..], &kept[..]] {
+            let mut shared = eval.select_limbs(part).unwrap();
+            let mut own =
+                RnsPoly::from_data(&ctx, part, shared.data().to_vec(), shared.repr()).unwrap();
+            shared.intt().unwrap();
+            own.intt().unwrap();
+            assert_eq!(shared, own);
+            assert_eq!(eval, eval_before);
         }
     }
 

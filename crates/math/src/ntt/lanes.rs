@@ -373,6 +373,7 @@ unsafe fn narrow_strides<
     const FLIP: bool,
 >(
     a: *mut u64,
+    src: *const u64,
     base: usize,
     len: usize,
     n: usize,
@@ -387,16 +388,18 @@ unsafe fn narrow_strides<
     let whole = len - len % step;
     let mut c = 0;
     while c < whole {
-        narrow_chunks::<S, FWD, WIDE, KEEP, FLIP, C>(a, base + c, n, tw, k);
+        narrow_chunks::<S, FWD, WIDE, KEEP, FLIP, C>(a, src, base + c, n, tw, k);
         c += step;
     }
     while c < len {
-        narrow_chunks::<S, FWD, WIDE, KEEP, FLIP, 1>(a, base + c, n, tw, k);
+        narrow_chunks::<S, FWD, WIDE, KEEP, FLIP, 1>(a, src, base + c, n, tw, k);
         c += 2 * S::L;
     }
 }
 
-/// `C` consecutive two-vector chunks from word `start`, their stages interleaved.
+/// `C` consecutive two-vector chunks from word `start`, their stages interleaved; the chunks
+/// are read from `src` (`a` itself, or the source of an out-of-place transform) and written
+/// to `a`.
 #[inline(always)]
 unsafe fn narrow_chunks<
     S: Lanes,
@@ -407,6 +410,7 @@ unsafe fn narrow_chunks<
     const C: usize,
 >(
     a: *mut u64,
+    src: *const u64,
     start: usize,
     n: usize,
     tw: &StageTwiddles,
@@ -454,7 +458,7 @@ unsafe fn narrow_chunks<
         )
     };
     each_chunk!(i => {
-        let p = a.add(at[i]);
+        let p = src.add(at[i]);
         let (mut v0, mut v1) = (S::load(p), S::load(p.add(S::L)));
         if !FWD && S::SIGNED {
             // The inverse's first pass reads every word once: signed lanes import them here.
@@ -581,24 +585,37 @@ unsafe fn forward_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tab
             forward_stage::<S, WIDE, true>(ptr, base, block, 1, n, tw, &k);
         } else if (n / S::L).trailing_zeros().is_multiple_of(2) {
             // Stride L/2 is stage log2(n / L): wide stages keep on even indices.
-            narrow_strides::<S, true, WIDE, true, false>(ptr, base, block, n, tw, &k);
+            narrow_strides::<S, true, WIDE, true, false>(ptr, ptr, base, block, n, tw, &k);
         } else {
-            narrow_strides::<S, true, WIDE, false, true>(ptr, base, block, n, tw, &k);
+            narrow_strides::<S, true, WIDE, false, true>(ptr, ptr, base, block, n, tw, &k);
         }
     }
 }
 
-/// Inverse negacyclic NTT in place (bit-reversed in, natural out), including the `N^{-1}`
-/// scaling; input < 2q, output canonical.
+/// Inverse negacyclic NTT (bit-reversed in, natural out), including the `N^{-1}` scaling;
+/// input < 2q, output canonical. In place over `a`, or from `src` (same length) into `a`.
 #[inline(always)]
-pub(crate) unsafe fn inverse<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) {
+pub(crate) unsafe fn inverse<S: Lanes>(
+    a: &mut [u64],
+    src: Option<&[u64]>,
+    tables: &Tables,
+    qv: u64,
+) {
+    let src = match src {
+        // The scalar kernel has no narrow pass to read the source: copy it first.
+        Some(s) if S::L == 1 => {
+            a.copy_from_slice(s);
+            None
+        }
+        src => src,
+    };
     if S::SIGNED {
         // The first narrow pass imports.
-        inverse_regime::<S, true>(a, tables, qv)
+        inverse_regime::<S, true>(a, src, tables, qv)
     } else if (qv as u128) * 8 < (1u128 << S::WORD_BITS) {
-        inverse_regime::<S, true>(a, tables, qv)
+        inverse_regime::<S, true>(a, src, tables, qv)
     } else {
-        inverse_regime::<S, false>(a, tables, qv)
+        inverse_regime::<S, false>(a, src, tables, qv)
     }
 }
 
@@ -624,9 +641,17 @@ unsafe fn inverse_stage<S: Lanes, const WIDE: bool>(
 
 /// [`inverse`] with values in `[0, 4q)` between stages (`WIDE`) or in `[0, 2q)`.
 #[inline(always)]
-unsafe fn inverse_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tables, qv: u64) {
+unsafe fn inverse_regime<S: Lanes, const WIDE: bool>(
+    a: &mut [u64],
+    src: Option<&[u64]>,
+    tables: &Tables,
+    qv: u64,
+) {
     let n = a.len();
     let ptr = a.as_mut_ptr();
+    // The first pass (the narrow strides, L > 1) reads each block from the source, and every
+    // later pass works on `a`.
+    let src = src.map_or(ptr as *const u64, |s| s.as_ptr());
     let k = Consts::new::<S>(qv);
     let tw = &tables.inv;
     // Kernels are only used with n >= 4L, so every block holds at least two vectors.
@@ -634,7 +659,7 @@ unsafe fn inverse_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tab
     for base in (0..n).step_by(block) {
         let mut t = 1;
         if S::L > 1 {
-            narrow_strides::<S, false, WIDE, false, false>(ptr, base, block, n, tw, &k);
+            narrow_strides::<S, false, WIDE, false, false>(ptr, src, base, block, n, tw, &k);
             t = 2 * S::L;
         }
         while 2 * t <= block {

@@ -326,25 +326,49 @@ impl NttPlan {
 
     /// Inverse NTT with a chosen kernel.
     pub fn inverse_with(&self, kernel: Kernel, a: &mut [u64]) -> Result<()> {
+        self.inverse_from(kernel, a, None)
+    }
+
+    /// Inverse NTT out of place: `out` becomes the inverse transform of `src` (each `< q`),
+    /// bit for bit what [`NttPlan::inverse`] makes of a copy of `src`. The vector kernels read
+    /// `src` in their first pass instead of copying it first, which is how a polynomial that
+    /// shares its buffer (copy-on-write) is transformed.
+    pub fn inverse_to(&self, src: &[u64], out: &mut [u64]) -> Result<()> {
+        self.inverse_to_with(self.kernel, src, out)
+    }
+
+    /// [`NttPlan::inverse_to`] with a chosen kernel.
+    pub fn inverse_to_with(&self, kernel: Kernel, src: &[u64], out: &mut [u64]) -> Result<()> {
+        if src.len() != out.len() {
+            return Err(MathError::LengthMismatch {
+                what: "inverse NTT source",
+                expected: out.len(),
+                found: src.len(),
+            });
+        }
+        self.inverse_from(kernel, out, Some(src))
+    }
+
+    fn inverse_from(&self, kernel: Kernel, a: &mut [u64], src: Option<&[u64]>) -> Result<()> {
         self.check(a, kernel)?;
         let q = self.modulus.value();
-        debug_assert!(a.iter().all(|&x| x < q));
-        // SAFETY: as in `forward_with`.
+        debug_assert!(src.unwrap_or(a).iter().all(|&x| x < q));
+        // SAFETY: as in `forward_with`; `src`, when given, has `a.len()` words.
         unsafe {
             match kernel {
-                Kernel::Scalar => lanes::inverse::<lanes::Scalar>(a, &self.tables, q),
+                Kernel::Scalar => lanes::inverse::<lanes::Scalar>(a, src, &self.tables, q),
                 #[cfg(target_arch = "x86_64")]
                 Kernel::Avx2 => match &self.tables_f64 {
-                    Some(t) => x86::inverse_avx2_fma(a, t, q),
-                    None => x86::inverse_avx2(a, &self.tables, q),
+                    Some(t) => x86::inverse_avx2_fma(a, src, t, q),
+                    None => x86::inverse_avx2(a, src, &self.tables, q),
                 },
                 #[cfg(target_arch = "x86_64")]
                 Kernel::Avx512 => match &self.tables_f64 {
-                    Some(t) => x86::inverse_avx512_f64(a, t, q),
-                    None => x86::inverse_avx512(a, &self.tables, q),
+                    Some(t) => x86::inverse_avx512_f64(a, src, t, q),
+                    None => x86::inverse_avx512(a, src, &self.tables, q),
                 },
                 #[cfg(target_arch = "x86_64")]
-                Kernel::Avx512Ifma => x86::inverse_ifma(a, self.ifma_tables(), q),
+                Kernel::Avx512Ifma => x86::inverse_ifma(a, src, self.ifma_tables(), q),
                 #[cfg(not(target_arch = "x86_64"))]
                 _ => unreachable!(),
             }
@@ -508,6 +532,10 @@ mod tests {
             plan.forward_with(Kernel::Scalar, &mut fs).unwrap();
             let mut is = a.clone();
             plan.inverse_with(Kernel::Scalar, &mut is).unwrap();
+            // Out of place, into a destination that held other values.
+            let mut to = fs.clone();
+            plan.inverse_to_with(Kernel::Scalar, &a, &mut to).unwrap();
+            prop_assert_eq!(&to, &is, "scalar inverse out of place");
             // Kernels the CPU lacks are reported; IFMA also needs q < 2^50.
             for k in crate::simd::kernels_for_tests("NTT").into_iter().filter(|k| k.supports(q, n)) {
                 let mut f = a.clone();
@@ -516,6 +544,9 @@ mod tests {
                 let mut i = a.clone();
                 plan.inverse_with(k, &mut i).unwrap();
                 prop_assert_eq!(&i, &is, "inverse kernel {:?}", k);
+                let mut to = fs.clone();
+                plan.inverse_to_with(k, &a, &mut to).unwrap();
+                prop_assert_eq!(&to, &is, "inverse out of place, kernel {:?}", k);
                 plan.inverse_with(k, &mut f).unwrap();
                 prop_assert_eq!(&f, &a, "round trip kernel {:?}", k);
             }
@@ -561,7 +592,7 @@ mod tests {
             unsafe { x86::forward_avx2(&mut got, &plan.tables, q) };
             assert_eq!(got, want, "forward, {bits} bits, N = {n}");
             plan.inverse_with(Kernel::Scalar, &mut want).unwrap();
-            unsafe { x86::inverse_avx2(&mut got, &plan.tables, q) };
+            unsafe { x86::inverse_avx2(&mut got, None, &plan.tables, q) };
             assert_eq!(got, want, "inverse, {bits} bits, N = {n}");
         }
     }

@@ -314,8 +314,8 @@ pub(crate) unsafe fn forward_avx2_fma(a: &mut [u64], t: &Tables, q: u64) {
 }
 
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn inverse_avx2_fma(a: &mut [u64], t: &Tables, q: u64) {
-    lanes::inverse::<Avx2F64>(a, t, q)
+pub(crate) unsafe fn inverse_avx2_fma(a: &mut [u64], src: Option<&[u64]>, t: &Tables, q: u64) {
+    lanes::inverse::<Avx2F64>(a, src, t, q)
 }
 
 #[target_feature(enable = "avx2")]
@@ -336,8 +336,8 @@ pub(crate) unsafe fn forward_avx2(a: &mut [u64], t: &Tables, q: u64) {
 }
 
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn inverse_avx2(a: &mut [u64], t: &Tables, q: u64) {
-    lanes::inverse::<Avx2>(a, t, q)
+pub(crate) unsafe fn inverse_avx2(a: &mut [u64], src: Option<&[u64]>, t: &Tables, q: u64) {
+    lanes::inverse::<Avx2>(a, src, t, q)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -499,8 +499,8 @@ pub(crate) unsafe fn forward_avx512(a: &mut [u64], t: &Tables, q: u64) {
 }
 
 #[target_feature(enable = "avx512f,avx512dq")]
-pub(crate) unsafe fn inverse_avx512(a: &mut [u64], t: &Tables, q: u64) {
-    lanes::inverse::<Avx512>(a, t, q)
+pub(crate) unsafe fn inverse_avx512(a: &mut [u64], src: Option<&[u64]>, t: &Tables, q: u64) {
+    lanes::inverse::<Avx512>(a, src, t, q)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -614,8 +614,8 @@ pub(crate) unsafe fn forward_avx512_f64(a: &mut [u64], t: &Tables, q: u64) {
 }
 
 #[target_feature(enable = "avx512f,avx512dq")]
-pub(crate) unsafe fn inverse_avx512_f64(a: &mut [u64], t: &Tables, q: u64) {
-    lanes::inverse::<Avx512F64>(a, t, q)
+pub(crate) unsafe fn inverse_avx512_f64(a: &mut [u64], src: Option<&[u64]>, t: &Tables, q: u64) {
+    lanes::inverse::<Avx512F64>(a, src, t, q)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -650,8 +650,8 @@ pub(crate) unsafe fn forward_ifma(a: &mut [u64], t: &Tables, q: u64) {
 }
 
 #[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
-pub(crate) unsafe fn inverse_ifma(a: &mut [u64], t: &Tables, q: u64) {
-    lanes::inverse::<Avx512Ifma>(a, t, q)
+pub(crate) unsafe fn inverse_ifma(a: &mut [u64], src: Option<&[u64]>, t: &Tables, q: u64) {
+    lanes::inverse::<Avx512Ifma>(a, src, t, q)
 }
 
 /// [`lanes::mac_shoup`] with AVX2.
