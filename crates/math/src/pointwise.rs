@@ -204,32 +204,11 @@ pub fn sub_row(kernel: Kernel, m: &Modulus, out: &mut [u64], y: &[u64]) -> Resul
     add_sub_row::<false>(kernel, m, out, None, y)
 }
 
-/// `out[k] = x[k] + y[k] mod q` (both below q): [`add_row`] out of place, so that a result
+/// `out = x + y` (`ADD`) or `x - y` modulo `q` (both below q), with `x` read from `out` when
+/// it is `None`: [`add_row`] and [`sub_row`], and their out-of-place form, so that a result
 /// whose left operand is shared (copy-on-write) is written once instead of copied, then
 /// overwritten.
-pub fn add_row_to(
-    kernel: Kernel,
-    m: &Modulus,
-    x: &[u64],
-    y: &[u64],
-    out: &mut [u64],
-) -> Result<()> {
-    add_sub_row::<true>(kernel, m, out, Some(x), y)
-}
-
-/// `out[k] = x[k] - y[k] mod q` (both below q): [`sub_row`] out of place.
-pub fn sub_row_to(
-    kernel: Kernel,
-    m: &Modulus,
-    x: &[u64],
-    y: &[u64],
-    out: &mut [u64],
-) -> Result<()> {
-    add_sub_row::<false>(kernel, m, out, Some(x), y)
-}
-
-/// `out = x + y` (`ADD`) or `x - y` modulo `q`, with `x` read from `out` when it is `None`.
-fn add_sub_row<const ADD: bool>(
+pub fn add_sub_row<const ADD: bool>(
     kernel: Kernel,
     m: &Modulus,
     out: &mut [u64],
@@ -296,20 +275,10 @@ pub fn sub_mul_const_row(
     sub_mul_const_from(kernel, m, w, out, None, y)
 }
 
-/// `out[k] = (x[k] - y[k]) * w mod q`: [`sub_mul_const_row`] out of place (ModDown's last step
-/// reads the kept limbs of the extended polynomial, which it shares).
-pub fn sub_mul_const_row_to(
-    kernel: Kernel,
-    m: &Modulus,
-    w: u64,
-    x: &[u64],
-    y: &[u64],
-    out: &mut [u64],
-) -> Result<()> {
-    sub_mul_const_from(kernel, m, w, out, Some(x), y)
-}
-
-fn sub_mul_const_from(
+/// `out[k] = (x[k] - y[k]) * w mod q`, with `x` read from `out` when it is `None`:
+/// [`sub_mul_const_row`] and its out-of-place form (ModDown's last step reads the kept limbs
+/// of the extended polynomial, which it shares).
+pub fn sub_mul_const_from(
     kernel: Kernel,
     m: &Modulus,
     w: u64,
@@ -1424,7 +1393,7 @@ mod tests {
                     let mut got = x.clone();
                     sub_mul_const_row(kernel, &m, w, &mut got, &y).unwrap();
                     let mut to = vec![0u64; n];
-                    sub_mul_const_row_to(kernel, &m, w, &x, &y, &mut to).unwrap();
+                    sub_mul_const_from(kernel, &m, w, &mut to, Some(&x), &y).unwrap();
                     for k in 0..n {
                         let d = (x[k] as u128 + q as u128 - y[k] as u128) % q as u128;
                         let want = (d * (w % q) as u128 % q as u128) as u64;
@@ -1469,8 +1438,8 @@ mod tests {
                 add_row(kernel, &m, &mut s, &y).unwrap();
                 sub_row(kernel, &m, &mut d, &y).unwrap();
                 let (mut s_to, mut d_to) = (vec![0u64; n], vec![0u64; n]);
-                add_row_to(kernel, &m, &x, &y, &mut s_to).unwrap();
-                sub_row_to(kernel, &m, &x, &y, &mut d_to).unwrap();
+                add_sub_row::<true>(kernel, &m, &mut s_to, Some(&x), &y).unwrap();
+                add_sub_row::<false>(kernel, &m, &mut d_to, Some(&x), &y).unwrap();
                 assert_eq!(s_to, s, "q={q} {kernel:?} sum out of place");
                 assert_eq!(d_to, d, "q={q} {kernel:?} difference out of place");
                 for k in 0..n {
@@ -1545,9 +1514,9 @@ mod tests {
                 got.extend([s, t]);
                 // The out-of-place forms, over an output that held other values.
                 let (mut s, mut t, mut c) = (zs[0].clone(), zs[0].clone(), zs[0].clone());
-                add_row_to(kernel, &m, &xs[0], &ys[0], &mut s).unwrap();
-                sub_row_to(kernel, &m, &xs[0], &ys[0], &mut t).unwrap();
-                sub_mul_const_row_to(kernel, &m, w, &xs[0], &ys[0], &mut c).unwrap();
+                add_sub_row::<true>(kernel, &m, &mut s, Some(&xs[0]), &ys[0]).unwrap();
+                add_sub_row::<false>(kernel, &m, &mut t, Some(&xs[0]), &ys[0]).unwrap();
+                sub_mul_const_from(kernel, &m, w, &mut c, Some(&xs[0]), &ys[0]).unwrap();
                 got.extend([s, t, c]);
                 let mut l = vec![0u64; n];
                 lift_centered_row(kernel, &sm, &m, &v, &mut l).unwrap();

@@ -229,6 +229,7 @@ impl PartialEq for RnsPoly {
 /// A transform of one limb by its NTT plan: in place, or from the limb's shared source (see
 /// [`RnsPoly`]'s copy-on-write buffer).
 type LimbTransform = fn(&NttPlan, &mut [u64], Option<&[u64]>) -> Result<()>;
+
 impl RnsPoly {
     /// The zero polynomial over the given limbs.
     pub fn zero(ctx: &Arc<RingContext>, limbs: &[usize], repr: Representation) -> Result<Self> {
@@ -530,11 +531,8 @@ impl RnsPoly {
     pub fn add_assign(&mut self, other: &RnsPoly) -> Result<()> {
         let kernel = pointwise::best_kernel();
         self.zip_limbs_from(other, "add", |m, a, src, b| {
-            match src {
-                Some(x) => pointwise::add_row_to(kernel, m, x, b, a),
-                None => pointwise::add_row(kernel, m, a, b),
-            }
-            .expect("limbs of one ring have N words")
+            pointwise::add_sub_row::<true>(kernel, m, a, src, b)
+                .expect("limbs of one ring have N words")
         })
     }
 
@@ -542,11 +540,8 @@ impl RnsPoly {
     pub fn sub_assign(&mut self, other: &RnsPoly) -> Result<()> {
         let kernel = pointwise::best_kernel();
         self.zip_limbs_from(other, "sub", |m, a, src, b| {
-            match src {
-                Some(x) => pointwise::sub_row_to(kernel, m, x, b, a),
-                None => pointwise::sub_row(kernel, m, a, b),
-            }
-            .expect("limbs of one ring have N words")
+            pointwise::add_sub_row::<false>(kernel, m, a, src, b)
+                .expect("limbs of one ring have N words")
         })
     }
 
@@ -768,12 +763,8 @@ impl RnsPoly {
         let kernel = pointwise::best_kernel();
         let n = self.ctx.n;
         self.per_limb_constant_from(c, |m, w, k, a, src| {
-            let y = &other.data[k * n..(k + 1) * n];
-            match src {
-                Some(x) => pointwise::sub_mul_const_row_to(kernel, m, w, x, y, a),
-                None => pointwise::sub_mul_const_row(kernel, m, w, a, y),
-            }
-            .expect("limbs of one ring have N words")
+            pointwise::sub_mul_const_from(kernel, m, w, a, src, &other.data[k * n..(k + 1) * n])
+                .expect("limbs of one ring have N words")
         })
     }
 
