@@ -6,6 +6,8 @@
 # that scripts/bench-ckks-peers.sh creates. Not part of CI.
 # TESSERA_SIMD=scalar|avx2|avx512|avx512-ifma picks Tessera's kernel (default: the fastest here);
 # the summary reports it with the CPU model. Uses the tessera binary under $CARGO_TARGET_DIR.
+# Each process runs under /usr/bin/time: the summary reports both sides' peak resident memory
+# (the largest over the rounds; a process holds its keys, so this is the whole job's peak).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=${THREADS:-2}
@@ -25,14 +27,22 @@ cargo build --release -q -p tessera-cli
 KERNEL=$("$TESSERA" info --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["kernel"])')
 echo "tessera kernel: $KERNEL (TESSERA_SIMD=${TESSERA_SIMD:-unset})" >&2
 out=$(mktemp)
+mem=$(mktemp)
+# Appends {"peak_rss_of": WHO, "kb": N} after a process that /usr/bin/time measured into $mem.
+peak() { echo "{\"peak_rss_of\": \"$1\", \"kb\": $(tail -n 1 "$mem")}" >> "$out"; }
 for _ in $(seq "$ROUNDS"); do
   # shellcheck disable=SC2086
-  "$TESSERA" bench bootstrap --params ark $TESSERA_FLAGS --threads "$THREADS" --reps "$REPS" --json | tee -a "$out"
-  OMP_NUM_THREADS="$THREADS" "$VENV/bin/python" peers/openfhe/bench_openfhe.py --op bootstrap --reps "$REPS" | tee -a "$out"
+  /usr/bin/time -f "%M" -o "$mem" "$TESSERA" bench bootstrap --params ark $TESSERA_FLAGS --threads "$THREADS" --reps "$REPS" --json | tee -a "$out"
+  peak tessera
+  OMP_NUM_THREADS="$THREADS" /usr/bin/time -f "%M" -o "$mem" "$VENV/bin/python" peers/openfhe/bench_openfhe.py --op bootstrap --reps "$REPS" | tee -a "$out"
+  peak openfhe
 done
 python3 - "$out" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+rss = {who: max(r["kb"] for r in rows if r.get("peak_rss_of") == who) * 1024 / 1e9
+       for who in ("tessera", "openfhe")}
+rows = [r for r in rows if "peak_rss_of" not in r]
 host = next(r for r in rows if "impl" not in r)
 about = {"kernel": host["simd"], "cpu": host["cpu"], "tessera_of_limb": host.get("of_limb"),
          "tessera_double_hoisting": host.get("double_hoisting")}
@@ -43,6 +53,8 @@ print(json.dumps({"op": "bootstrap", "tessera_median_s": m, "openfhe_median_s": 
                   "tessera_share_of_openfhe": m / p, "target_share": 0.4,
                   "tessera_precision_bits": statistics.median(r["precision_bits"] for r in ours),
                   "openfhe_precision_bits": statistics.median(r["precision_bits"] for r in peer),
+                  "tessera_peak_rss_gb": round(rss["tessera"], 2),
+                  "openfhe_peak_rss_gb": round(rss["openfhe"], 2),
                   "rounds": len(ours), **about}))
 PY
-rm -f "$out"
+rm -f "$out" "$mem"
