@@ -272,6 +272,22 @@ pub fn run(cmd: BenchCommand) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
+/// Most timed repetitions a bench accepts (a million NTTs at N = 2^17 is about a minute).
+const MAX_REPS: usize = 1_000_000;
+
+/// `--reps` must be 1 to [`MAX_REPS`]: 0 used to run once silently, which reports a median of
+/// something the user did not ask for.
+pub(crate) fn check_reps(reps: usize) -> Result<(), MathError> {
+    if !(1..=MAX_REPS).contains(&reps) {
+        return Err(MathError::OutOfRange {
+            name: "reps",
+            value: reps.to_string(),
+            allowed: format!("1 to {MAX_REPS}"),
+        });
+    }
+    Ok(())
+}
+
 /// Median of `reps` timings of `f` after a short warm-up.
 fn median_time(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
     for _ in 0..(reps / 10).max(3) {
@@ -362,6 +378,7 @@ fn bench_ntt(
     reps: usize,
     json: bool,
 ) -> Result<(), MathError> {
+    check_reps(reps)?;
     parallel::set_num_threads(threads)?;
     let limbs = limbs.unwrap_or(threads);
     if limbs == 0 {

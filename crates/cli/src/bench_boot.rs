@@ -43,6 +43,7 @@ pub struct Options {
 }
 
 pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(), CkksError> {
+    crate::bench::check_reps(reps)?;
     // A backend that cannot run here stops the benchmark before key generation.
     Compute::available(BackendChoice::process_default()?)?;
     let Options {
@@ -55,7 +56,6 @@ pub fn run(params: &str, threads: usize, reps: usize, opts: Options) -> Result<(
         word,
     } = opts;
     parallel::set_num_threads(threads)?;
-    let reps = reps.max(1);
     // Hidden in --json mode, and unless stderr is a terminal (indicatif's default draw target).
     let bar = if json {
         ProgressBar::hidden()

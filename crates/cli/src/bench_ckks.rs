@@ -60,6 +60,7 @@ fn message(slots: usize) -> Vec<Complex64> {
 }
 
 pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
+    crate::bench::check_reps(args.reps)?;
     // A backend that cannot run here stops the benchmark before key generation.
     Compute::available(BackendChoice::process_default()?)?;
     let CkksBenchArgs {
@@ -82,7 +83,6 @@ pub fn run(op: CkksOp, args: &CkksBenchArgs) -> Result<(), CkksError> {
         *dynamic,
     );
     parallel::set_num_threads(threads)?;
-    let reps = reps.max(1);
     progress(&format!(
         "{}: building the ring and keys for '{params}'...",
         op.name()

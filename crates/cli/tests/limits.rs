@@ -84,3 +84,21 @@ fn a_trace_that_is_not_a_regular_file_is_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("regular file"), "{err}");
 }
+
+/// `--reps 0` ran once and reported that median as if asked for; every bench now refuses it
+/// before any work (key generation included).
+#[test]
+fn zero_bench_repetitions_are_refused() {
+    for args in [
+        &["bench", "ntt", "--logn", "10", "--reps", "0"][..],
+        &["bench", "hrot", "--params", "test-small", "--reps", "0"][..],
+        &["bench", "bootstrap", "--params", "test-boot", "--reps", "0"][..],
+    ] {
+        let (code, err) = tessera(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("reps = 0") && err.contains("1 to 1000000"),
+            "{args:?}: {err}"
+        );
+    }
+}
