@@ -936,6 +936,7 @@ pub(crate) mod avx2 {
     ) -> usize {
         let k = Consts::new(rc);
         let full = out.len() - out.len() % L;
+        let whole = full - full % (MAC_VECTORS * L);
         let o = out.as_mut_ptr();
         for (t, (yc, cc)) in ys
             .chunks(super::MAX_TERMS)
@@ -943,18 +944,45 @@ pub(crate) mod avx2 {
             .enumerate()
         {
             let mut j = 0;
+            while j < whole {
+                mac_vectors::<MAC_VECTORS>(yc, cc, t > 0, o, j, &k);
+                j += MAC_VECTORS * L;
+            }
             while j < full {
-                let mut sum = Columns::new(init(t > 0, o, j));
-                for (y, &ci) in yc.iter().zip(cc) {
-                    let x = load(y.as_ptr(), j);
-                    let w = _mm256_set1_epi64x(ci as i64);
-                    sum.add(x, _mm256_srli_epi64::<32>(x), w, &k);
-                }
-                store(o, j, sum.reduce(&k));
+                mac_vectors::<1>(yc, cc, t > 0, o, j, &k);
                 j += L;
             }
         }
         full
+    }
+
+    /// Vectors of a BConv row summed side by side in [`mac_const`]: the reduction at the end
+    /// of each vector is a long dependent chain (two Shoup products), which one vector at a
+    /// time leaves the multipliers waiting on.
+    const MAC_VECTORS: usize = 2;
+
+    /// `V` consecutive vectors of [`mac_const`] from word `j` (added to what `o` holds when
+    /// `acc`), their column sums interleaved.
+    #[inline(always)]
+    unsafe fn mac_vectors<const V: usize>(
+        ys: &[&[u64]],
+        c: &[u64],
+        acc: bool,
+        o: *mut u64,
+        j: usize,
+        k: &Consts,
+    ) {
+        let mut sum: [Columns; V] = core::array::from_fn(|v| Columns::new(init(acc, o, j + v * L)));
+        for (y, &ci) in ys.iter().zip(c) {
+            let w = _mm256_set1_epi64x(ci as i64);
+            for (v, sum) in sum.iter_mut().enumerate() {
+                let x = load(y.as_ptr(), j + v * L);
+                sum.add(x, _mm256_srli_epi64::<32>(x), w, k);
+            }
+        }
+        for (v, sum) in sum.iter().enumerate() {
+            store(o, j + v * L, sum.reduce(k));
+        }
     }
 
     /// The AVX2 part of [`super::sum_products2`].
@@ -1161,19 +1189,51 @@ pub(crate) mod avx2_fma {
         let k = Consts::new(p);
         let cs: Vec<__m256d> = c.iter().map(|&c| _mm256_set1_pd(c)).collect();
         let full = out.len() - out.len() % L;
+        let whole = full - full % (MAC_VECTORS * L);
         let mut j = 0;
+        while j < whole {
+            mac_vectors::<MAC_VECTORS>(xs, &cs, out, j, &k);
+            j += MAC_VECTORS * L;
+        }
         while j < full {
-            let mut s = _mm256_setzero_pd();
-            for (t, (x, c)) in xs.iter().zip(&cs).enumerate() {
-                if t > 0 && t % CHUNK == 0 {
-                    s = partial(s, &k);
-                }
-                s = _mm256_add_pd(s, product(_mm256_loadu_pd(x.as_ptr().add(j)), *c, &k));
-            }
-            _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, canonical(s, &k));
+            mac_vectors::<1>(xs, &cs, out, j, &k);
             j += L;
         }
         full
+    }
+
+    /// Vectors of a BConv row summed side by side in [`mac_terms`]: each vector's sum is a
+    /// serial chain of additions (four cycles each), which one vector at a time leaves the
+    /// FMA units waiting on.
+    const MAC_VECTORS: usize = 2;
+
+    /// `V` consecutive vectors of [`mac_terms`] from word `j`, their sums interleaved.
+    #[inline(always)]
+    unsafe fn mac_vectors<const V: usize>(
+        xs: &[&[f64]],
+        cs: &[__m256d],
+        out: &mut [u64],
+        j: usize,
+        k: &Consts,
+    ) {
+        let mut s = [_mm256_setzero_pd(); V];
+        for (t, (x, c)) in xs.iter().zip(cs).enumerate() {
+            if t > 0 && t % CHUNK == 0 {
+                for s in s.iter_mut() {
+                    *s = partial(*s, k);
+                }
+            }
+            for (v, s) in s.iter_mut().enumerate() {
+                let x = _mm256_loadu_pd(x.as_ptr().add(j + v * L));
+                *s = _mm256_add_pd(*s, product(x, *c, k));
+            }
+        }
+        for (v, s) in s.iter().enumerate() {
+            _mm256_storeu_si256(
+                out.as_mut_ptr().add(j + v * L) as *mut __m256i,
+                canonical(*s, k),
+            );
+        }
     }
 
     #[inline(always)]
@@ -1229,33 +1289,58 @@ pub(crate) mod avx2_fma {
         q: u64,
     ) -> usize {
         let k = Consts::new(q);
-        let load = |p: *const u64, j: usize| _mm256_loadu_si256(p.add(j) as *const __m256i);
         let full = n - n % L;
+        let whole = full - full % (MAC_VECTORS * L);
         let mut j = 0;
+        while j < whole {
+            dot_vectors::<O, MAC_VECTORS>(xs, &ys, accumulate, &outs, j, &k);
+            j += MAC_VECTORS * L;
+        }
         while j < full {
-            let mut s = [_mm256_setzero_pd(); O];
-            if accumulate {
-                for (s, &o) in s.iter_mut().zip(&outs) {
-                    *s = to_f64(load(o, j), &k);
-                }
-            }
-            for (t, &x) in xs.iter().enumerate() {
-                if t > 0 && t % CHUNK == 0 {
-                    for s in s.iter_mut() {
-                        *s = partial(*s, &k);
-                    }
-                }
-                let x = to_f64(load(x, j), &k);
-                for (s, y) in s.iter_mut().zip(&ys) {
-                    *s = _mm256_add_pd(*s, product(x, to_f64(load(y[t], j), &k), &k));
-                }
-            }
-            for (s, &o) in s.iter().zip(&outs) {
-                _mm256_storeu_si256(o.add(j) as *mut __m256i, canonical(*s, &k));
-            }
+            dot_vectors::<O, 1>(xs, &ys, accumulate, &outs, j, &k);
             j += L;
         }
         full
+    }
+
+    /// `V` consecutive vectors of [`sum_products`] from word `j`, their sums interleaved (as
+    /// [`mac_vectors`]).
+    #[inline(always)]
+    unsafe fn dot_vectors<const O: usize, const V: usize>(
+        xs: &[*const u64],
+        ys: &[&[*const u64]; O],
+        accumulate: bool,
+        outs: &[*mut u64; O],
+        j: usize,
+        k: &Consts,
+    ) {
+        let load = |p: *const u64, j: usize| _mm256_loadu_si256(p.add(j) as *const __m256i);
+        let mut s = [[_mm256_setzero_pd(); O]; V];
+        if accumulate {
+            for (v, s) in s.iter_mut().enumerate() {
+                for (s, &o) in s.iter_mut().zip(outs) {
+                    *s = to_f64(load(o, j + v * L), k);
+                }
+            }
+        }
+        for (t, &x) in xs.iter().enumerate() {
+            if t > 0 && t % CHUNK == 0 {
+                for s in s.iter_mut().flatten() {
+                    *s = partial(*s, k);
+                }
+            }
+            for (v, s) in s.iter_mut().enumerate() {
+                let x = to_f64(load(x, j + v * L), k);
+                for (s, y) in s.iter_mut().zip(ys) {
+                    *s = _mm256_add_pd(*s, product(x, to_f64(load(y[t], j + v * L), k), k));
+                }
+            }
+        }
+        for (v, s) in s.iter().enumerate() {
+            for (s, &o) in s.iter().zip(outs) {
+                _mm256_storeu_si256(o.add(j + v * L) as *mut __m256i, canonical(*s, k));
+            }
+        }
     }
 }
 
