@@ -37,21 +37,21 @@ pub fn apply_permutation_u32(
             kernel.name()
         )));
     }
-    let len = out.len().min(perm.len());
-    let (out, perm) = (&mut out[..len], &perm[..len]);
     debug_assert!(lanes(kernel) <= 16);
-    // SAFETY: the kernel's features were checked; the vector code reads only whole blocks it
-    // has checked to lie inside `input`.
-    let done = unsafe {
-        match kernel {
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => super::x86::permute_avx2(input, perm, out),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => super::x86::permute_avx512(input, perm, out),
-            _ => 0,
-        }
-    };
-    permute_scalar(input, &perm[done..], &mut out[done..]);
+    crate::automorphism::permute_blocks(input, perm, out, |perm, out| {
+        // SAFETY: the kernel's features were checked; the vector code reads only whole blocks
+        // it has checked to lie inside `input`.
+        let done = unsafe {
+            match kernel {
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx2 => super::x86::permute_avx2(input, perm, out),
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx512 => super::x86::permute_avx512(input, perm, out),
+                _ => 0,
+            }
+        };
+        permute_scalar(input, &perm[done..], &mut out[done..]);
+    });
     Ok(())
 }
 
