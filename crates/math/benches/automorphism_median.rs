@@ -3,7 +3,8 @@
 //! for `REPS` rounds in one process and reporting medians and minima (the `ntt_median` method).
 //! Kernels the CPU lacks are reported as skipped.
 //!
-//! Run: `cargo bench -p tessera-math --bench automorphism_median`
+//! Run: `cargo bench -p tessera-math --bench automorphism_median`. The `rot1-cold` rows cycle
+//! over 48 limbs (24 MiB), as a key switch reads them: the case the prefetching is for.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -50,14 +51,44 @@ fn main() {
                 t[i].push(s.elapsed().as_secs_f64());
             }
         }
-        for (k, mut v) in kernels.iter().zip(t) {
-            v.sort_by(f64::total_cmp);
-            println!(
-                "{{\"bench\":\"automorphism_median/N=2^16/{name}\",\"kernel\":\"{}\",\"median_us\":{:.2},\"min_us\":{:.2},\"reps\":{REPS}}}",
-                k.name(),
-                v[v.len() / 2] * 1e6,
-                v[0] * 1e6
-            );
+        report(&format!("N=2^16/{name}"), &kernels, t);
+    }
+    // Cold: one call per limb over COLD_LIMBS limbs (24 MiB, more than the caches), as in a
+    // key switch, where the limbs come from memory; the row the prefetching is for.
+    let perm = automorphism_permutation(galois_element(1, n).unwrap(), n).unwrap();
+    let limbs: Vec<AlignedVec> = (0..COLD_LIMBS as u64)
+        .map(|l| AlignedVec::from((0..n as u64).map(|i| i ^ l << 40).collect::<Vec<_>>()))
+        .collect();
+    let mut outs: Vec<AlignedVec> = (0..COLD_LIMBS)
+        .map(|_| AlignedVec::from(vec![0u64; n]))
+        .collect();
+    let mut t = vec![Vec::with_capacity(COLD_REPS); kernels.len()];
+    for _ in 0..COLD_REPS {
+        for (i, &k) in kernels.iter().enumerate() {
+            let s = Instant::now();
+            for (a, o) in limbs.iter().zip(outs.iter_mut()) {
+                apply_permutation_with(k, black_box(a), &perm, black_box(o)).unwrap();
+            }
+            t[i].push(s.elapsed().as_secs_f64() / COLD_LIMBS as f64);
         }
+    }
+    report("N=2^16/rot1-cold", &kernels, t);
+}
+
+/// Limbs cycled by the cold rows, and their rounds.
+const COLD_LIMBS: usize = 48;
+const COLD_REPS: usize = 41;
+
+/// One JSON line per kernel: median and minimum of its timings.
+fn report(case: &str, kernels: &[Kernel], t: Vec<Vec<f64>>) {
+    for (k, mut v) in kernels.iter().zip(t) {
+        v.sort_by(f64::total_cmp);
+        println!(
+            "{{\"bench\":\"automorphism_median/{case}\",\"kernel\":\"{}\",\"median_us\":{:.2},\"min_us\":{:.2},\"reps\":{}}}",
+            k.name(),
+            v[v.len() / 2] * 1e6,
+            v[0] * 1e6,
+            v.len()
+        );
     }
 }

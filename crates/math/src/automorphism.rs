@@ -160,10 +160,12 @@ const PREFETCH_AHEAD: usize = 32;
 /// Runs `permute(perm_block, out_block)` over `out` (up to `perm.len()`) in blocks of
 /// [`PREFETCH_BYTES`], first asking for the source block of the block [`PREFETCH_AHEAD`]
 /// ahead. A limb (512 KiB at N = 2^16) is rarely in cache when an automorphism reads it, and
-/// its blocks are read in permuted order, which the hardware prefetchers cannot follow: over
-/// 48 cold limbs the AVX2 permute took 106-111 us per limb without this and 65-87 us with it,
-/// against 32-46 us for a copy (`perm_probe`, session 42). Only a hint: a permutation without
-/// the block shape costs the hint and nothing else.
+/// its blocks are read in permuted order, which the hardware prefetchers cannot follow:
+/// cycling over 48 limbs (`automorphism_median`, `rot1-cold`, session 42, Zen 4) the AVX2
+/// permute took 108-123 us per limb before and 66-80 us with the prefetch. A limb already in
+/// cache pays for the hints (AVX2 23 -> 26 us, AVX-512 17.5 -> 23 us per limb), which no
+/// N = 2^16 key switch sees. Only a hint: a permutation without the block shape costs the
+/// hint and nothing else.
 pub(crate) fn permute_blocks<T>(
     input: &[T],
     perm: &[u32],
