@@ -457,16 +457,18 @@ impl BaseConverter {
                         // (`terms`), every constant below `pv < 2^50`; rows hold `len` words.
                         done = unsafe { crate::pointwise::avx2_fma::mac_terms(&xs, c, out, pv) };
                     }
-                    let tail: Vec<&[u64]> = ys.iter().map(|y| &y[done..]).collect();
-                    let k = if done > 0 { Kernel::Scalar } else { kernel };
-                    crate::ntt::mac_shoup_row(
-                        Some(k),
-                        &tail,
-                        row,
-                        row_shoup,
-                        pv,
-                        &mut out[done..],
-                    )?;
+                    if done < out.len() {
+                        let tail: Vec<&[u64]> = ys.iter().map(|y| &y[done..]).collect();
+                        let k = if done > 0 { Kernel::Scalar } else { kernel };
+                        crate::ntt::mac_shoup_row(
+                            Some(k),
+                            &tail,
+                            row,
+                            row_shoup,
+                            pv,
+                            &mut out[done..],
+                        )?;
+                    }
                     if exact {
                         subtract_multiples(&tables[j], pv, v, out, vector);
                     }
