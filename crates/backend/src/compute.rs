@@ -306,6 +306,9 @@ impl Backend for Compute {
     fn add(&mut self, a: &ComputePoly, c: &ComputePoly) -> Result<ComputePoly, MathError> {
         delegate!(self, "add", |b, a, c| b.add(a, c), poly)
     }
+    fn add_assign(&mut self, a: &mut ComputePoly, c: &ComputePoly) -> Result<(), MathError> {
+        delegate!(self, "add", |b, a, c| b.add_assign(a, c), value)
+    }
     fn sub(&mut self, a: &ComputePoly, c: &ComputePoly) -> Result<ComputePoly, MathError> {
         delegate!(self, "sub", |b, a, c| b.sub(a, c), poly)
     }

@@ -588,6 +588,8 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
             let c = repr_name(repr);
             let r = both!(self, "add", c, |b, x, y| b.add(x, y));
             self.value("add", c, r)?;
+            let r = both_in_place!(self, "add_assign", c, x, |b, acc, y| b.add_assign(acc, y));
+            self.value("add_assign", c, r)?;
             let r = both!(self, "sub", c, |b, x, y| b.sub(x, y));
             self.value("sub", c, r)?;
             let r = both!(self, "neg", c, |b, x| b.neg(x));

@@ -93,6 +93,9 @@ impl Backend for CpuBackend {
         r.add_assign(b)?;
         Ok(r)
     }
+    fn add_assign(&mut self, a: &mut RnsPoly, b: &RnsPoly) -> Result<(), MathError> {
+        a.add_assign(b)
+    }
     fn sub(&mut self, a: &RnsPoly, b: &RnsPoly) -> Result<RnsPoly, MathError> {
         let mut r = a.clone();
         r.sub_assign(b)?;

@@ -191,6 +191,14 @@ pub trait Backend {
     fn intt(&mut self, p: &mut Self::Poly) -> Result<(), MathError>;
     /// `a + b`.
     fn add(&mut self, a: &Self::Poly, b: &Self::Poly) -> Result<Self::Poly, MathError>;
+    /// `a += b`: [`Backend::add`] into a polynomial the caller owns and no longer needs as it
+    /// was (key switching's `c0 + u0`). A backend that writes in place saves the fresh
+    /// result's memory traffic (on the CPU, 24 limbs at N = 2^16: about 0.6 against 1.0 ms);
+    /// the default is `add`, so a trace records the same primary either way.
+    fn add_assign(&mut self, a: &mut Self::Poly, b: &Self::Poly) -> Result<(), MathError> {
+        *a = self.add(a, b)?;
+        Ok(())
+    }
     /// `a - b`.
     fn sub(&mut self, a: &Self::Poly, b: &Self::Poly) -> Result<Self::Poly, MathError>;
     /// `-a`.

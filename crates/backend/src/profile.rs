@@ -133,6 +133,9 @@ impl<B: Backend> Backend for Profiled<B> {
     fn add(&mut self, a: &Self::Poly, c: &Self::Poly) -> R<B::Poly> {
         self.timed(Op::Add, |b| b.add(a, c))
     }
+    fn add_assign(&mut self, a: &mut Self::Poly, c: &Self::Poly) -> R<()> {
+        self.timed(Op::Add, |b| b.add_assign(a, c))
+    }
     fn sub(&mut self, a: &Self::Poly, c: &Self::Poly) -> R<B::Poly> {
         self.timed(Op::Sub, |b| b.sub(a, c))
     }

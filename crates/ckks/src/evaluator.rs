@@ -174,6 +174,28 @@ impl<B: Backend> Evaluator<B> {
         self.binary("HAdd", a, b, B::add)
     }
 
+    /// HAdd into `a`: `a += b`, the same checks and the same recorded operation as
+    /// [`Evaluator::add`]. For running sums (BSGS giant steps, rotate-and-sum, polynomial
+    /// terms): the backend writes `a`'s limbs in place instead of a fresh result (on the CPU,
+    /// 24 limbs at N = 2^16: about 0.6 against 1.0 ms).
+    pub fn add_assign(
+        &mut self,
+        a: &mut Ciphertext<B::Poly>,
+        b: &Ciphertext<B::Poly>,
+    ) -> Result<()> {
+        const OP: &str = "HAdd";
+        Self::same_level(OP, a.level, b.level)?;
+        Self::same_scale(OP, a.scale, b.scale)?;
+        a.key_set.check(OP, b.key_set)?;
+        let (level, (c0, c1)) = (a.level, (&mut a.c0, &mut a.c1));
+        self.traced(OP, level, |e| {
+            e.backend.add_assign(c0, &b.c0)?;
+            Ok(e.backend.add_assign(c1, &b.c1)?)
+        })?;
+        a.slots = a.slots.max(b.slots);
+        Ok(())
+    }
+
     /// HSub: `a - b`.
     pub fn sub(
         &mut self,
@@ -827,8 +849,9 @@ impl<B: Backend> Evaluator<B> {
             let (c0, c1) = self.traced("HRotHoisted", a.level, |e| {
                 let (u0, u1) = e.rotated_inner_product(&ups, g, a.level, &key)?;
                 let (u0, u1) = e.mod_down_pair(&u0, &u1, a.level, &key)?;
-                let c0 = e.backend.automorphism(&a.c0, g)?;
-                Ok((e.backend.add(&c0, &u0)?, u1))
+                let mut c0 = e.backend.automorphism(&a.c0, g)?;
+                e.backend.add_assign(&mut c0, &u0)?;
+                Ok((c0, u1))
             })?;
             out.push(Ciphertext {
                 c0,
@@ -932,9 +955,11 @@ impl<B: Backend> Evaluator<B> {
             .ok_or_else(|| CkksError::MissingKey("relinearisation key".into()))?;
         rlk.key_set().check("HMult", a.key_set)?;
         let (c0, c1) = self.traced("HMult", a.level, |e| {
-            let [d0, d1, d2] = e.tensor_parts(a, b)?;
+            let [mut d0, mut d1, d2] = e.tensor_parts(a, b)?;
             let (u0, u1) = e.key_switch(&d2, a.level, rlk)?;
-            Ok((e.backend.add(&d0, &u0)?, e.backend.add(&d1, &u1)?))
+            e.backend.add_assign(&mut d0, &u0)?;
+            e.backend.add_assign(&mut d1, &u1)?;
+            Ok((d0, d1))
         })?;
         Ok(Ciphertext {
             c0,
@@ -1019,9 +1044,9 @@ impl<B: Backend> Evaluator<B> {
         // x on the dropped limbs: u on P; P d + u on the rescale's primes.
         let p_mod_top: Vec<u64> = top.iter().map(|&j| product_mod(j, &special)).collect();
         let d_top = self.backend.select_limbs(d, &top)?;
-        let pd_top = self.backend.mul_scalar(&d_top, &p_mod_top)?;
+        let mut x_top = self.backend.mul_scalar(&d_top, &p_mod_top)?;
         let u_top = self.backend.select_limbs(u, &top)?;
-        let x_top = self.backend.add(&pd_top, &u_top)?;
+        self.backend.add_assign(&mut x_top, &u_top)?;
         let u_special = self.backend.select_limbs(u, &special)?;
         let drop: Vec<usize> = special.iter().chain(&top).copied().collect();
         let mut low = self.backend.concat(&[&u_special, &x_top], &drop)?;
@@ -1033,10 +1058,11 @@ impl<B: Backend> Evaluator<B> {
         let u_keep = self.backend.select_limbs(u, &keep)?;
         let inv_all: Vec<u64> = keep.iter().map(|&j| inverse(j, &drop)).collect();
         let inv_top: Vec<u64> = keep.iter().map(|&j| inverse(j, &top)).collect();
-        let from_u = self.backend.sub_mul_scalar(&u_keep, &conv, &inv_all)?;
+        let mut from_u = self.backend.sub_mul_scalar(&u_keep, &conv, &inv_all)?;
         let d_keep = self.backend.select_limbs(d, &keep)?;
         let from_d = self.backend.mul_scalar(&d_keep, &inv_top)?;
-        Ok(self.backend.add(&from_u, &from_d)?)
+        self.backend.add_assign(&mut from_u, &from_d)?;
+        Ok(from_u)
     }
 
     fn apply_galois(
@@ -1051,10 +1077,11 @@ impl<B: Backend> Evaluator<B> {
         })?;
         key.key_set().check(op, a.key_set)?;
         let (c0, c1) = self.traced(op, a.level, |e| {
-            let c0 = e.backend.automorphism(&a.c0, g)?;
+            let mut c0 = e.backend.automorphism(&a.c0, g)?;
             let c1 = e.backend.automorphism(&a.c1, g)?;
             let (u0, u1) = e.key_switch(&c1, a.level, &key)?;
-            Ok((e.backend.add(&c0, &u0)?, u1))
+            e.backend.add_assign(&mut c0, &u0)?;
+            Ok((c0, u1))
         })?;
         Ok(Ciphertext {
             c0,
@@ -1157,7 +1184,7 @@ impl<B: Backend> Evaluator<B> {
                 self.rotate(x, (i as i64 + 1) * r, keys)?
             };
             let term = self.mul_plain(&rotated, p)?;
-            sum = self.add(&sum, &term)?;
+            self.add_assign(&mut sum, &term)?;
         }
         Ok(sum)
     }
@@ -1180,15 +1207,15 @@ impl<B: Backend> Evaluator<B> {
         if multi_hop {
             let mut s = last.clone();
             for x in xs[..xs.len() - 1].iter().rev() {
-                let rot = self.rotate(&s, r, keys)?;
-                s = self.add(&rot, x)?;
+                s = self.rotate(&s, r, keys)?;
+                self.add_assign(&mut s, x)?;
             }
             Ok(s)
         } else {
             let mut s = xs[0].clone();
             for (i, x) in xs.iter().enumerate().skip(1) {
                 let rot = self.rotate(x, i as i64 * r, keys)?;
-                s = self.add(&s, &rot)?;
+                self.add_assign(&mut s, &rot)?;
             }
             Ok(s)
         }

@@ -150,6 +150,9 @@ impl<B: Backend> Backend for Counting<B> {
     fn add(&mut self, a: &Self::Poly, b: &Self::Poly) -> R<B::Poly> {
         self.inner.add(a, b)
     }
+    fn add_assign(&mut self, a: &mut Self::Poly, b: &Self::Poly) -> R<()> {
+        self.inner.add_assign(a, b)
+    }
     fn sub(&mut self, a: &Self::Poly, b: &Self::Poly) -> R<B::Poly> {
         self.inner.sub(a, b)
     }

@@ -517,7 +517,7 @@ impl Bootstrapper {
         let mut x = x.clone();
         for step in self.subsum_steps() {
             let r = ev.rotate(&x, step as i64, keys)?;
-            x = ev.add(&x, &r)?;
+            ev.add_assign(&mut x, &r)?;
         }
         let gap = params.max_slots() as f64 / s;
         // Values times Delta / (2 q_0 K s gap): the same polynomial read at that larger scale.

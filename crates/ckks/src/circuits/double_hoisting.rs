@@ -52,7 +52,10 @@ pub(crate) fn bsgs_sum<B: Backend>(
         };
         total = Some(match total {
             None => acc,
-            Some(t) => ev.add_ext(&t, &acc)?,
+            Some(mut t) => {
+                ev.add_ext_assign(&mut t, &acc)?;
+                t
+            }
         });
     }
     let total = total.ok_or_else(|| crate::CkksError::InvalidParameter {

@@ -612,11 +612,11 @@ pub fn apply<B: Backend>(
             pos = match (pos, inner.get(&g)) {
                 (None, h) => h.cloned(),
                 (Some(t), h) => {
-                    let r = ev.rotate(&t, n1, keys)?;
-                    Some(match h {
-                        Some(v) => ev.add(&r, v)?,
-                        None => r,
-                    })
+                    let mut r = ev.rotate(&t, n1, keys)?;
+                    if let Some(v) = h {
+                        ev.add_assign(&mut r, v)?;
+                    }
+                    Some(r)
                 }
             };
             g -= n1;
@@ -628,11 +628,11 @@ pub fn apply<B: Backend>(
             neg = match (neg, inner.get(&g)) {
                 (None, h) => h.cloned(),
                 (Some(t), h) => {
-                    let r = ev.rotate(&t, -n1, keys)?;
-                    Some(match h {
-                        Some(v) => ev.add(&r, v)?,
-                        None => r,
-                    })
+                    let mut r = ev.rotate(&t, -n1, keys)?;
+                    if let Some(v) = h {
+                        ev.add_assign(&mut r, v)?;
+                    }
+                    Some(r)
                 }
             };
             g += n1;
@@ -642,7 +642,10 @@ pub fn apply<B: Backend>(
             None => None,
         };
         total = match (pos, neg) {
-            (Some(a), Some(b)) => Some(ev.add(&a, &b)?),
+            (Some(mut a), Some(b)) => {
+                ev.add_assign(&mut a, &b)?;
+                Some(a)
+            }
             (a, b) => a.or(b),
         };
     } else {
@@ -654,7 +657,10 @@ pub fn apply<B: Backend>(
             };
             total = Some(match total {
                 None => acc,
-                Some(t) => ev.add(&t, &acc)?,
+                Some(mut t) => {
+                    ev.add_assign(&mut t, &acc)?;
+                    t
+                }
             });
         }
     }

@@ -712,7 +712,10 @@ impl<'a, B: Backend> State<'a, B> {
                     let term = self.ev.mul_const(&x, c[k], cs)?;
                     sum = Some(match sum {
                         None => term,
-                        Some(s) => self.ev.add(&s, &term)?,
+                        Some(mut s) => {
+                            self.ev.add_assign(&mut s, &term)?;
+                            s
+                        }
                     });
                 }
                 let sum = self.ev.rescale(&sum.expect("non-empty"))?;

@@ -70,7 +70,7 @@ pub fn rotate_and_sum<B: Backend>(
     let mut acc = x.clone();
     for r in rotations_for_rotate_and_sum(step, count) {
         let rot = ev.rotate(&acc, r, keys)?;
-        acc = ev.add(&acc, &rot)?;
+        ev.add_assign(&mut acc, &rot)?;
     }
     Ok(acc)
 }

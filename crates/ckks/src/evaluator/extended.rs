@@ -119,11 +119,14 @@ impl<B: Backend> Evaluator<B> {
             let key = Self::galois_key(keys, g, l, "hoisted rotation")?;
             key.key_set().check("HRotHoistedExt", a.key_set)?;
             let (c0, c1) = self.traced("HRotHoistedExt", l, |e| {
-                let (u0, u1) = e.rotated_inner_product(&ups, g, l, &key)?;
+                let (mut u0, u1) = e.rotated_inner_product(&ups, g, l, &key)?;
                 let r0 = e.backend.automorphism(&a.c0, g)?;
                 let filler = e.backend.select_limbs(&u0, &special)?;
                 let p0 = e.times_p(&r0, &filler, &factors)?;
-                Ok((e.backend.add(&u0, &p0)?, u1))
+                // The filler is a view of u0's limbs: dropped, u0 is written in place.
+                drop(filler);
+                e.backend.add_assign(&mut u0, &p0)?;
+                Ok((u0, u1))
             })?;
             out.push(ext(c0, c1));
         }
@@ -224,6 +227,26 @@ impl<B: Backend> Evaluator<B> {
         })
     }
 
+    /// `a += b` over `Q_l P` ([`Evaluator::add_ext`] in place, as [`Evaluator::add_assign`]).
+    pub fn add_ext_assign(
+        &mut self,
+        a: &mut ExtCiphertext<B::Poly>,
+        b: &ExtCiphertext<B::Poly>,
+    ) -> Result<()> {
+        const OP: &str = "HAddExt";
+        Self::same_level(OP, a.level, b.level)?;
+        Self::same_scale(OP, a.scale, b.scale)?;
+        Self::same_special(OP, &a.special, &b.special)?;
+        a.key_set.check(OP, b.key_set)?;
+        let (level, (c0, c1)) = (a.level, (&mut a.c0, &mut a.c1));
+        self.traced(OP, level, |e| {
+            e.backend.add_assign(c0, &b.c0)?;
+            Ok(e.backend.add_assign(c1, &b.c1)?)
+        })?;
+        a.slots = a.slots.max(b.slots);
+        Ok(())
+    }
+
     /// A giant-step rotation over `Q_l P`: `c1` is divided by `P` (ModDown), rotated and key
     /// switched (ModUp and inner product, in the evaluator's dataflow), the switch left over
     /// `Q_l P`; `c0` is rotated there as it is. The rotation key must use `a`'s special
@@ -243,8 +266,9 @@ impl<B: Backend> Evaluator<B> {
             let c1 = e.mod_down_special(&a.c1, l, &a.special)?;
             let r1 = e.backend.automorphism(&c1, g)?;
             let (u0, u1) = e.key_switch_ext(&r1, l, &key)?;
-            let r0 = e.backend.automorphism(&a.c0, g)?;
-            Ok((e.backend.add(&r0, &u0)?, u1))
+            let mut r0 = e.backend.automorphism(&a.c0, g)?;
+            e.backend.add_assign(&mut r0, &u0)?;
+            Ok((r0, u1))
         })?;
         Ok(ExtCiphertext {
             c0,
