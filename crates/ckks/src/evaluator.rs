@@ -187,13 +187,24 @@ impl<B: Backend> Evaluator<B> {
         Self::same_level(OP, a.level, b.level)?;
         Self::same_scale(OP, a.scale, b.scale)?;
         a.key_set.check(OP, b.key_set)?;
-        let (level, (c0, c1)) = (a.level, (&mut a.c0, &mut a.c1));
-        self.traced(OP, level, |e| {
-            e.backend.add_assign(c0, &b.c0)?;
-            Ok(e.backend.add_assign(c1, &b.c1)?)
-        })?;
+        self.add_parts_in_place(OP, a.level, (&mut a.c0, &mut a.c1), (&b.c0, &b.c1))?;
         a.slots = a.slots.max(b.slots);
         Ok(())
+    }
+
+    /// `(a0, a1) += (b0, b1)` on the backend, traced as `op` at `level`: the work of
+    /// [`Evaluator::add_assign`] and [`Evaluator::add_ext_assign`] once their checks pass.
+    pub(crate) fn add_parts_in_place(
+        &mut self,
+        op: &'static str,
+        level: usize,
+        a: (&mut B::Poly, &mut B::Poly),
+        b: (&B::Poly, &B::Poly),
+    ) -> Result<()> {
+        self.traced(op, level, |e| {
+            e.backend.add_assign(a.0, b.0)?;
+            Ok(e.backend.add_assign(a.1, b.1)?)
+        })
     }
 
     /// HSub: `a - b`.

@@ -238,11 +238,7 @@ impl<B: Backend> Evaluator<B> {
         Self::same_scale(OP, a.scale, b.scale)?;
         Self::same_special(OP, &a.special, &b.special)?;
         a.key_set.check(OP, b.key_set)?;
-        let (level, (c0, c1)) = (a.level, (&mut a.c0, &mut a.c1));
-        self.traced(OP, level, |e| {
-            e.backend.add_assign(c0, &b.c0)?;
-            Ok(e.backend.add_assign(c1, &b.c1)?)
-        })?;
+        self.add_parts_in_place(OP, a.level, (&mut a.c0, &mut a.c1), (&b.c0, &b.c1))?;
         a.slots = a.slots.max(b.slots);
         Ok(())
     }
