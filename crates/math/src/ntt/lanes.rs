@@ -17,6 +17,13 @@
 //!   `x mod 8q < 8q`; outputs `< 12q`). Starting from canonical input (`< q`) with a keep stage,
 //!   the invariant alternates `< 12q`, `< 16q`, ... This removes about three vector operations
 //!   per butterfly against the narrow form: the transform is bound by butterfly arithmetic.
+//!   Stage 1 keeps too (its input is below `8q`, its outputs below `12q`): one reduction
+//!   fewer per transform.
+//! * **Middle** (when `8q` fits but `16q` does not, e.g. `2^60 <= q < 2^61` for 64-bit lanes:
+//!   the 61-bit special primes of the `ark` presets): every stage but the first reduces
+//!   `x <- x mod 4q`; with the raw product `t < 4q` the outputs `x + t`, `x - t + 4q` stay
+//!   below `8q`. Against the narrow form this drops the correction of `t` and its `2q` bias
+//!   arithmetic: two vector operations per butterfly.
 //!
 //! The inverse (Gentleman-Sande, bit-reversed in, natural out) folds the `N^{-1}` scaling into
 //! its last stage and has two regimes too:
@@ -165,6 +172,15 @@ const WIDE_REDUCE: u8 = 2;
 /// The first forward stage of signed lanes: a keep stage that brings its inputs in as lane
 /// values ([`Lanes::import`]) as it loads them.
 const SIGNED_IMPORT: u8 = 3;
+/// The reduce stage of the middle regime (`8q` fits the lane word but `16q` does not):
+/// `x <- x mod 4q`, then the raw product as in the wide regime.
+const MID_REDUCE: u8 = 4;
+
+/// Capacities of the forward regimes: the multiple of `q` that bounds every lazy value
+/// between stages (see the module documentation).
+const NARROW_CAP: u8 = 4;
+const MID_CAP: u8 = 8;
+const WIDE_CAP: u8 = 16;
 
 #[inline(always)]
 unsafe fn small_mod<S: Lanes>(x: S::V, m: S::V) -> S::V {
@@ -182,14 +198,19 @@ unsafe fn mul_shoup_lazy<S: Lanes>(y: S::V, w: S::V, ws: S::V, k: &Consts<S::V>)
     }
 }
 
-/// Lazy value to `[0, q)`: from `[0, 16q)` when `WIDE`, else from `[0, 4q)`.
+/// Lazy value to `[0, q)` from `[0, CAP q)` (`CAP` = 4, 8 or 16).
 #[inline(always)]
-unsafe fn canonical<S: Lanes, const WIDE: bool>(x: S::V, k: &Consts<S::V>) -> S::V {
+unsafe fn canonical<S: Lanes, const CAP: u8>(x: S::V, k: &Consts<S::V>) -> S::V {
     if S::SIGNED {
         return S::export_canonical(x, k.q);
     }
-    let x = if WIDE {
-        small_mod::<S>(small_mod::<S>(x, k.q8), k.q4)
+    let x = if CAP == WIDE_CAP {
+        small_mod::<S>(x, k.q8)
+    } else {
+        x
+    };
+    let x = if CAP >= MID_CAP {
+        small_mod::<S>(x, k.q4)
     } else {
         x
     };
@@ -224,10 +245,10 @@ unsafe fn ct<S: Lanes, const M: u8>(
         let t = mul_shoup_lazy::<S>(y, w, ws, k);
         (S::add(x, t), S::add(S::sub(x, t), k.q2))
     } else {
-        let x = if M == WIDE_REDUCE {
-            small_mod::<S>(x, k.q8)
-        } else {
-            x
+        let x = match M {
+            WIDE_REDUCE => small_mod::<S>(x, k.q8),
+            MID_REDUCE => small_mod::<S>(x, k.q4),
+            _ => x,
         };
         let t = S::mul_shoup_raw(y, w, ws, k.q);
         (S::add(x, t), S::add(S::sub(x, t), k.q4))
@@ -272,11 +293,18 @@ unsafe fn bfly<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
     if FWD {
         let (x, y) = ct::<S, M>(x, y, w, ws, k);
         if FINAL {
-            let wide = M != NARROW;
-            if wide {
-                (canonical::<S, true>(x, k), canonical::<S, true>(y, k))
-            } else {
-                (canonical::<S, false>(x, k), canonical::<S, false>(y, k))
+            // A keep stage is only final at N = 2 (scalar kernel), from canonical input: its
+            // outputs are below `8q`, within any regime's `16q` reduction.
+            match M {
+                NARROW => (
+                    canonical::<S, NARROW_CAP>(x, k),
+                    canonical::<S, NARROW_CAP>(y, k),
+                ),
+                MID_REDUCE => (canonical::<S, MID_CAP>(x, k), canonical::<S, MID_CAP>(y, k)),
+                _ => (
+                    canonical::<S, WIDE_CAP>(x, k),
+                    canonical::<S, WIDE_CAP>(y, k),
+                ),
             }
         } else {
             (x, y)
@@ -325,21 +353,40 @@ unsafe fn stage<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
     }
 }
 
-/// One butterfly of the wide regime `keep` (keep or reduce), or narrow when not `WIDE`.
+/// One forward butterfly of the regime of capacity `CAP`: keep or reduce (middle and wide), or
+/// narrow.
 #[inline(always)]
-unsafe fn forward_bfly<S: Lanes, const WIDE: bool, const KEEP: bool, const FINAL: bool>(
+unsafe fn forward_bfly<S: Lanes, const CAP: u8, const KEEP: bool, const FINAL: bool>(
     x: S::V,
     y: S::V,
     w: S::V,
     ws: S::V,
     k: &Consts<S::V>,
 ) -> (S::V, S::V) {
-    if !WIDE {
+    if CAP == NARROW_CAP {
         bfly::<S, true, NARROW, FINAL>(x, y, w, ws, k)
     } else if KEEP {
         bfly::<S, true, WIDE_KEEP, FINAL>(x, y, w, ws, k)
+    } else if CAP == MID_CAP {
+        bfly::<S, true, MID_REDUCE, FINAL>(x, y, w, ws, k)
     } else {
         bfly::<S, true, WIDE_REDUCE, FINAL>(x, y, w, ws, k)
+    }
+}
+
+/// The inverse butterfly of the regime of capacity `CAP` (wide from `8q`).
+#[inline(always)]
+unsafe fn inverse_bfly<S: Lanes, const CAP: u8>(
+    x: S::V,
+    y: S::V,
+    w: S::V,
+    ws: S::V,
+    k: &Consts<S::V>,
+) -> (S::V, S::V) {
+    if CAP >= MID_CAP {
+        gs::<S, true>(x, y, w, ws, k)
+    } else {
+        gs::<S, false>(x, y, w, ws, k)
     }
 }
 
@@ -368,7 +415,7 @@ unsafe fn narrow_twiddles<S: Lanes>(
 unsafe fn narrow_strides<
     S: Lanes,
     const FWD: bool,
-    const WIDE: bool,
+    const CAP: u8,
     const KEEP: bool,
     const FLIP: bool,
 >(
@@ -388,11 +435,11 @@ unsafe fn narrow_strides<
     let whole = len - len % step;
     let mut c = 0;
     while c < whole {
-        narrow_chunks::<S, FWD, WIDE, KEEP, FLIP, C>(a, src, base + c, n, tw, k);
+        narrow_chunks::<S, FWD, CAP, KEEP, FLIP, C>(a, src, base + c, n, tw, k);
         c += step;
     }
     while c < len {
-        narrow_chunks::<S, FWD, WIDE, KEEP, FLIP, 1>(a, src, base + c, n, tw, k);
+        narrow_chunks::<S, FWD, CAP, KEEP, FLIP, 1>(a, src, base + c, n, tw, k);
         c += 2 * S::L;
     }
 }
@@ -404,7 +451,7 @@ unsafe fn narrow_strides<
 unsafe fn narrow_chunks<
     S: Lanes,
     const FWD: bool,
-    const WIDE: bool,
+    const CAP: u8,
     const KEEP: bool,
     const FLIP: bool,
     const C: usize,
@@ -466,7 +513,7 @@ unsafe fn narrow_chunks<
         }
         if FWD {
             let (w, ws) = wide_twiddles(i);
-            (v0, v1) = forward_bfly::<S, WIDE, FLIP, false>(v0, v1, w, ws, k);
+            (v0, v1) = forward_bfly::<S, CAP, FLIP, false>(v0, v1, w, ws, k);
         }
         (x[i], y[i]) = S::split(first, v0, v1);
     });
@@ -479,9 +526,9 @@ unsafe fn narrow_chunks<
             each_chunk!(i => {
                 let (w, ws) = narrow_twiddles::<S>($t, at[i], n, tw);
                 (x[i], y[i]) = if FWD {
-                    forward_bfly::<S, WIDE, $keep, $fin>(x[i], y[i], w, ws, k)
+                    forward_bfly::<S, CAP, $keep, $fin>(x[i], y[i], w, ws, k)
                 } else {
-                    gs::<S, WIDE>(x[i], y[i], w, ws, k)
+                    inverse_bfly::<S, CAP>(x[i], y[i], w, ws, k)
                 };
                 if $next != 0 {
                     (x[i], y[i]) = S::relayout($t, $next, x[i], y[i]);
@@ -513,7 +560,7 @@ unsafe fn narrow_chunks<
         let (mut v0, mut v1) = S::merge(last, x[i], y[i]);
         if !FWD {
             let (w, ws) = wide_twiddles(i);
-            (v0, v1) = gs::<S, WIDE>(v0, v1, w, ws, k);
+            (v0, v1) = inverse_bfly::<S, CAP>(v0, v1, w, ws, k);
         }
         let p = a.add(at[i]);
         S::store(p, v0);
@@ -525,20 +572,27 @@ unsafe fn narrow_chunks<
 /// bit-reversed order. `a.len()` must be a power of two with `a.len() >= 4 * S::L`.
 #[inline(always)]
 pub(crate) unsafe fn forward<S: Lanes>(a: &mut [u64], tables: &Tables, qv: u64) {
+    let fits = |cap: u128| (qv as u128) * cap < (1u128 << S::WORD_BITS);
     if S::SIGNED {
         // Keep and reduce alternate as in the wide regime; the first stage imports.
-        forward_regime::<S, true>(a, tables, qv)
-    } else if (qv as u128) * 16 < (1u128 << S::WORD_BITS) {
-        forward_regime::<S, true>(a, tables, qv)
+        forward_regime::<S, WIDE_CAP>(a, tables, qv)
+    } else if fits(WIDE_CAP as u128) {
+        forward_regime::<S, WIDE_CAP>(a, tables, qv)
+    } else if fits(MID_CAP as u128) {
+        forward_regime::<S, MID_CAP>(a, tables, qv)
     } else {
-        forward_regime::<S, false>(a, tables, qv)
+        forward_regime::<S, NARROW_CAP>(a, tables, qv)
     }
 }
 
-/// Forward stage of stride `t`: narrow, or wide with keep / reduce alternating by stage index.
+/// Forward stage of stride `t` in the regime of capacity `CAP` (module documentation). The
+/// first stages know their input is canonical (any input below `4q` would do): the wide
+/// regime keeps in stages 0 and 1 (outputs below `8q`, then `12q`) and then alternates,
+/// keeping in even stages; the middle regime keeps in stage 0 (outputs below `8q`) and
+/// reduces in every later stage.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn forward_stage<S: Lanes, const WIDE: bool, const FINAL: bool>(
+unsafe fn forward_stage<S: Lanes, const CAP: u8, const FINAL: bool>(
     a: *mut u64,
     base: usize,
     len: usize,
@@ -550,9 +604,16 @@ unsafe fn forward_stage<S: Lanes, const WIDE: bool, const FINAL: bool>(
     let stage_index = (n / (2 * t)).trailing_zeros();
     if S::SIGNED && stage_index == 0 {
         stage::<S, true, SIGNED_IMPORT, FINAL>(a, base, len, t, n, tw, k)
-    } else if !WIDE {
+    } else if CAP == NARROW_CAP {
         stage::<S, true, NARROW, FINAL>(a, base, len, t, n, tw, k)
-    } else if stage_index.is_multiple_of(2) {
+    } else if CAP == MID_CAP {
+        if stage_index == 0 {
+            stage::<S, true, WIDE_KEEP, FINAL>(a, base, len, t, n, tw, k)
+        } else {
+            stage::<S, true, MID_REDUCE, FINAL>(a, base, len, t, n, tw, k)
+        }
+    } else if stage_index.is_multiple_of(2) || (stage_index == 1 && !S::SIGNED) {
+        // Signed lanes keep their own alternation (their bounds are not the unsigned ones).
         stage::<S, true, WIDE_KEEP, FINAL>(a, base, len, t, n, tw, k)
     } else {
         stage::<S, true, WIDE_REDUCE, FINAL>(a, base, len, t, n, tw, k)
@@ -560,7 +621,7 @@ unsafe fn forward_stage<S: Lanes, const WIDE: bool, const FINAL: bool>(
 }
 
 #[inline(always)]
-unsafe fn forward_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tables, qv: u64) {
+unsafe fn forward_regime<S: Lanes, const CAP: u8>(a: &mut [u64], tables: &Tables, qv: u64) {
     let n = a.len();
     let ptr = a.as_mut_ptr();
     let k = Consts::new::<S>(qv);
@@ -569,7 +630,7 @@ unsafe fn forward_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tab
     // Whole-limb sweeps for spans larger than a block.
     let mut t = n / 2;
     while 2 * t > block {
-        forward_stage::<S, WIDE, false>(ptr, 0, n, t, n, tw, &k);
+        forward_stage::<S, CAP, false>(ptr, 0, n, t, n, tw, &k);
         t /= 2;
     }
     // The remaining stages block by block, in L1.
@@ -578,16 +639,20 @@ unsafe fn forward_regime<S: Lanes, const WIDE: bool>(a: &mut [u64], tables: &Tab
         let mut t = t_block;
         // Vector kernels stop above stride L: the narrow pass starts with it.
         while t > 1 && t > S::L {
-            forward_stage::<S, WIDE, false>(ptr, base, block, t, n, tw, &k);
+            forward_stage::<S, CAP, false>(ptr, base, block, t, n, tw, &k);
             t /= 2;
         }
         if S::L == 1 {
-            forward_stage::<S, WIDE, true>(ptr, base, block, 1, n, tw, &k);
+            forward_stage::<S, CAP, true>(ptr, base, block, 1, n, tw, &k);
+        } else if CAP == MID_CAP {
+            // Stride L is at least stage 1: the middle regime reduces in every narrow stride.
+            narrow_strides::<S, true, CAP, false, false>(ptr, ptr, base, block, n, tw, &k);
         } else if (n / S::L).trailing_zeros().is_multiple_of(2) {
-            // Stride L/2 is stage log2(n / L): wide stages keep on even indices.
-            narrow_strides::<S, true, WIDE, true, false>(ptr, ptr, base, block, n, tw, &k);
+            // Stride L/2 is stage log2(n / L): wide stages keep on even indices (a reduce
+            // where the schedule allows a keep, stride L at n = 4L, is always safe).
+            narrow_strides::<S, true, CAP, true, false>(ptr, ptr, base, block, n, tw, &k);
         } else {
-            narrow_strides::<S, true, WIDE, false, true>(ptr, ptr, base, block, n, tw, &k);
+            narrow_strides::<S, true, CAP, false, true>(ptr, ptr, base, block, n, tw, &k);
         }
     }
 }
@@ -611,18 +676,18 @@ pub(crate) unsafe fn inverse<S: Lanes>(
     };
     if S::SIGNED {
         // The first narrow pass imports.
-        inverse_regime::<S, true>(a, src, tables, qv)
-    } else if (qv as u128) * 8 < (1u128 << S::WORD_BITS) {
-        inverse_regime::<S, true>(a, src, tables, qv)
+        inverse_regime::<S, MID_CAP>(a, src, tables, qv)
+    } else if (qv as u128) * (MID_CAP as u128) < (1u128 << S::WORD_BITS) {
+        inverse_regime::<S, MID_CAP>(a, src, tables, qv)
     } else {
-        inverse_regime::<S, false>(a, src, tables, qv)
+        inverse_regime::<S, NARROW_CAP>(a, src, tables, qv)
     }
 }
 
 /// Inverse stage of stride `t >= L`, in the wide or the narrow regime.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn inverse_stage<S: Lanes, const WIDE: bool>(
+unsafe fn inverse_stage<S: Lanes, const CAP: u8>(
     a: *mut u64,
     base: usize,
     len: usize,
@@ -632,16 +697,17 @@ unsafe fn inverse_stage<S: Lanes, const WIDE: bool>(
     k: &Consts<S::V>,
 ) {
     // `bfly` reads any wide regime as the wide inverse butterfly.
-    if WIDE {
+    if CAP >= MID_CAP {
         stage::<S, false, WIDE_KEEP, false>(a, base, len, t, n, tw, k)
     } else {
         stage::<S, false, NARROW, false>(a, base, len, t, n, tw, k)
     }
 }
 
-/// [`inverse`] with values in `[0, 4q)` between stages (`WIDE`) or in `[0, 2q)`.
+/// [`inverse`] with values in `[0, 4q)` between stages (capacity `8q`, the wide inverse) or in
+/// `[0, 2q)` (capacity `4q`).
 #[inline(always)]
-unsafe fn inverse_regime<S: Lanes, const WIDE: bool>(
+unsafe fn inverse_regime<S: Lanes, const CAP: u8>(
     a: &mut [u64],
     src: Option<&[u64]>,
     tables: &Tables,
@@ -659,17 +725,17 @@ unsafe fn inverse_regime<S: Lanes, const WIDE: bool>(
     for base in (0..n).step_by(block) {
         let mut t = 1;
         if S::L > 1 {
-            narrow_strides::<S, false, WIDE, false, false>(ptr, src, base, block, n, tw, &k);
+            narrow_strides::<S, false, CAP, false, false>(ptr, src, base, block, n, tw, &k);
             t = 2 * S::L;
         }
         while 2 * t <= block {
-            inverse_stage::<S, WIDE>(ptr, base, block, t, n, tw, &k);
+            inverse_stage::<S, CAP>(ptr, base, block, t, n, tw, &k);
             t *= 2;
         }
     }
     let mut t = block;
     while t < n / 2 {
-        inverse_stage::<S, WIDE>(ptr, 0, n, t, n, tw, &k);
+        inverse_stage::<S, CAP>(ptr, 0, n, t, n, tw, &k);
         t *= 2;
     }
     // Last stage (t = n/2, single block) with N^{-1} folded into both outputs. Both Shoup inputs
@@ -679,7 +745,7 @@ unsafe fn inverse_regime<S: Lanes, const WIDE: bool>(
     let nis = S::splat(tables.n_inv_shoup);
     let wn = S::splat(tables.last_w_n_inv);
     let wns = S::splat(tables.last_w_n_inv_shoup);
-    let bias = if WIDE { k.q4 } else { k.q2 };
+    let bias = if CAP >= MID_CAP { k.q4 } else { k.q2 };
     let mut j = 0;
     while j < half {
         let x = S::load(ptr.add(j));
