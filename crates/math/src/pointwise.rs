@@ -1217,15 +1217,19 @@ pub(crate) mod avx2_fma {
         k: &Consts,
     ) {
         let mut s = [_mm256_setzero_pd(); V];
-        for (t, (x, c)) in xs.iter().zip(cs).enumerate() {
-            if t > 0 && t % CHUNK == 0 {
+        // Whole chunks of terms between reductions: a `t % CHUNK` test per term compiled to a
+        // scalar division sequence that took as many instructions as the vector work.
+        for (chunk, (xc, cc)) in xs.chunks(CHUNK).zip(cs.chunks(CHUNK)).enumerate() {
+            if chunk > 0 {
                 for s in s.iter_mut() {
                     *s = partial(*s, k);
                 }
             }
-            for (v, s) in s.iter_mut().enumerate() {
-                let x = _mm256_loadu_pd(x.as_ptr().add(j + v * L));
-                *s = _mm256_add_pd(*s, product(x, *c, k));
+            for (x, c) in xc.iter().zip(cc) {
+                for (v, s) in s.iter_mut().enumerate() {
+                    let x = _mm256_loadu_pd(x.as_ptr().add(j + v * L));
+                    *s = _mm256_add_pd(*s, product(x, *c, k));
+                }
             }
         }
         for (v, s) in s.iter().enumerate() {
@@ -1323,16 +1327,20 @@ pub(crate) mod avx2_fma {
                 }
             }
         }
-        for (t, &x) in xs.iter().enumerate() {
-            if t > 0 && t % CHUNK == 0 {
+        // Whole chunks of terms between reductions, as in `mac_vectors`.
+        for (chunk, xc) in xs.chunks(CHUNK).enumerate() {
+            if chunk > 0 {
                 for s in s.iter_mut().flatten() {
                     *s = partial(*s, k);
                 }
             }
-            for (v, s) in s.iter_mut().enumerate() {
-                let x = to_f64(load(x, j + v * L), k);
-                for (s, y) in s.iter_mut().zip(ys) {
-                    *s = _mm256_add_pd(*s, product(x, to_f64(load(y[t], j + v * L), k), k));
+            for (i, &x) in xc.iter().enumerate() {
+                let t = chunk * CHUNK + i;
+                for (v, s) in s.iter_mut().enumerate() {
+                    let x = to_f64(load(x, j + v * L), k);
+                    for (s, y) in s.iter_mut().zip(ys) {
+                        *s = _mm256_add_pd(*s, product(x, to_f64(load(y[t], j + v * L), k), k));
+                    }
                 }
             }
         }
