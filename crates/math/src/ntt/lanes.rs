@@ -291,10 +291,20 @@ unsafe fn bfly<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
     k: &Consts<S::V>,
 ) -> (S::V, S::V) {
     if FWD {
+        if FINAL && !S::SIGNED && (M == WIDE_KEEP || M == WIDE_REDUCE) {
+            // The wide regime's last stage: `x < 16q` and the product to `[0, q)` first, then
+            // one correction per output (19 operations against 21 for a reduce stage and two
+            // canonical reductions from `16q`). This also covers the middle regime's stage 0
+            // when it is final (N = 2, scalar kernel, canonical input).
+            let x = canonical::<S, WIDE_CAP>(x, k);
+            let t = small_mod::<S>(mul_shoup_lazy::<S>(y, w, ws, k), k.q);
+            return (
+                small_mod::<S>(S::add(x, t), k.q),
+                small_mod::<S>(S::add(S::sub(x, t), k.q), k.q),
+            );
+        }
         let (x, y) = ct::<S, M>(x, y, w, ws, k);
         if FINAL {
-            // A keep stage is only final at N = 2 (scalar kernel), from canonical input: its
-            // outputs are below `8q`, within any regime's `16q` reduction.
             match M {
                 NARROW => (
                     canonical::<S, NARROW_CAP>(x, k),
