@@ -288,20 +288,36 @@ pub(crate) fn check_reps(reps: usize) -> Result<(), MathError> {
     Ok(())
 }
 
+/// The median and the minimum of `times` (seconds, any order, at least one): for an even
+/// count the median is the mean of the two middle values, as Python's `statistics.median`
+/// (the peer scripts) takes it. The upper middle value alone would report the slower of two
+/// runs as their median.
+pub(crate) fn median_min(times: &[f64]) -> (f64, f64) {
+    assert!(!times.is_empty(), "a median needs at least one timing");
+    let mut t = times.to_vec();
+    t.sort_by(f64::total_cmp);
+    let m = t.len() / 2;
+    let median = if t.len().is_multiple_of(2) {
+        (t[m - 1] + t[m]) / 2.0
+    } else {
+        t[m]
+    };
+    (median, t[0])
+}
+
 /// Median of `reps` timings of `f` after a short warm-up.
 fn median_time(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
     for _ in 0..(reps / 10).max(3) {
         f();
     }
-    let mut t: Vec<f64> = (0..reps.max(1))
+    let t: Vec<f64> = (0..reps.max(1))
         .map(|_| {
             let s = Instant::now();
             f();
             s.elapsed().as_secs_f64()
         })
         .collect();
-    t.sort_by(f64::total_cmp);
-    (t[t.len() / 2], t[0])
+    median_min(&t)
 }
 
 struct NttResult {
@@ -499,4 +515,18 @@ pub fn info(json: bool) -> Result<(), MathError> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median_min;
+
+    #[test]
+    fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+        assert_eq!(median_min(&[3.0, 1.0, 2.0]), (2.0, 1.0));
+        // Two runs: their mean, not the slower one.
+        assert_eq!(median_min(&[6.0, 5.0]), (5.5, 5.0));
+        assert_eq!(median_min(&[4.0, 1.0, 3.0, 2.0]), (2.5, 1.0));
+        assert_eq!(median_min(&[7.0]), (7.0, 7.0));
+    }
 }

@@ -178,8 +178,7 @@ where
         bar.inc(1);
     }
     bar.finish_and_clear();
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
+    let (median, min) = crate::bench::median_min(&times);
     let out = last.expect("at least one run");
     let prims = crate::bench_ckks::primary_times(ev.backend(), reps);
     // Rescales left before the base modulus (levels of two primes with double-prime rescaling).
@@ -211,7 +210,7 @@ where
     if json {
         let mut line = json!({
             "op": "bootstrap", "params": params, "ckks_params": ctx.params().name(), "threads": threads, "word_bits": word.bits(), "median_s": median,
-            "min_s": times[0], "reps": reps,
+            "min_s": min, "reps": reps, "times_s": times,
             "precision_bits": st.mean_precision_bits(), "max_error_bits": st.max_error_bits(),
             "levels_left": levels_left, "failure_log2": boot.failure_log2(),
             "key_bytes_stored": key_bytes, "rotation_keys": boot.rotations().len(),
@@ -260,7 +259,7 @@ where
             ],
             &[vec![
                 format!("{median:.2}"),
-                format!("{:.2}", times[0]),
+                format!("{:.2}", min),
                 format!("{:.1}", st.mean_precision_bits()),
                 format!("{:.1}", st.max_error_bits()),
                 levels_left.to_string(),
