@@ -23,7 +23,11 @@ pub fn butterfly_rate(kernel: Kernel, q: u64, repeats: usize) -> Result<f64> {
     }
     let m = Modulus::new(q)?;
     let w = q / 3;
-    let shoup_bits = if kernel == Kernel::Avx512Ifma { 52 } else { 64 };
+    let shoup_bits = if kernel == Kernel::Avx512Ifma && q < 1 << 50 {
+        52
+    } else {
+        64
+    };
     let ws = (((w as u128) << shoup_bits) / q as u128) as u64;
     let iters = 200_000;
     let mut best = f64::INFINITY;
@@ -52,7 +56,9 @@ pub fn butterfly_rate(kernel: Kernel, q: u64, repeats: usize) -> Result<f64> {
                 #[cfg(target_arch = "x86_64")]
                 Kernel::Avx512 => super::x86::butterflies_avx512(q, w, ws, iters),
                 #[cfg(target_arch = "x86_64")]
-                Kernel::Avx512Ifma => super::x86::butterflies_ifma(q, w, ws, iters),
+                Kernel::Avx512Ifma if q < 1 << 50 => super::x86::butterflies_ifma(q, w, ws, iters),
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx512Ifma => super::x86::butterflies_ifma64(q, w, ws, iters),
                 #[cfg(not(target_arch = "x86_64"))]
                 _ => unreachable!(),
             }

@@ -49,7 +49,9 @@ pub enum Kernel {
     Avx2,
     /// 8 lanes, AVX-512F/DQ with 64-bit Shoup products (any modulus up to 62 bits).
     Avx512,
-    /// 8 lanes, AVX-512 IFMA52 Shoup products (moduli below 2^50).
+    /// 8 lanes with AVX-512 IFMA: 52-bit Shoup products for moduli below 2^50; above, 64-bit
+    /// Shoup products whose quotient comes from IFMA's fused 52-bit high products
+    /// (`x86::shoup64_ifma`, seven vector operations against AVX-512F's eleven).
     Avx512Ifma,
 }
 
@@ -104,13 +106,11 @@ impl Kernel {
     }
 
     /// Whether the kernel can transform degree `n` modulo `q` on this CPU.
-    pub fn supports(self, q: u64, n: usize) -> bool {
-        let fits = match self {
-            Kernel::Avx512Ifma => q < (1 << 50),
-            _ => true,
-        };
-        // The vector kernels need at least two vectors per half-limb (see `lanes::inverse`).
-        fits && self.cpu_supports() && (self == Kernel::Scalar || n >= 4 * self.lanes())
+    pub fn supports(self, _q: u64, n: usize) -> bool {
+        // Every kernel takes any NTT prime a plan accepts (IFMA switches to 64-bit words from
+        // 2^50); the vector kernels need at least two vectors per half-limb (see
+        // `lanes::inverse`).
+        self.cpu_supports() && (self == Kernel::Scalar || n >= 4 * self.lanes())
     }
 
     /// The fastest kernel that supports `(q, n)` here, at or below the `TESSERA_SIMD` limit
@@ -316,7 +316,10 @@ impl NttPlan {
                     None => x86::forward_avx512(a, &self.tables, q),
                 },
                 #[cfg(target_arch = "x86_64")]
-                Kernel::Avx512Ifma => x86::forward_ifma(a, self.ifma_tables(), q),
+                Kernel::Avx512Ifma => match &self.tables52 {
+                    Some(t) => x86::forward_ifma(a, t, q),
+                    None => x86::forward_ifma64(a, &self.tables, q),
+                },
                 #[cfg(not(target_arch = "x86_64"))]
                 _ => unreachable!(),
             }
@@ -368,19 +371,15 @@ impl NttPlan {
                     None => x86::inverse_avx512(a, src, &self.tables, q),
                 },
                 #[cfg(target_arch = "x86_64")]
-                Kernel::Avx512Ifma => x86::inverse_ifma(a, src, self.ifma_tables(), q),
+                Kernel::Avx512Ifma => match &self.tables52 {
+                    Some(t) => x86::inverse_ifma(a, src, t, q),
+                    None => x86::inverse_ifma64(a, src, &self.tables, q),
+                },
                 #[cfg(not(target_arch = "x86_64"))]
                 _ => unreachable!(),
             }
         }
         Ok(())
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    fn ifma_tables(&self) -> &Tables {
-        self.tables52
-            .as_ref()
-            .expect("Kernel::supports admits IFMA only for q < 2^50")
     }
 }
 

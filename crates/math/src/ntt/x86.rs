@@ -654,6 +654,61 @@ pub(crate) unsafe fn inverse_ifma(a: &mut [u64], src: Option<&[u64]>, t: &Tables
     lanes::inverse::<Avx512Ifma>(a, src, t, q)
 }
 
+// ---------------------------------------------------------------------------------------------
+// AVX-512 IFMA for 64-bit words: the Shoup quotient from 52-bit high products.
+// ---------------------------------------------------------------------------------------------
+
+pub(crate) struct Avx512Ifma64;
+
+/// The raw Shoup product `y * w - q * qhat` in `[0, 4q)` for any `y < 2^64`, `w < q < 2^62`,
+/// with the 64-bit Shoup constant `ws = floor(w * 2^64 / q)` (the tables of every 64-bit
+/// kernel), on a CPU with IFMA.
+///
+/// Why: on AVX-512F the approximate quotient `floor(y * ws / 2^64)` costs eight vector
+/// operations (a swap, three 32-bit products, two shifts, two additions). IFMA's
+/// `vpmadd52huq` adds the high 52 bits of a 52 x 52-bit product to an accumulator in one
+/// operation, so with `y = y1 * 2^52 + y0` (`y0` is what IFMA reads of `y`, `y1 = y >> 52 <
+/// 2^12`) and `ws = c * 2^12 + r` (`c = ws >> 12 < 2^52`, `r < 2^12`):
+///
+/// `qhat = y1 * c + floor(y0 * c / 2^52) + floor(y1 * r * 2^40 / 2^52)`
+///
+/// is one shift, one 64-bit low product and two fused high products (IFMA reads the low 52
+/// bits of `ws << 40`, which are `r * 2^40`). Every dropped part is non-negative, so `qhat`
+/// never exceeds `V = y * w / q`, and `V - qhat < 4`: the two floors drop less than 1 each,
+/// `y0 * (r + frac) / 2^64 < 1` and `y1 * frac / 2^12 < 1`, where `frac = w * 2^64 / q - ws
+/// < 1`. With `y * w - floor(V) * q < q` the product is below `q + 3q = 4q`, the bound of
+/// [`shoup64_512`]'s raw product, in seven vector operations instead of eleven (five of them
+/// multiplies either way).
+#[inline(always)]
+pub(crate) unsafe fn shoup64_ifma(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
+    let c = _mm512_srli_epi64::<12>(ws);
+    let r40 = _mm512_slli_epi64::<40>(ws);
+    let y1 = _mm512_srli_epi64::<52>(y);
+    let qhat = _mm512_madd52hi_epu64(
+        _mm512_madd52hi_epu64(_mm512_mullo_epi64(y1, c), y, c),
+        y1,
+        r40,
+    );
+    _mm512_sub_epi64(_mm512_mullo_epi64(y, w), _mm512_mullo_epi64(qhat, q))
+}
+
+impl_lanes_512!(Avx512Ifma64, shoup64_ifma, 64, false);
+
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+pub(crate) unsafe fn butterflies_ifma64(q: u64, w: u64, ws: u64, iters: usize) -> (u64, usize) {
+    lanes::butterfly_loop::<Avx512Ifma64>(q, w, ws, iters)
+}
+
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+pub(crate) unsafe fn forward_ifma64(a: &mut [u64], t: &Tables, q: u64) {
+    lanes::forward::<Avx512Ifma64>(a, t, q)
+}
+
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+pub(crate) unsafe fn inverse_ifma64(a: &mut [u64], src: Option<&[u64]>, t: &Tables, q: u64) {
+    lanes::inverse::<Avx512Ifma64>(a, src, t, q)
+}
+
 /// [`lanes::mac_shoup`] with AVX2.
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn mac_shoup_avx2(ys: &[&[u64]], c: &[u64], cs: &[u64], p: u64, out: &mut [u64]) {
