@@ -726,3 +726,70 @@ pub(crate) unsafe fn mac_shoup_avx512(
 ) {
     lanes::mac_shoup::<Avx512>(ys, c, cs, p, out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ntt::Kernel;
+
+    /// The raw products of `shoup64_512` and `shoup64_ifma` against `u128` arithmetic: each is
+    /// congruent to `y * w` and below `4q`, for primes of 50 to 62 bits and operands at the
+    /// edges of the 52-bit split (`y` just below and at multiples of `2^52`, `y = 2^64 - 1`,
+    /// `w = q - 1`), plus random ones.
+    #[test]
+    fn raw_shoup_products_are_below_4q() {
+        let kernels = crate::simd::kernels_for_tests("raw Shoup products");
+        let mut rng = crate::testutil::XorShift::new(0x1f3a);
+        for bits in [50u32, 55, 59, 60, 61, 62] {
+            let q = crate::primes::generate_ntt_primes(bits, 16, 1, &[]).unwrap()[0];
+            let mut ys = vec![0u64, 1, (1 << 52) - 1, 1 << 52, (1 << 52) + 1, u64::MAX];
+            ys.extend([
+                u64::MAX - (1 << 52),
+                (4095 << 52) - 1,
+                q.saturating_mul(16) - 1,
+                q.saturating_mul(4) - 1,
+            ]);
+            ys.extend((0..2000).map(|_| rng.next_u64()));
+            let mut ws = vec![0u64, 1, q - 1, q / 2, q - 2];
+            ws.extend((0..200).map(|_| rng.next_u64() % q));
+            for &w in &ws {
+                let wsh = (((w as u128) << 64) / q as u128) as u64;
+                for chunk in ys.chunks(8) {
+                    let mut y8 = [0u64; 8];
+                    y8[..chunk.len()].copy_from_slice(chunk);
+                    let products: [(
+                        Kernel,
+                        unsafe fn(__m512i, __m512i, __m512i, __m512i) -> __m512i,
+                    ); 2] = [
+                        (Kernel::Avx512, shoup64_512),
+                        (Kernel::Avx512Ifma, shoup64_ifma),
+                    ];
+                    for (kernel, product) in products {
+                        if !kernels.contains(&kernel) {
+                            continue;
+                        }
+                        let mut out = [0u64; 8];
+                        // SAFETY: the kernel's features are present (`kernels_for_tests`).
+                        unsafe {
+                            let r = product(
+                                _mm512_loadu_si512(y8.as_ptr() as *const __m512i),
+                                _mm512_set1_epi64(w as i64),
+                                _mm512_set1_epi64(wsh as i64),
+                                _mm512_set1_epi64(q as i64),
+                            );
+                            _mm512_storeu_si512(out.as_mut_ptr() as *mut __m512i, r);
+                        }
+                        for (&y, &t) in y8.iter().zip(&out) {
+                            let want = (y as u128 * w as u128 % q as u128) as u64;
+                            assert!(
+                                (t as u128) < 4 * q as u128 && t % q == want,
+                                "{}: q = {q}, y = {y}, w = {w}: {t}",
+                                kernel.name()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
