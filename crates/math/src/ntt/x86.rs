@@ -732,6 +732,8 @@ mod tests {
     use super::*;
     use crate::ntt::Kernel;
 
+    type RawProduct = unsafe fn(__m512i, __m512i, __m512i, __m512i) -> __m512i;
+
     /// The raw products of `shoup64_512` and `shoup64_ifma` against `u128` arithmetic: each is
     /// congruent to `y * w` and below `4q`, for primes of 50 to 62 bits and operands at the
     /// edges of the 52-bit split (`y` just below and at multiples of `2^52`, `y = 2^64 - 1`,
@@ -757,10 +759,7 @@ mod tests {
                 for chunk in ys.chunks(8) {
                     let mut y8 = [0u64; 8];
                     y8[..chunk.len()].copy_from_slice(chunk);
-                    let products: [(
-                        Kernel,
-                        unsafe fn(__m512i, __m512i, __m512i, __m512i) -> __m512i,
-                    ); 2] = [
+                    let products: [(Kernel, RawProduct); 2] = [
                         (Kernel::Avx512, shoup64_512),
                         (Kernel::Avx512Ifma, shoup64_ifma),
                     ];
