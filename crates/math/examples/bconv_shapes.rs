@@ -59,12 +59,10 @@ fn main() {
     ];
     let mut kernels = Vec::new();
     for arg in std::env::args().skip(1) {
-        let k = match arg.as_str() {
-            "scalar" => Kernel::Scalar,
-            "avx2" => Kernel::Avx2,
-            "avx512" => Kernel::Avx512,
-            other => {
-                eprintln!("unknown kernel {other:?}: use scalar, avx2 or avx512");
+        let k = match tessera_math::simd::parse(&arg) {
+            Ok(k) => k,
+            Err(e) => {
+                eprintln!("{e}");
                 std::process::exit(2);
             }
         };

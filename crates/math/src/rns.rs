@@ -283,7 +283,6 @@ impl BaseConverter {
     /// otherwise; ModUp's digits are 3 MB at `ark`).
     fn scale_with(&self, kernel: Kernel, input: &[u64], n: usize) -> Result<crate::AlignedVec> {
         self.check(input.len(), self.from.len(), n, "BConv input")?;
-        let kernel = crate::simd::word64(kernel);
         let mut y = crate::AlignedVec::for_overwrite(input.len());
         y.par_chunks_mut(n)
             .zip(input.par_chunks(n))
@@ -386,8 +385,10 @@ impl BaseConverter {
                 kernel.name()
             )));
         }
+        // The multiply-accumulate rows take IFMA's quotients; the rest runs 64-bit-word code.
+        let rows_kernel = kernel;
         let kernel = crate::simd::word64(kernel);
-        let y = self.scale_with(kernel, input, n)?;
+        let y = self.scale_with(rows_kernel, input, n)?;
         let exact = mode == ConversionMode::ExactCentered;
         let l_in = self.from.len();
         // On AVX2 with FMA, the rows of output moduli below 2^50 run in double precision over
@@ -459,7 +460,11 @@ impl BaseConverter {
                     }
                     if done < out.len() {
                         let tail: Vec<&[u64]> = ys.iter().map(|y| &y[done..]).collect();
-                        let k = if done > 0 { Kernel::Scalar } else { kernel };
+                        let k = if done > 0 {
+                            Kernel::Scalar
+                        } else {
+                            rows_kernel
+                        };
                         crate::ntt::mac_shoup_row(
                             Some(k),
                             &tail,

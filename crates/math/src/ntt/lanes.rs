@@ -931,8 +931,10 @@ pub(crate) unsafe fn butterfly_loop<S: Lanes>(
 /// Fast-BConv row (the multiply-accumulate step of reed.md / ark.md BConv):
 /// `out[k] = sum_i ys[i][k] * c[i] mod p` in `[0, p)`, with `cs[i] = floor(c[i] * 2^64 / p)`
 /// (Shoup constants for 64-bit words), `c[i] < p < 2^62` and every `ys[i]` at least
-/// `out.len()` words. Each term is a lazy Shoup product in `[0, 2p)` and the running sum is
-/// kept in `[0, 2p)` by one conditional subtraction, so any number of terms is safe.
+/// `out.len()` words. When `8p` fits the word (`p < 2^61`) each raw Shoup product (below `4p`)
+/// is added as it is and the running sum is kept in `[0, 4p)` by one conditional subtraction;
+/// otherwise each product is first corrected to `[0, 2p)` and the sum kept in `[0, 2p)`. Either
+/// way any number of terms is safe.
 ///
 /// # Safety
 /// `S` must be supported by this CPU and have 64-bit words.
@@ -949,13 +951,21 @@ pub(crate) unsafe fn mac_shoup<S: Lanes>(
     let n = out.len();
     let full = n - n % S::L;
     let zero = S::splat(0);
+    let wide = (p as u128) * 8 < 1 << 64;
     let mut j = 0;
     while j < full {
         let mut acc = zero;
         for ((y, &ci), &csi) in ys.iter().zip(c).zip(cs) {
-            let t =
-                mul_shoup_lazy::<S>(S::load(y.as_ptr().add(j)), S::splat(ci), S::splat(csi), &k);
-            acc = small_mod::<S>(S::add(acc, t), k.q2);
+            let y = S::load(y.as_ptr().add(j));
+            let (ci, csi) = (S::splat(ci), S::splat(csi));
+            acc = if wide {
+                small_mod::<S>(S::add(acc, S::mul_shoup_raw(y, ci, csi, k.q)), k.q4)
+            } else {
+                small_mod::<S>(S::add(acc, mul_shoup_lazy::<S>(y, ci, csi, &k)), k.q2)
+            };
+        }
+        if wide {
+            acc = small_mod::<S>(acc, k.q2);
         }
         S::store(out.as_mut_ptr().add(j), small_mod::<S>(acc, k.q));
         j += S::L;

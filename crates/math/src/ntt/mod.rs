@@ -130,9 +130,9 @@ impl Kernel {
 }
 
 /// The BConv multiply-accumulate row `out[k] = sum_i ys[i][k] * c[i] mod p` (see
-/// `lanes::mac_shoup`) on `kernel`, or when `kernel` is `None` on the 64-bit-word kernel of the
-/// `TESSERA_SIMD` limit ([`crate::simd::word64`]: IFMA's 52-bit words do not fit BConv's
-/// full-size residues).
+/// `lanes::mac_shoup`) on `kernel`, or when `kernel` is `None` on the `TESSERA_SIMD` limit.
+/// The IFMA kernel keeps 64-bit words here and takes its Shoup quotients from 52-bit high
+/// products (`x86::shoup64_ifma`).
 /// Requires `c[i] < p < 2^62`, `cs[i] = floor(c[i] * 2^64 / p)`, and each `ys[i]` at least as
 /// long as `out`.
 pub fn mac_shoup_row(
@@ -157,8 +157,8 @@ pub fn mac_shoup_row(
             found: ys.iter().map(|y| y.len()).min().unwrap_or(0),
         });
     }
-    let kernel = kernel.unwrap_or_else(|| crate::simd::word64(crate::simd::active()));
-    if !kernel.cpu_supports() || kernel == Kernel::Avx512Ifma {
+    let kernel = kernel.unwrap_or_else(crate::simd::active);
+    if !kernel.cpu_supports() {
         return Err(MathError::Unsupported(format!(
             "kernel {} for BConv rows on this CPU",
             kernel.name()
@@ -167,6 +167,8 @@ pub fn mac_shoup_row(
     // SAFETY: the kernel's features were checked above; lengths and bounds too.
     unsafe {
         match kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512Ifma => x86::mac_shoup_ifma64(ys, c, cs, p, out),
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512 => x86::mac_shoup_avx512(ys, c, cs, p, out),
             #[cfg(target_arch = "x86_64")]
@@ -420,11 +422,6 @@ mod tests {
                     .collect();
                 for kernel in crate::simd::kernels_for_tests("mac_shoup_row") {
                     let mut out = vec![0u64; n];
-                    if kernel == Kernel::Avx512Ifma {
-                        // IFMA has no BConv row: asked for explicitly, it is an error.
-                        assert!(mac_shoup_row(Some(kernel), &yr, &c, &cs, p, &mut out).is_err());
-                        continue;
-                    }
                     mac_shoup_row(Some(kernel), &yr, &c, &cs, p, &mut out).unwrap();
                     assert_eq!(
                         out,

@@ -727,6 +727,18 @@ pub(crate) unsafe fn mac_shoup_avx512(
     lanes::mac_shoup::<Avx512>(ys, c, cs, p, out)
 }
 
+/// [`lanes::mac_shoup`] with IFMA's Shoup quotient ([`shoup64_ifma`]).
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+pub(crate) unsafe fn mac_shoup_ifma64(
+    ys: &[&[u64]],
+    c: &[u64],
+    cs: &[u64],
+    p: u64,
+    out: &mut [u64],
+) {
+    lanes::mac_shoup::<Avx512Ifma64>(ys, c, cs, p, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
