@@ -111,8 +111,8 @@ pub struct Config {
 }
 
 /// The prime families of the standard rings: primes below 2^30 (a 32-bit-word backend runs
-/// them), below 2^50 (the IFMA NTT kernel takes them) and 60-bit primes (the 64-bit words'
-/// full range, as the `ark` parameter set uses).
+/// them), below 2^50 (the IFMA NTT kernel's 52-bit words take them) and 60-bit primes (the
+/// 64-bit words' full range, as the `ark` parameter set uses).
 const FAMILIES: [(u32, u32); 3] = [(28, 29), (49, 50), (60, 61)];
 
 impl Config {

@@ -6,8 +6,9 @@
 //! once per process; every dispatch site (NTT kernel choice, element-wise products and sums,
 //! BConv, the XOF's rejection sampling) takes its kernel from [`limit`] or [`active`], so one
 //! setting governs them all. The value is a ceiling: a primary uses the fastest kernel at or
-//! below it that handles its modulus (the IFMA kernel takes primes below 2^50 only; the others
-//! fall back to its AVX-512F/DQ sibling).
+//! below it that handles its modulus. The IFMA kernel runs 52-bit words for NTT primes below
+//! 2^50 and 64-bit words with IFMA's Shoup quotients above (the NTT and BConv rows); the
+//! other 64-bit-word primaries fall back to its AVX-512F/DQ sibling ([`word64`]).
 //!
 //! An unknown value, or a kernel this CPU lacks, is refused with [`MathError`]: [`limit`]
 //! returns it, and so does every fallible entry point that plans work ([`crate::NttPlan::new`],
@@ -138,8 +139,10 @@ pub fn avx2_fma() -> bool {
     })
 }
 
-/// The kernel of the 64-bit-word primaries under `kernel`: IFMA's 52-bit products do not fit
-/// full-size residues, so its primaries run the AVX-512F/DQ code.
+/// The kernel of the 64-bit-word element-wise primaries under `kernel`: IFMA's primaries run
+/// the AVX-512F/DQ code. (Its Shoup quotient, `ntt::x86::shoup64_ifma`, saves four operations
+/// per product, but a constant product is bound by the multiply pipes, which also run the
+/// unsigned minimum of its reductions: five multiplies and two minima either way on Zen 4.)
 pub fn word64(kernel: Kernel) -> Kernel {
     match kernel {
         Kernel::Avx512Ifma => Kernel::Avx512,

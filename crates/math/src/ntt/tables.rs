@@ -3,7 +3,8 @@
 //! `w[k] = psi^{brev(k)}` (forward) or `psi^{-brev(k)}` (inverse), where `brev` reverses
 //! `log2 N` bits: stage with `m` blocks uses `w[m + i]` for block `i` (Longa-Naehrig). Each
 //! twiddle carries its Shoup quotient, for 64-bit words (`floor(w * 2^64 / q)`) or, for the IFMA
-//! kernel, for 52-bit words (`floor(w * 2^52 / q)`). Strides narrower than a vector read the
+//! kernel below 2^50, for 52-bit words (`floor(w * 2^52 / q)`). Above 2^50 the IFMA kernel
+//! reads the 64-bit tables and splits each quotient as it goes (`x86::shoup64_ifma`). Strides narrower than a vector read the
 //! same tables: the `L/t` distinct twiddles of a vector are contiguous, and each kernel expands
 //! them with `Lanes::load_twiddles` (a memory broadcast on AVX-512), so no per-butterfly
 //! copies inflate the cache footprint.
