@@ -461,6 +461,12 @@ pub fn info(json: bool) -> Result<(), MathError> {
         .iter()
         .map(|&k| (k, k.supports(q60, 1 << 16), k.supports(q49, 1 << 16)))
         .collect();
+    // What each TESSERA_SIMD setting runs each prime size's NTT with on this CPU.
+    let runs = |k: Kernel, q: u64| {
+        let r = Kernel::best_up_to(k, q, 1 << 16);
+        format!("{} ({})", r.name(), r.arithmetic(q))
+    };
+    let ifma = simd::ifma_quotient_speedup();
     let cpu = cpu_model();
     let backend = BackendChoice::process_default()?;
     // Whether each backend can compute here: a description, or the reason it cannot.
@@ -477,7 +483,9 @@ pub fn info(json: bool) -> Result<(), MathError> {
                 "threads": parallel::num_threads(),
                 "kernel": simd::limit()?.name(),
                 "kernel_source": if simd::source()? == simd::Source::Override { "TESSERA_SIMD" } else { "cpu" },
-                "kernels": kernels.iter().map(|(k, a, b)| json!({"kernel": k.name(), "primes_60_bit": a, "primes_49_bit": b})).collect::<Vec<_>>(),
+                "kernels": kernels.iter().map(|(k, a, b)| json!({"kernel": k.name(), "primes_60_bit": a, "primes_49_bit": b,
+                    "ntt_60_bit": runs(*k, q60), "ntt_49_bit": runs(*k, q49)})).collect::<Vec<_>>(),
+                "ifma_quotient_speedup": ifma,
                 "backend": backend.name(),
                 "backends": backends.iter().map(|(b, r)| match r {
                     Ok(d) => json!({"backend": b.name(), "available": true, "detail": d}),
@@ -505,12 +513,26 @@ pub fn info(json: bool) -> Result<(), MathError> {
                 Err(why) => emit(&format!("  {b}: not available: {why}")),
             }
         }
-        let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
+        if let Some(s) = ifma {
+            emit(&format!(
+                "IFMA's Shoup quotient for 64-bit words: {s:.2}x AVX-512F's butterfly rate here, so {}",
+                if s > 1.0 {
+                    "used above 2^50"
+                } else {
+                    "not used (AVX-512F runs primes above 2^50)"
+                }
+            ));
+        }
+        let cell = |ok: bool, k: Kernel, q: u64| if ok { runs(k, q) } else { "no".into() };
         table(
-            &["kernel", "60-bit primes", "49-bit primes"],
+            &[
+                "TESSERA_SIMD",
+                "NTT of 60-bit primes",
+                "NTT of 49-bit primes",
+            ],
             &kernels
                 .iter()
-                .map(|(k, a, b)| vec![k.name().to_string(), yes(*a), yes(*b)])
+                .map(|&(k, a, b)| vec![k.name().to_string(), cell(a, k, q60), cell(b, k, q49)])
                 .collect::<Vec<_>>(),
         );
     }

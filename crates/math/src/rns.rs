@@ -283,6 +283,7 @@ impl BaseConverter {
     /// otherwise; ModUp's digits are 3 MB at `ark`).
     fn scale_with(&self, kernel: Kernel, input: &[u64], n: usize) -> Result<crate::AlignedVec> {
         self.check(input.len(), self.from.len(), n, "BConv input")?;
+        let kernel = crate::simd::word64_products(kernel);
         let mut y = crate::AlignedVec::for_overwrite(input.len());
         y.par_chunks_mut(n)
             .zip(input.par_chunks(n))
@@ -385,8 +386,9 @@ impl BaseConverter {
                 kernel.name()
             )));
         }
-        // The multiply-accumulate rows take IFMA's quotients; the rest runs 64-bit-word code.
-        let rows_kernel = kernel;
+        // The multiply-accumulate rows take IFMA's quotients where they pay; the rest runs
+        // 64-bit-word code.
+        let rows_kernel = crate::simd::word64_products(kernel);
         let kernel = crate::simd::word64(kernel);
         let y = self.scale_with(rows_kernel, input, n)?;
         let exact = mode == ConversionMode::ExactCentered;

@@ -139,6 +139,46 @@ pub fn avx2_fma() -> bool {
     })
 }
 
+/// How much faster IFMA's Shoup quotient (`ntt::x86::shoup64_ifma`: two fused 52-bit high
+/// products and three 64-bit low products) runs the NTT butterfly of a 60-bit prime than
+/// AVX-512F's (three 32-bit products and two 64-bit low products, plus shifts and additions)
+/// on this CPU: the ratio of their register-resident butterfly rates, measured once per
+/// process (about 3 ms, the better of three alternated runs each), or `None` without IFMA.
+///
+/// Why measured: the balance depends on the core. On Zen 4 every 512-bit multiply issues once
+/// per cycle and the IFMA form saves four other operations (about 1.4x); where a 64-bit low
+/// product costs several multiplies (Intel cores split `vpmullq` into three micro-operations)
+/// the IFMA form's extra `vpmullq` may cost more than it saves. [`word64_products`] uses the
+/// IFMA form only where it measured faster; both give the same bits.
+pub fn ifma_quotient_speedup() -> Option<f64> {
+    static SPEEDUP: OnceLock<Option<f64>> = OnceLock::new();
+    *SPEEDUP.get_or_init(|| {
+        if !Kernel::Avx512Ifma.cpu_supports() {
+            return None;
+        }
+        // The largest 60-bit NTT prime for N = 2^16 (any modulus of that size would do).
+        const Q60: u64 = 1_152_921_504_606_584_833;
+        let mut best = [0f64; 2];
+        for _ in 0..3 {
+            for (i, k) in [Kernel::Avx512Ifma, Kernel::Avx512].into_iter().enumerate() {
+                let rate = crate::ntt::bound::butterfly_rate_with(k, Q60, 1, 20_000).ok()?;
+                best[i] = best[i].max(rate);
+            }
+        }
+        Some(best[0] / best[1])
+    })
+}
+
+/// The kernel of the 64-bit-word Shoup products (NTT butterflies, BConv rows) that `kernel`
+/// allows: IFMA's quotient where [`ifma_quotient_speedup`] measured it faster, else the
+/// AVX-512F/DQ form; every other kernel is itself.
+pub fn word64_products(kernel: Kernel) -> Kernel {
+    match kernel {
+        Kernel::Avx512Ifma if ifma_quotient_speedup().is_none_or(|s| s <= 1.0) => Kernel::Avx512,
+        k => k,
+    }
+}
+
 /// The kernel of the 64-bit-word element-wise primaries under `kernel`: IFMA's primaries run
 /// the AVX-512F/DQ code. (Its Shoup quotient, `ntt::x86::shoup64_ifma`, saves four operations
 /// per product, but a constant product is bound by the multiply pipes, which also run the
@@ -214,5 +254,36 @@ mod tests {
         }
         assert_eq!(word64(Kernel::Avx512Ifma), Kernel::Avx512);
         assert_eq!(word64(Kernel::Avx2), Kernel::Avx2);
+    }
+
+    #[test]
+    fn ifma_quotients_are_chosen_where_they_measured_faster() {
+        for k in [Kernel::Scalar, Kernel::Avx2, Kernel::Avx512] {
+            assert_eq!(word64_products(k), k);
+        }
+        let speedup = ifma_quotient_speedup();
+        assert_eq!(speedup.is_some(), Kernel::Avx512Ifma.cpu_supports());
+        let pays = speedup.is_some_and(|s| s > 1.0);
+        assert!(
+            speedup.is_none_or(|s| s.is_finite() && s > 0.0),
+            "{speedup:?}"
+        );
+        let want = if pays {
+            Kernel::Avx512Ifma
+        } else {
+            Kernel::Avx512
+        };
+        assert_eq!(word64_products(Kernel::Avx512Ifma), want);
+        if Kernel::Avx512Ifma.cpu_supports() {
+            // Below 2^50 the 52-bit kernel runs regardless; above, the measured choice.
+            let (q49, q60) = (562_949_953_216_513, 1_152_921_504_606_584_833);
+            let n = 1 << 10;
+            assert_eq!(
+                Kernel::best_up_to(Kernel::Avx512Ifma, q49, n),
+                Kernel::Avx512Ifma
+            );
+            assert_eq!(Kernel::best_up_to(Kernel::Avx512Ifma, q60, n), want);
+            assert_eq!(Kernel::best_up_to(Kernel::Avx512, q60, n), Kernel::Avx512);
+        }
     }
 }

@@ -13,6 +13,16 @@ use std::time::Instant;
 
 /// Butterflies per second of `kernel` for modulus `q`, in registers (best of `repeats` runs).
 pub fn butterfly_rate(kernel: Kernel, q: u64, repeats: usize) -> Result<f64> {
+    butterfly_rate_with(kernel, q, repeats, 200_000)
+}
+
+/// [`butterfly_rate`] with `iters` iterations of eight vector butterflies per run.
+pub(crate) fn butterfly_rate_with(
+    kernel: Kernel,
+    q: u64,
+    repeats: usize,
+    iters: usize,
+) -> Result<f64> {
     // A 64-lane transform is the smallest size every kernel supports.
     if !kernel.supports(q, 64) {
         return Err(MathError::OutOfRange {
@@ -29,7 +39,6 @@ pub fn butterfly_rate(kernel: Kernel, q: u64, repeats: usize) -> Result<f64> {
         64
     };
     let ws = (((w as u128) << shoup_bits) / q as u128) as u64;
-    let iters = 200_000;
     let mut best = f64::INFINITY;
     let mut count = 0;
     for _ in 0..repeats.max(1) {

@@ -82,6 +82,19 @@ impl Kernel {
         }
     }
 
+    /// What the kernel computes the NTT of a prime `q` with, as [`NttPlan`] dispatches it:
+    /// `64-bit words`, `doubles` (AVX2 and AVX-512 below 2^50 with FMA: residues as exact
+    /// doubles), `52-bit words` (IFMA below 2^50) or `64-bit words, IFMA quotients` (IFMA
+    /// above).
+    pub fn arithmetic(self, q: u64) -> &'static str {
+        match self {
+            Kernel::Avx2 | Kernel::Avx512 if q < 1 << 50 && crate::simd::avx2_fma() => "doubles",
+            Kernel::Avx512Ifma if q < 1 << 50 => "52-bit words",
+            Kernel::Avx512Ifma => "64-bit words, IFMA quotients",
+            _ => "64-bit words",
+        }
+    }
+
     /// Whether this CPU has the instructions the kernel needs.
     pub fn cpu_supports(self) -> bool {
         #[cfg(target_arch = "x86_64")]
@@ -119,13 +132,20 @@ impl Kernel {
         Self::best_up_to(crate::simd::active(), q, n)
     }
 
-    /// The fastest kernel at or below `limit` that supports `(q, n)` here.
+    /// The fastest kernel at or below `limit` that supports `(q, n)` here. Above 2^50 the
+    /// IFMA kernel runs 64-bit words, and it is chosen only where its Shoup quotient measured
+    /// faster than AVX-512F's ([`crate::simd::word64_products`]).
     pub fn best_up_to(limit: Kernel, q: u64, n: usize) -> Kernel {
-        *Kernel::ALL
+        let k = *Kernel::ALL
             .iter()
             .rev()
             .find(|k| **k <= limit && k.supports(q, n))
-            .unwrap_or(&Kernel::Scalar)
+            .unwrap_or(&Kernel::Scalar);
+        if q < 1 << 50 {
+            k
+        } else {
+            crate::simd::word64_products(k)
+        }
     }
 }
 
