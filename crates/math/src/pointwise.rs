@@ -93,8 +93,24 @@ fn check_rows(xs: &[&[u64]], ys: &[&[u64]], n: usize) -> Result<()> {
 
 /// `out[k] = out[k] * y[k] mod q`.
 pub fn mul_row(kernel: Kernel, m: &Modulus, out: &mut [u64], y: &[u64]) -> Result<()> {
+    mul_row_from(kernel, m, out, None, y)
+}
+
+/// `out[k] = x[k] * y[k] mod q`, with `x` read from `out` when it is `None`: [`mul_row`] and
+/// its out-of-place form (a product whose left operand shares its buffer is written once,
+/// instead of copied and then multiplied in place).
+pub fn mul_row_from(
+    kernel: Kernel,
+    m: &Modulus,
+    out: &mut [u64],
+    x: Option<&[u64]>,
+    y: &[u64],
+) -> Result<()> {
     check_len("element-wise product row", out.len(), y.len())?;
-    let x = out.as_ptr();
+    if let Some(x) = x {
+        check_len("element-wise product row", out.len(), x.len())?;
+    }
+    let x = x.map_or(out.as_ptr(), |x| x.as_ptr());
     // SAFETY: every row has `out.len()` words; each coefficient is read before it is written.
     unsafe {
         sum_products(
@@ -243,23 +259,49 @@ pub fn add_sub_row<const ADD: bool>(
 /// `out[k] = out[k] * w mod q` for a constant `w` (reduced first): Shoup's product with a
 /// precomputed quotient, the scalar multiply of rescaling, ModDown and constant products.
 pub fn mul_const_row(kernel: Kernel, m: &Modulus, w: u64, out: &mut [u64]) {
+    mul_const_row_from(kernel, m, w, out, None).expect("`out` is its own source")
+}
+
+/// `out[k] = x[k] * w mod q`, with `x` read from `out` when it is `None`: [`mul_const_row`]
+/// and its out-of-place form (for a polynomial that shares its buffer).
+pub fn mul_const_row_from(
+    kernel: Kernel,
+    m: &Modulus,
+    w: u64,
+    out: &mut [u64],
+    x: Option<&[u64]>,
+) -> Result<()> {
+    if let Some(x) = x {
+        check_len("constant product row", out.len(), x.len())?;
+    }
     let w = m.reduce(w);
     let ws = m.shoup(w);
     let mut done = 0;
-    // SAFETY: `vector` checked the CPU (and `fits` FMA); in place over `out`.
+    // SAFETY: `vector` checked the CPU (and `fits` FMA); `x`, when given, has `out.len()`
+    // words (checked above).
     #[cfg(target_arch = "x86_64")]
     match vector(kernel) {
-        Kernel::Avx512 => done = unsafe { avx512::mul_const(out, w, ws, m.value()) },
+        Kernel::Avx512 => done = unsafe { avx512::mul_const(out, x, w, ws, m.value()) },
         Kernel::Avx2 if avx2_fma::fits(m) => {
-            done = unsafe { avx2_fma::mul_const::<false>(out, None, &[], w, m.value()) }
+            done = unsafe { avx2_fma::mul_const::<false>(out, x, &[], w, m.value()) }
         }
-        Kernel::Avx2 => done = unsafe { avx2::mul_const(out, w, ws, m.value()) },
+        Kernel::Avx2 => done = unsafe { avx2::mul_const(out, x, w, ws, m.value()) },
         _ => {}
     }
     let _ = kernel;
-    for x in &mut out[done..] {
-        *x = m.mul_shoup(*x, w, ws);
+    match x {
+        Some(x) => {
+            for (o, &v) in out[done..].iter_mut().zip(&x[done..]) {
+                *o = m.mul_shoup(v, w, ws);
+            }
+        }
+        None => {
+            for v in &mut out[done..] {
+                *v = m.mul_shoup(*v, w, ws);
+            }
+        }
     }
+    Ok(())
 }
 
 /// `out[k] = (out[k] - y[k]) * w mod q` (both below q, `w` reduced first): ModDown's and the
@@ -579,16 +621,24 @@ mod avx512 {
         full
     }
 
-    /// The vector part of [`super::mul_const_row`]; returns how many words it did.
+    /// The vector part of [`super::mul_const_row_from`] (`x` is `out` when `None`, else at
+    /// least as long); returns how many words it did.
     #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) unsafe fn mul_const(out: &mut [u64], w: u64, ws: u64, q: u64) -> usize {
+    pub(super) unsafe fn mul_const(
+        out: &mut [u64],
+        x: Option<&[u64]>,
+        w: u64,
+        ws: u64,
+        q: u64,
+    ) -> usize {
         let s = |x: u64| _mm512_set1_epi64(x as i64);
         let (wv, wsv, qv, q2) = (s(w), s(ws), s(q), s(2 * q));
         let full = out.len() - out.len() % L;
         let p = out.as_mut_ptr();
+        let xp = x.map_or(p as *const u64, |x| x.as_ptr());
         let mut j = 0;
         while j < full {
-            let r = shoup64_512(load(p, j), wv, wsv, qv);
+            let r = shoup64_512(load(xp, j), wv, wsv, qv);
             _mm512_storeu_si512(p.add(j) as *mut __m512i, small_mod(small_mod(r, q2), qv));
             j += L;
         }
@@ -855,16 +905,24 @@ pub(crate) mod avx2 {
         full
     }
 
-    /// The AVX2 part of [`super::mul_const_row`]; returns how many words it did.
+    /// The AVX2 part of [`super::mul_const_row_from`] (`x` is `out` when `None`, else at
+    /// least as long); returns how many words it did.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn mul_const(out: &mut [u64], w: u64, ws: u64, q: u64) -> usize {
+    pub(super) unsafe fn mul_const(
+        out: &mut [u64],
+        x: Option<&[u64]>,
+        w: u64,
+        ws: u64,
+        q: u64,
+    ) -> usize {
         let s = |x: u64| _mm256_set1_epi64x(x as i64);
         let (wv, wsv, qv, q2) = (s(w), s(ws), s(q), s(2 * q));
         let full = out.len() - out.len() % L;
         let p = out.as_mut_ptr();
+        let xp = x.map_or(p as *const u64, |x| x.as_ptr());
         let mut j = 0;
         while j < full {
-            let r = shoup64_256(load(p, j), wv, wsv, qv);
+            let r = shoup64_256(load(xp, j), wv, wsv, qv);
             store(p, j, small_mod(small_mod(r, q2), qv));
             j += L;
         }
@@ -1614,9 +1672,16 @@ mod tests {
                 let mut l = vec![0u64; n];
                 lift_centered_row(kernel, &sm, &m, &v, &mut l).unwrap();
                 got.push(l);
+                let (mut p, mut c) = (zs[0].clone(), zs[0].clone());
+                mul_row_from(kernel, &m, &mut p, Some(&xs[0]), &ys[0]).unwrap();
+                mul_const_row_from(kernel, &m, w, &mut c, Some(&xs[0])).unwrap();
+                got.extend([p, c]);
                 got
             };
             let want = run(Kernel::Scalar);
+            // The out-of-place products equal the in-place ones (same inputs).
+            prop_assert_eq!(&want[13], &want[3]);
+            prop_assert_eq!(&want[14], &want[5]);
             for kernel in kernels() {
                 prop_assert_eq!(&run(kernel), &want, "{:?}", kernel);
             }

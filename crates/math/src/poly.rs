@@ -435,23 +435,8 @@ impl RnsPoly {
         self.par_limbs_mut(|k, limb| f(&ctx.moduli[limbs[k]], limbs[k], limb));
     }
 
-    /// Runs `f(modulus, self limb, other limb)` over matching limbs, after checking that the
-    /// operands are compatible.
-    fn zip_limbs(
-        &mut self,
-        other: &RnsPoly,
-        op: &'static str,
-        need: Option<Representation>,
-        f: impl Fn(&Modulus, &mut [u64], &[u64]) + Sync + Send,
-    ) -> Result<()> {
-        self.check_compatible(other, op, need)?;
-        let (ctx, limbs, n) = (self.ctx.clone(), self.limbs.clone(), self.ctx.n);
-        self.par_limbs_mut(|k, a| f(&ctx.moduli[limbs[k]], a, &other.data[k * n..(k + 1) * n]));
-        Ok(())
-    }
-
-    /// [`Self::zip_limbs`] for an operation with an out-of-place form: `f(modulus, limb,
-    /// source, other limb)` with `source` as in [`Self::par_limbs_from`].
+    /// Runs `f(modulus, limb, source, other limb)` over matching limbs, after checking that the
+    /// operands are compatible, with `source` as in [`Self::par_limbs_from`].
     fn zip_limbs_from(
         &mut self,
         other: &RnsPoly,
@@ -556,13 +541,11 @@ impl RnsPoly {
 
     /// `self *= other` (pointwise; both in evaluation representation).
     pub fn mul_assign(&mut self, other: &RnsPoly) -> Result<()> {
+        self.check_compatible(other, "multiply", Some(Representation::Evaluation))?;
         let kernel = pointwise::best_kernel();
-        self.zip_limbs(
-            other,
-            "multiply",
-            Some(Representation::Evaluation),
-            |m, a, b| pointwise::mul_row(kernel, m, a, b).expect("limbs of one ring have N words"),
-        )
+        self.zip_limbs_from(other, "multiply", |m, a, src, b| {
+            pointwise::mul_row_from(kernel, m, a, src, b).expect("limbs of one ring have N words")
+        })
     }
 
     /// `self += a * b` (pointwise multiply-accumulate; all in evaluation representation).
@@ -751,7 +734,10 @@ impl RnsPoly {
     /// `self *= c_k` with one constant per limb (e.g. a big integer's residues).
     pub fn mul_scalar_limbs(&mut self, c: &[u64]) -> Result<()> {
         let kernel = pointwise::best_kernel();
-        self.per_limb_constant(c, |m, w, _, a| pointwise::mul_const_row(kernel, m, w, a))
+        self.per_limb_constant_from(c, |m, w, _, a, src| {
+            pointwise::mul_const_row_from(kernel, m, w, a, src)
+                .expect("limbs of one ring have N words")
+        })
     }
 
     /// `self = (self - other) * c_k` with one constant per limb: ModDown's and rescaling's
@@ -1449,8 +1435,9 @@ mod tests {
             |p: &RnsPoly| RnsPoly::from_data(&ctx, &limbs, p.data().to_vec(), p.repr()).unwrap();
         let before = private(&a);
         type Pass = fn(&mut RnsPoly, &RnsPoly);
-        // The sum, the difference, the fused ModDown tail and the inverse NTT (below) write a
-        // shared operand's result out of place; the other passes copy it first.
+        // The sum, the difference, the constant products, the fused ModDown tail, and the
+        // product and the inverse NTT (below) write a shared operand's result out of place;
+        // the other passes copy it first.
         let passes: [Pass; 7] = [
             |x, y| x.add_assign(y).unwrap(),
             |x, y| x.sub_assign(y).unwrap(),
@@ -1482,10 +1469,11 @@ mod tests {
         let y = random_poly(&ctx, &kept, 4);
         let own_view =
             |p: &RnsPoly| RnsPoly::from_data(&ctx, &kept, p.data().to_vec(), p.repr()).unwrap();
-        let view_passes: [Pass; 3] = [
+        let view_passes: [Pass; 4] = [
             |x, y| x.add_assign(y).unwrap(),
             |x, y| x.sub_assign(y).unwrap(),
             |x, y| x.sub_mul_scalar_limbs(y, &[5, u64::MAX]).unwrap(),
+            |x, _| x.mul_scalar_limbs(&[1 << 61, 9]).unwrap(),
         ];
         for pass in view_passes {
             let mut view = wide.select_limbs(&kept).unwrap();
@@ -1499,6 +1487,20 @@ mod tests {
         let mut eval = private(&wide);
         eval.ntt().unwrap();
         let eval_before = private(&eval);
+        // The product of a shared clone and of a shared view (evaluation form), written out of
+        // place.
+        let mut y_eval = private(&b);
+        y_eval.ntt().unwrap();
+        for part in [&limbs[..], &kept[..]] {
+            let other = y_eval.select_limbs(part).unwrap();
+            let mut shared = eval.select_limbs(part).unwrap();
+            let mut own =
+                RnsPoly::from_data(&ctx, part, shared.data().to_vec(), shared.repr()).unwrap();
+            shared.mul_assign(&other).unwrap();
+            own.mul_assign(&other).unwrap();
+            assert_eq!(shared, own);
+            assert_eq!(eval, eval_before);
+        }
         for part in [&limbs[..], &kept[..]] {
             let mut shared = eval.select_limbs(part).unwrap();
             let mut own =
