@@ -7,8 +7,9 @@
 //! BConv, the XOF's rejection sampling) takes its kernel from [`limit`] or [`active`], so one
 //! setting governs them all. The value is a ceiling: a primary uses the fastest kernel at or
 //! below it that handles its modulus. The IFMA kernel runs 52-bit words for NTT primes below
-//! 2^50 and 64-bit words with IFMA's Shoup quotients above (the NTT and BConv rows); the
-//! other 64-bit-word primaries fall back to its AVX-512F/DQ sibling ([`word64`]).
+//! 2^50 and 64-bit words with IFMA's Shoup quotients above (the NTT and BConv rows) where
+//! those measured faster than AVX-512F's at start ([`word64_products`]); the other
+//! 64-bit-word primaries fall back to its AVX-512F/DQ sibling ([`word64`]).
 //!
 //! An unknown value, or a kernel this CPU lacks, is refused with [`MathError`]: [`limit`]
 //! returns it, and so does every fallible entry point that plans work ([`crate::NttPlan::new`],

@@ -552,7 +552,8 @@ mod tests {
             let mut to = fs.clone();
             plan.inverse_to_with(Kernel::Scalar, &a, &mut to).unwrap();
             prop_assert_eq!(&to, &is, "scalar inverse out of place");
-            // Kernels the CPU lacks are reported; IFMA also needs q < 2^50.
+            // Kernels the CPU lacks are reported (IFMA runs 52-bit words below 2^50 and 64-bit
+            // words with its quotients above: both are checked here).
             for k in crate::simd::kernels_for_tests("NTT").into_iter().filter(|k| k.supports(q, n)) {
                 let mut f = a.clone();
                 plan.forward_with(k, &mut f).unwrap();
