@@ -144,12 +144,12 @@ pub fn avx2_fma() -> bool {
 /// products and three 64-bit low products) runs the NTT butterfly of a 60-bit prime than
 /// AVX-512F's (three 32-bit products and two 64-bit low products, plus shifts and additions)
 /// on this CPU: the ratio of their register-resident butterfly rates, measured once per
-/// process (about 3 ms, the better of three alternated runs each), or `None` without IFMA.
+/// process (about 2 ms, the better of three alternated runs each), or `None` without IFMA.
 ///
 /// Why measured: the balance depends on the core. On Zen 4 every 512-bit multiply issues once
-/// per cycle and the IFMA form saves four other operations (1.20-1.27x measured); where a 64-bit low
-/// product costs several multiplies (Intel cores split `vpmullq` into three micro-operations)
-/// the IFMA form's extra `vpmullq` may cost more than it saves. [`word64_products`] uses the
+/// per cycle and the IFMA form saves four other operations (1.20-1.27x measured); where a
+/// 64-bit low product costs several multiplies (Intel cores split `vpmullq` into three
+/// micro-operations) the IFMA form's extra `vpmullq` may cost more than it saves. [`word64_products`] uses the
 /// IFMA form only where it measured faster; both give the same bits.
 pub fn ifma_quotient_speedup() -> Option<f64> {
     static SPEEDUP: OnceLock<Option<f64>> = OnceLock::new();
