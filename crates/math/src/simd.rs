@@ -149,8 +149,9 @@ pub fn avx2_fma() -> bool {
 /// Why measured: the balance depends on the core. On Zen 4 every 512-bit multiply issues once
 /// per cycle and the IFMA form saves four other operations (1.20-1.27x measured); where a
 /// 64-bit low product costs several multiplies (Intel cores split `vpmullq` into three
-/// micro-operations) the IFMA form's extra `vpmullq` may cost more than it saves. [`word64_products`] uses the
-/// IFMA form only where it measured faster; both give the same bits.
+/// micro-operations) the IFMA form's extra `vpmullq` may cost more than it saves.
+/// [`word64_products`] uses the IFMA form only where it measured faster; both give the same
+/// bits.
 pub fn ifma_quotient_speedup() -> Option<f64> {
     static SPEEDUP: OnceLock<Option<f64>> = OnceLock::new();
     *SPEEDUP.get_or_init(|| {
