@@ -162,6 +162,33 @@ impl Config {
     }
 }
 
+/// Every primary function the suite compares, by its trace name: a complete run has a
+/// comparison for each ([`Summary::unchecked`] is then empty).
+pub const PRIMARIES: &[&str] = &[
+    "load",
+    "load_host",
+    "store",
+    "expand_seed",
+    "dot_pair_seeded_key",
+    "ntt",
+    "intt",
+    "add",
+    "sub",
+    "neg",
+    "mul",
+    "mul_acc",
+    "add_scalar",
+    "dot",
+    "mul_scalar",
+    "automorphism",
+    "bconv",
+    "select_limbs",
+    "concat",
+    "extend_digit",
+    "sub_mul_scalar",
+    "extend_limb",
+];
+
 /// What a passing run checked.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
@@ -173,6 +200,25 @@ pub struct Summary {
     pub rings: Vec<String>,
     /// Rings the backend under test refused to be built over, with its reason.
     pub skipped: Vec<(String, String)>,
+}
+
+impl Summary {
+    /// The primaries of [`PRIMARIES`] this run compared nothing of: empty for a complete run.
+    /// A backend that skips a ring still has every primary compared on the rings it runs.
+    ///
+    /// ```
+    /// use tessera_backend::conformance::{check, Config};
+    /// use tessera_backend::CpuBackend;
+    /// let s = check(|ring| Ok(CpuBackend::new(ring)), &Config::quick()).unwrap();
+    /// assert!(s.unchecked().is_empty(), "{:?}", s.unchecked());
+    /// ```
+    pub fn unchecked(&self) -> Vec<&'static str> {
+        PRIMARIES
+            .iter()
+            .copied()
+            .filter(|p| self.per_primary.get(p).is_none_or(|&c| c == 0))
+            .collect()
+    }
 }
 
 /// The first disagreement found: which primary, on which ring and limb set, and how.
