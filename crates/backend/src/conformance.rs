@@ -32,7 +32,6 @@
 //! assert!(summary.checks > 100 && summary.skipped.is_empty());
 //! ```
 
-use crate::reference::repr_name;
 use crate::{Backend, CpuBackend, HostPoly, HostShape, Kind};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -464,8 +463,8 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
                 case,
                 format!(
                     "{} representation, expected {}",
-                    repr_name(ht.repr()),
-                    repr_name(he.repr())
+                    ht.repr().name(),
+                    he.repr().name()
                 ),
             ));
         }
@@ -523,9 +522,8 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
     /// A random polynomial loaded into both backends (the load itself is checked).
     fn random(&mut self, limbs: &[usize], repr: Representation) -> Result<Pair<E, T>, Failure> {
         let h = self.host(limbs, repr);
-        let r = both!(self, "load", repr_name(repr), |b| b
-            .load(&h, Kind::Ciphertext));
-        self.value("load", repr_name(repr), r)
+        let r = both!(self, "load", repr.name(), |b| b.load(&h, Kind::Ciphertext));
+        self.value("load", repr.name(), r)
     }
 
     fn run_ring(&mut self, spec: &RingSpec) -> Result<(), Failure> {
@@ -631,7 +629,7 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
         use Representation::{Coefficient, Evaluation};
         for repr in [Coefficient, Evaluation] {
             let (x, y) = (self.random(limbs, repr)?, self.random(limbs, repr)?);
-            let c = repr_name(repr);
+            let c = repr.name();
             let r = both!(self, "add", c, |b, x, y| b.add(x, y));
             self.value("add", c, r)?;
             let r = both_in_place!(self, "add_assign", c, x, |b, acc, y| b.add_assign(acc, y));
@@ -697,7 +695,7 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
         }
         for g in gs {
             for (repr, p) in [(Coefficient, &x), (Evaluation, &z)] {
-                let case = format!("g = {g}, {}", repr_name(repr));
+                let case = format!("g = {g}, {}", repr.name());
                 let r = both!(self, "automorphism", &case, |b, p| b.automorphism(p, g));
                 self.value("automorphism", &case, r)?;
             }

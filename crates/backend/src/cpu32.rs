@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tessera_math::automorphism::{automorphism_permutation, galois_check};
 use tessera_math::parallel::install;
+use tessera_math::poly::check_operands;
 use tessera_math::sampling::{limb_stream, Seed};
 use tessera_math::word32::automorphism::{apply_permutation_u32, automorphism_coeff_u32};
 use tessera_math::word32::bconv::BaseConverter32;
@@ -127,13 +128,6 @@ impl std::fmt::Debug for Cpu32Backend {
     }
 }
 
-fn repr_name(r: Representation) -> &'static str {
-    match r {
-        Representation::Coefficient => "coefficient",
-        Representation::Evaluation => "evaluation",
-    }
-}
-
 impl Cpu32Backend {
     /// A 32-bit-word backend over `ring` on the kernels of the `TESSERA_SIMD` limit. Refuses
     /// (typed error naming the prime and the bound) a ring with a prime of more than 30 bits,
@@ -224,17 +218,6 @@ impl Cpu32Backend {
         Ok(())
     }
 
-    fn require(p: &Poly32, op: &'static str, need: Representation) -> Result<(), MathError> {
-        if p.repr != need {
-            return Err(MathError::RepresentationMismatch {
-                op,
-                expected: repr_name(need),
-                found: repr_name(p.repr),
-            });
-        }
-        Ok(())
-    }
-
     fn check_compatible(
         &self,
         a: &Poly32,
@@ -242,24 +225,9 @@ impl Cpu32Backend {
         op: &'static str,
         need: Option<Representation>,
     ) -> Result<(), MathError> {
-        if a.limbs != b.limbs {
-            return Err(MathError::LimbMismatch {
-                op,
-                left: self.moduli_of(&a.limbs),
-                right: self.moduli_of(&b.limbs),
-            });
-        }
-        if a.repr != b.repr {
-            return Err(MathError::RepresentationMismatch {
-                op,
-                expected: repr_name(a.repr),
-                found: repr_name(b.repr),
-            });
-        }
-        match need {
-            Some(r) => Self::require(a, op, r),
-            None => Ok(()),
-        }
+        check_operands(op, (&a.limbs, a.repr), (&b.limbs, b.repr), need, |l| {
+            self.moduli_of(l)
+        })
     }
 
     /// A polynomial over `limbs` with unspecified (zero) words, for a caller that writes them.
@@ -395,7 +363,7 @@ impl Cpu32Backend {
         from: Representation,
         forward: bool,
     ) -> Result<(), MathError> {
-        Self::require(p, op, from)?;
+        p.repr.require(op, Some(from))?;
         let (t, k) = (&self.tables, self.ntt_kernel);
         self.par_limbs(p, |_, i, limb| {
             if forward {
@@ -514,8 +482,8 @@ impl Backend for Cpu32Backend {
                 if r != Representation::Evaluation {
                     return Err(MathError::RepresentationMismatch {
                         op,
-                        expected: repr_name(Representation::Evaluation),
-                        found: repr_name(r),
+                        expected: Representation::Evaluation.name(),
+                        found: r.name(),
                     });
                 }
             }
@@ -607,7 +575,8 @@ impl Backend for Cpu32Backend {
         })
     }
     fn add_scalar(&mut self, a: &Poly32, c: &[u64]) -> Result<Poly32, MathError> {
-        Self::require(a, "add scalar", Representation::Evaluation)?;
+        a.repr
+            .require("add scalar", Some(Representation::Evaluation))?;
         let c = self.constants(a, c)?;
         let mut r = a.clone();
         self.par_limbs_at(&mut r, |k, m, limb| {
@@ -679,7 +648,7 @@ impl Backend for Cpu32Backend {
         to: &[usize],
         mode: ConversionMode,
     ) -> Result<Poly32, MathError> {
-        Self::require(a, "BConv", Representation::Coefficient)?;
+        a.repr.require("BConv", Some(Representation::Coefficient))?;
         self.check_limbs(&a.limbs)?;
         let conv = self.converter(&a.limbs, to)?;
         let mut out = self.alloc(to, Representation::Coefficient)?;
@@ -718,7 +687,7 @@ impl Backend for Cpu32Backend {
             allowed: "at least one polynomial".into(),
         })?;
         for p in parts {
-            Self::require(p, "concat", first.repr)?;
+            p.repr.require("concat", Some(first.repr))?;
         }
         let n = self.n();
         let mut out = self.alloc(limbs, first.repr)?;
@@ -741,7 +710,8 @@ impl Backend for Cpu32Backend {
     /// The centered lift of the one limb into each modulus of `to`: `x > q/2` means
     /// `x - q < 0`, as `Modulus::center` reads it.
     fn extend_limb(&mut self, a: &Poly32, to: &[usize]) -> Result<Poly32, MathError> {
-        Self::require(a, "extend limb", Representation::Coefficient)?;
+        a.repr
+            .require("extend limb", Some(Representation::Coefficient))?;
         if a.limbs.len() != 1 {
             return Err(MathError::OutOfRange {
                 name: "limbs",

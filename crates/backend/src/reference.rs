@@ -16,6 +16,7 @@
 
 use crate::{Backend, Kind};
 use std::sync::Arc;
+use tessera_math::poly::check_operands;
 use tessera_math::sampling::{limb_stream, Seed};
 use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
 
@@ -86,21 +87,9 @@ impl ReferenceBackend {
         b: &RefPoly,
         need: Option<Representation>,
     ) -> Result<(), MathError> {
-        if a.limbs != b.limbs {
-            return Err(MathError::LimbMismatch {
-                op,
-                left: self.moduli_of(&a.limbs),
-                right: self.moduli_of(&b.limbs),
-            });
-        }
-        if a.repr != b.repr {
-            return Err(MathError::RepresentationMismatch {
-                op,
-                expected: repr_name(a.repr),
-                found: repr_name(b.repr),
-            });
-        }
-        require(op, a, need)
+        check_operands(op, (&a.limbs, a.repr), (&b.limbs, b.repr), need, |l| {
+            self.moduli_of(l)
+        })
     }
 
     /// `f(q, x, y)` on every coefficient of two compatible polynomials.
@@ -180,14 +169,6 @@ impl ReferenceBackend {
     }
 }
 
-/// The name of a representation, as the math layer's errors give it.
-pub(crate) fn repr_name(r: Representation) -> &'static str {
-    match r {
-        Representation::Coefficient => "coefficient",
-        Representation::Evaluation => "evaluation",
-    }
-}
-
 /// `x` with its low `bits` bits reversed, bit by bit.
 fn brev(x: usize, bits: u32) -> usize {
     (0..bits).fold(0, |r, b| r | (((x >> b) & 1) << (bits - 1 - b)))
@@ -212,17 +193,6 @@ fn pow(mut b: u64, mut e: u64, q: u64) -> u64 {
 /// `a^-1 mod q` for prime `q` (Fermat).
 fn inv(a: u64, q: u64) -> u64 {
     pow(a % q, q - 2, q)
-}
-
-fn require(op: &'static str, a: &RefPoly, need: Option<Representation>) -> Result<(), MathError> {
-    match need {
-        Some(r) if r != a.repr => Err(MathError::RepresentationMismatch {
-            op,
-            expected: repr_name(r),
-            found: repr_name(a.repr),
-        }),
-        _ => Ok(()),
-    }
 }
 
 /// `sum_j a[j] * w[(j * e) mod 2N]` modulo `q`: one output of the O(N^2) transforms. The
@@ -290,7 +260,7 @@ impl Backend for ReferenceBackend {
     }
     /// Slot `k` is `a(psi^(2 brev(k) + 1))`.
     fn ntt(&mut self, p: &mut RefPoly) -> Result<(), MathError> {
-        require("NTT", p, Some(Representation::Coefficient))?;
+        p.repr.require("NTT", Some(Representation::Coefficient))?;
         for (&i, limb) in p.limbs.iter().zip(p.data.iter_mut()) {
             let (q, w) = (self.q(i), self.powers(i));
             *limb = (0..self.n())
@@ -302,7 +272,7 @@ impl Backend for ReferenceBackend {
     }
     /// `a_j = N^-1 sum_k A_k psi^(-j (2 brev(k) + 1))`.
     fn intt(&mut self, p: &mut RefPoly) -> Result<(), MathError> {
-        require("INTT", p, Some(Representation::Evaluation))?;
+        p.repr.require("INTT", Some(Representation::Evaluation))?;
         let n = self.n();
         for (&i, limb) in p.limbs.iter().zip(p.data.iter_mut()) {
             let (q, w) = (self.q(i), self.powers(i));
@@ -352,7 +322,8 @@ impl Backend for ReferenceBackend {
         Ok(())
     }
     fn add_scalar(&mut self, a: &RefPoly, c: &[u64]) -> Result<RefPoly, MathError> {
-        require("add scalar", a, Some(Representation::Evaluation))?;
+        a.repr
+            .require("add scalar", Some(Representation::Evaluation))?;
         self.with_constants(a, c, |q, x, c| (x + c) % q)
     }
     fn dot(&mut self, a: &[&RefPoly], b: &[&RefPoly]) -> Result<RefPoly, MathError> {
@@ -432,7 +403,7 @@ impl Backend for ReferenceBackend {
         to: &[usize],
         mode: ConversionMode,
     ) -> Result<RefPoly, MathError> {
-        require("BConv", a, Some(Representation::Coefficient))?;
+        a.repr.require("BConv", Some(Representation::Coefficient))?;
         self.check_limbs(&a.limbs)?;
         self.check_limbs(to)?;
         let qs = self.moduli_of(&a.limbs);
@@ -514,7 +485,7 @@ impl Backend for ReferenceBackend {
             allowed: "at least one polynomial".into(),
         })?;
         for p in parts {
-            require("concat", p, Some(first.repr))?;
+            p.repr.require("concat", Some(first.repr))?;
         }
         self.check_limbs(limbs)?;
         let data = limbs
@@ -546,7 +517,8 @@ impl Backend for ReferenceBackend {
     }
     /// The limb's centered value (`x - q` when `x > q/2`) reduced into each modulus of `to`.
     fn extend_limb(&mut self, a: &RefPoly, to: &[usize]) -> Result<RefPoly, MathError> {
-        require("extend limb", a, Some(Representation::Coefficient))?;
+        a.repr
+            .require("extend limb", Some(Representation::Coefficient))?;
         if a.limbs.len() != 1 {
             return Err(MathError::OutOfRange {
                 name: "limbs",

@@ -35,6 +35,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use std::io::Write;
 use std::sync::Arc;
 use tessera_math::automorphism::galois_check;
+use tessera_math::poly::check_operands;
 use tessera_math::sampling::Seed;
 use tessera_math::{ConversionMode, MathError, Representation, RingContext, RnsPoly};
 
@@ -1173,40 +1174,10 @@ impl MetaBackend {
         b: &Meta,
         need: Option<Representation>,
     ) -> Result<Meta, MathError> {
-        if a.limbs != b.limbs {
-            return Err(MathError::LimbMismatch {
-                op,
-                left: self.moduli(&a.limbs),
-                right: self.moduli(&b.limbs),
-            });
-        }
-        if a.repr != b.repr {
-            return Err(MathError::RepresentationMismatch {
-                op,
-                expected: repr_name(a.repr),
-                found: repr_name(b.repr),
-            });
-        }
-        require(op, a, need)?;
+        check_operands(op, (&a.limbs, a.repr), (&b.limbs, b.repr), need, |l| {
+            self.moduli(l)
+        })?;
         Ok(a.clone())
-    }
-}
-
-fn repr_name(r: Representation) -> &'static str {
-    match r {
-        Representation::Coefficient => "coefficient",
-        Representation::Evaluation => "evaluation",
-    }
-}
-
-fn require(op: &'static str, a: &Meta, need: Option<Representation>) -> Result<(), MathError> {
-    match need {
-        Some(r) if r != a.repr => Err(MathError::RepresentationMismatch {
-            op,
-            expected: repr_name(r),
-            found: repr_name(a.repr),
-        }),
-        _ => Ok(()),
     }
 }
 
@@ -1269,12 +1240,12 @@ impl Backend for MetaBackend {
         })
     }
     fn ntt(&mut self, p: &mut Meta) -> Result<(), MathError> {
-        require("NTT", p, Some(Representation::Coefficient))?;
+        p.repr.require("NTT", Some(Representation::Coefficient))?;
         p.repr = Representation::Evaluation;
         Ok(())
     }
     fn intt(&mut self, p: &mut Meta) -> Result<(), MathError> {
-        require("INTT", p, Some(Representation::Evaluation))?;
+        p.repr.require("INTT", Some(Representation::Evaluation))?;
         p.repr = Representation::Coefficient;
         Ok(())
     }
@@ -1320,7 +1291,8 @@ impl Backend for MetaBackend {
         Ok(a[0].clone())
     }
     fn add_scalar(&mut self, a: &Meta, c: &[u64]) -> Result<Meta, MathError> {
-        require("add scalar", a, Some(Representation::Evaluation))?;
+        a.repr
+            .require("add scalar", Some(Representation::Evaluation))?;
         self.mul_scalar(a, c)
     }
     fn mul_scalar(&mut self, a: &Meta, c: &[u64]) -> Result<Meta, MathError> {
@@ -1338,7 +1310,7 @@ impl Backend for MetaBackend {
         Ok(a.clone())
     }
     fn bconv(&mut self, a: &Meta, to: &[usize], _mode: ConversionMode) -> Result<Meta, MathError> {
-        require("BConv", a, Some(Representation::Coefficient))?;
+        a.repr.require("BConv", Some(Representation::Coefficient))?;
         self.check_limbs(to)?;
         Ok(Meta {
             limbs: to.to_vec(),
@@ -1365,7 +1337,7 @@ impl Backend for MetaBackend {
             allowed: "at least one polynomial".into(),
         })?;
         for p in parts {
-            require("concat", p, Some(first.repr))?;
+            p.repr.require("concat", Some(first.repr))?;
         }
         if let Some(&bad) = limbs
             .iter()
@@ -1383,7 +1355,8 @@ impl Backend for MetaBackend {
         })
     }
     fn extend_limb(&mut self, a: &Meta, to: &[usize]) -> Result<Meta, MathError> {
-        require("extend limb", a, Some(Representation::Coefficient))?;
+        a.repr
+            .require("extend limb", Some(Representation::Coefficient))?;
         if a.limbs.len() != 1 {
             return Err(MathError::OutOfRange {
                 name: "limbs",

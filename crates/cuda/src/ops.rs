@@ -7,6 +7,7 @@ use crate::poly::DevicePoly;
 use crate::ring::{ConvTables, DeviceRing};
 use std::sync::Arc;
 use tessera_math::automorphism::{automorphism_permutation, galois_check};
+use tessera_math::poly::check_operands;
 use tessera_math::sampling::{expand_uniform, Seed};
 use tessera_math::{ConversionMode, MathError, Representation, RnsPoly};
 
@@ -37,25 +38,6 @@ fn ntt_passes(log_n: u64) -> Result<Vec<(u64, u64, u64)>> {
     ])
 }
 
-fn repr_name(r: Representation) -> &'static str {
-    match r {
-        Representation::Coefficient => "coefficient",
-        Representation::Evaluation => "evaluation",
-    }
-}
-
-fn require(p: &DevicePoly, op: &'static str, need: Representation) -> Result<()> {
-    if p.repr != need {
-        return Err(MathError::RepresentationMismatch {
-            op,
-            expected: repr_name(need),
-            found: repr_name(p.repr),
-        }
-        .into());
-    }
-    Ok(())
-}
-
 impl DeviceRing {
     fn check_ring(&self, p: &DevicePoly, op: &'static str) -> Result<()> {
         if !Arc::ptr_eq(&p.ring, &self.ring) || !Arc::ptr_eq(p.buf.device(), &self.dev) {
@@ -74,25 +56,9 @@ impl DeviceRing {
     ) -> Result<()> {
         self.check_ring(a, op)?;
         self.check_ring(b, op)?;
-        if a.limbs != b.limbs {
-            return Err(MathError::LimbMismatch {
-                op,
-                left: a.moduli(),
-                right: b.moduli(),
-            }
-            .into());
-        }
-        if a.repr != b.repr {
-            return Err(MathError::RepresentationMismatch {
-                op,
-                expected: repr_name(a.repr),
-                found: repr_name(b.repr),
-            }
-            .into());
-        }
-        if let Some(r) = need {
-            require(a, op, r)?;
-        }
+        check_operands(op, (&a.limbs, a.repr), (&b.limbs, b.repr), need, |l| {
+            l.iter().map(|&i| self.ring.moduli()[i].value()).collect()
+        })?;
         Ok(())
     }
 
@@ -277,7 +243,7 @@ impl DeviceRing {
     /// Forward NTT of every limb (coefficient -> evaluation).
     pub fn ntt(&self, p: &mut DevicePoly) -> Result<()> {
         self.check_ring(p, "NTT")?;
-        require(p, "NTT", Representation::Coefficient)?;
+        p.repr.require("NTT", Some(Representation::Coefficient))?;
         self.ntt_stages(p, true)?;
         p.repr = Representation::Evaluation;
         Ok(())
@@ -286,7 +252,7 @@ impl DeviceRing {
     /// Inverse NTT of every limb (evaluation -> coefficient).
     pub fn intt(&self, p: &mut DevicePoly) -> Result<()> {
         self.check_ring(p, "INTT")?;
-        require(p, "INTT", Representation::Evaluation)?;
+        p.repr.require("INTT", Some(Representation::Evaluation))?;
         self.ntt_stages(p, false)?;
         p.repr = Representation::Coefficient;
         Ok(())
@@ -435,7 +401,8 @@ impl DeviceRing {
     /// `a + c_k` on every word of limb `k` (evaluation form).
     pub fn add_scalar(&self, a: &DevicePoly, c: &[u64]) -> Result<DevicePoly> {
         self.check_ring(a, "add scalar")?;
-        require(a, "add scalar", Representation::Evaluation)?;
+        a.repr
+            .require("add scalar", Some(Representation::Evaluation))?;
         let c = self.constants(&self.limb_constants(a, c)?)?;
         let out = self.alloc(&a.limbs, a.repr)?;
         let map = self.limb_map(&a.limbs)?;
@@ -577,7 +544,7 @@ impl DeviceRing {
     /// Fast base conversion of `a` (coefficient form) to the limbs `to`.
     pub fn bconv(&self, a: &DevicePoly, to: &[usize], mode: ConversionMode) -> Result<DevicePoly> {
         self.check_ring(a, "BConv")?;
-        require(a, "BConv", Representation::Coefficient)?;
+        a.repr.require("BConv", Some(Representation::Coefficient))?;
         let t = self.conv_tables(&a.limbs, to)?;
         let l_in = a.limbs.len();
         let y = self.dev.alloc(l_in * self.ring.n())?;
@@ -659,7 +626,7 @@ impl DeviceRing {
         })?;
         for p in parts {
             self.check_ring(p, "concat")?;
-            require(p, "concat", first.repr)?;
+            p.repr.require("concat", Some(first.repr))?;
         }
         let out = self.alloc(limbs, first.repr)?;
         let n = self.ring.n();
@@ -689,7 +656,8 @@ impl DeviceRing {
     /// The single limb of `a` (coefficient form, centered lift) reduced into each of `to`.
     pub fn extend_limb(&self, a: &DevicePoly, to: &[usize]) -> Result<DevicePoly> {
         self.check_ring(a, "extend limb")?;
-        require(a, "extend limb", Representation::Coefficient)?;
+        a.repr
+            .require("extend limb", Some(Representation::Coefficient))?;
         if a.limbs.len() != 1 {
             return Err(MathError::OutOfRange {
                 name: "limbs",

@@ -32,12 +32,71 @@ pub enum Representation {
 }
 
 impl Representation {
-    fn name(self) -> &'static str {
+    /// `"coefficient"` or `"evaluation"`: how errors name it.
+    pub fn name(self) -> &'static str {
         match self {
             Representation::Coefficient => "coefficient",
             Representation::Evaluation => "evaluation",
         }
     }
+
+    /// `Ok` unless `need` names the other representation: the check of a primary that works
+    /// in one form only (`op` names it in the error).
+    ///
+    /// ```
+    /// use tessera_math::Representation::{Coefficient, Evaluation};
+    /// assert!(Evaluation.require("ntt", None).is_ok());
+    /// assert!(Evaluation.require("ntt", Some(Coefficient)).is_err());
+    /// ```
+    pub fn require(self, op: &'static str, need: Option<Representation>) -> Result<()> {
+        match need {
+            Some(r) if r != self => Err(MathError::RepresentationMismatch {
+                op,
+                expected: r.name(),
+                found: self.name(),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The operand check of every two-operand primary, for any backend's polynomial type (each
+/// passes its operands' ring limb indices and representations): the same limbs, the same
+/// representation, and `need` if given. `moduli` gives the moduli of a limb set, which a limb
+/// mismatch lists for both sides. The ring itself is the caller's to check.
+///
+/// ```
+/// use tessera_math::poly::check_operands;
+/// use tessera_math::Representation::{Coefficient, Evaluation};
+/// let moduli = |l: &[usize]| l.iter().map(|&i| [17u64, 97][i]).collect();
+/// let (a, b) = ((&[0, 1][..], Evaluation), (&[0][..], Evaluation));
+/// assert!(check_operands("add", a, a, None, moduli).is_ok());
+/// assert!(check_operands("add", a, b, None, moduli).is_err());
+/// assert!(check_operands("add", a, (&[0, 1][..], Coefficient), None, moduli).is_err());
+/// assert!(check_operands("mul", a, a, Some(Coefficient), moduli).is_err());
+/// ```
+pub fn check_operands(
+    op: &'static str,
+    (a_limbs, a_repr): (&[usize], Representation),
+    (b_limbs, b_repr): (&[usize], Representation),
+    need: Option<Representation>,
+    moduli: impl Fn(&[usize]) -> Vec<u64>,
+) -> Result<()> {
+    if a_limbs != b_limbs {
+        return Err(MathError::LimbMismatch {
+            op,
+            left: moduli(a_limbs),
+            right: moduli(b_limbs),
+        });
+    }
+    if a_repr != b_repr {
+        return Err(MathError::RepresentationMismatch {
+            op,
+            expected: a_repr.name(),
+            found: b_repr.name(),
+        });
+    }
+    a_repr.require(op, need)
 }
 
 /// Cache of base converters, keyed by (source limbs, target limbs).
@@ -465,21 +524,13 @@ impl RnsPoly {
         if !Arc::ptr_eq(&self.ctx, &other.ctx) {
             return Err(MathError::RingMismatch { op });
         }
-        if self.limbs != other.limbs {
-            return Err(MathError::LimbMismatch {
-                op,
-                left: self.moduli(),
-                right: other.moduli(),
-            });
-        }
-        if self.repr != other.repr {
-            return Err(MathError::RepresentationMismatch {
-                op,
-                expected: self.repr.name(),
-                found: other.repr.name(),
-            });
-        }
-        self.require(op, need)
+        check_operands(
+            op,
+            (&self.limbs, self.repr),
+            (&other.limbs, other.repr),
+            need,
+            |limbs| limbs.iter().map(|&i| self.ctx.moduli[i].value()).collect(),
+        )
     }
 
     /// The position in this polynomial of each of the ring limbs `limbs`, after checking that
@@ -502,14 +553,7 @@ impl RnsPoly {
     }
 
     fn require(&self, op: &'static str, need: Option<Representation>) -> Result<()> {
-        match need {
-            Some(r) if r != self.repr => Err(MathError::RepresentationMismatch {
-                op,
-                expected: r.name(),
-                found: self.repr.name(),
-            }),
-            _ => Ok(()),
-        }
+        self.repr.require(op, need)
     }
 
     /// `self += other`.
