@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Plots the same-run peer ratios of the peer scripts against issue 22's targets.
+
+Reads the summary lines that `scripts/bench-ntt-peers.sh`, `scripts/bench-ckks-peers.sh` and
+`scripts/bench-boot-peers.sh` print (their raw outputs, e.g. `docs/cpu-runs/s45-*.txt`) and
+draws one group of bars per measure, one bar per kernel, with the target as a line:
+
+* the 60-bit forward NTT: Lattigo's time / Tessera's (target 5x);
+* HMult and HRot at `ark`: OpenFHE's time / Tessera's (target 3x);
+* bootstrapping at `ark`: OpenFHE's time / Tessera's (target 2.5x, i.e. at most 40 % of
+  OpenFHE's time).
+
+Usage (matplotlib; the test command's `.venv` has it):
+    .venv/bin/python scripts/plot-peer-ratios.py docs/img/peer-ratios.svg docs/cpu-runs/s45-*peers*.txt
+A file without summary lines is an error, not an empty plot.
+"""
+import json
+import sys
+
+MEASURES = [
+    # (label, summary op, ratio from the summary line, target)
+    ("NTT 60-bit\nvs Lattigo", "ntt_peer_summary", lambda r: r["speedup_vs_lattigo"], 5.0),
+    ("HMult\nvs OpenFHE", "hmult", lambda r: r["speedup"], 3.0),
+    ("HRot\nvs OpenFHE", "hrot", lambda r: r["speedup"], 3.0),
+    ("bootstrapping\nvs OpenFHE", "bootstrap", lambda r: 1.0 / r["tessera_share_of_openfhe"], 2.5),
+]
+KERNELS = ["avx2", "avx512", "avx512-ifma"]
+
+
+def summaries(paths):
+    """(op, kernel) -> (ratio, cpu) from every summary line in `paths` (the last one wins)."""
+    found = {}
+    for path in paths:
+        n = 0
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if not line.startswith("{"):
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                for _, op, ratio, _ in MEASURES:
+                    is_summary = row.get("op") == op and "kernel" in row and (
+                        "speedup" in row or "speedup_vs_lattigo" in row
+                        or "tessera_share_of_openfhe" in row)
+                    if is_summary:
+                        found[(op, row["kernel"])] = (ratio(row), row.get("cpu", "?"))
+                        n += 1
+        if n == 0:
+            sys.exit(f"{path}: no peer summary line (is it the output of a scripts/bench-*-peers.sh run?)")
+    return found
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    out, paths = sys.argv[1], sys.argv[2:]
+    found = summaries(paths)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    width = 0.26
+    colors = {"avx2": "#8da0cb", "avx512": "#66c2a5", "avx512-ifma": "#fc8d62"}
+    labelled = set()
+    for i, (label, op, _, target) in enumerate(MEASURES):
+        for j, k in enumerate(KERNELS):
+            if (op, k) not in found:
+                continue
+            ratio = found[(op, k)][0]
+            x = i + (j - 1) * width
+            ax.bar(x, ratio, width * 0.95, color=colors[k], label=None if k in labelled else k)
+            labelled.add(k)
+            ax.text(x, ratio + 0.08, f"{ratio:.2f}", ha="center", va="bottom", fontsize=7)
+        ax.hlines(target, i - 1.6 * width, i + 1.6 * width, colors="black", linestyles="dashed")
+        ax.text(i + 1.6 * width, target, f" {target:g}x", va="center", fontsize=7)
+    ax.set_xticks(range(len(MEASURES)), [m[0] for m in MEASURES], fontsize=8)
+    ax.set_ylabel("peer's time / Tessera's (same run)")
+    cpus = sorted({c for _, c in found.values()})
+    ax.set_title(f"Same-run ratios against the peers, 2 threads (NTT: 1); {', '.join(cpus)}",
+                 fontsize=9)
+    handles, names = ax.get_legend_handles_labels()
+    order = sorted(range(len(names)), key=lambda i: KERNELS.index(names[i]))
+    ax.legend([handles[i] for i in order], [names[i] for i in order], title="TESSERA_SIMD",
+              fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_ylim(0, max(r for r, _ in found.values()) * 1.18)
+    fig.tight_layout()
+    fig.savefig(out)
+    print(f"wrote {out} ({len(found)} ratios)")
+
+
+if __name__ == "__main__":
+    main()
