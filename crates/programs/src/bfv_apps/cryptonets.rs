@@ -12,10 +12,10 @@
 //! Each weight multiplies a ciphertext as a constant plaintext (the same in every slot): a
 //! constant multiply, `ct_scalar_mul`. Zero weights and the padding row and column are skipped.
 
-use super::{counts, exact_checks, plaintext_moduli, run_crt, Arith, Clear};
+use super::{exact_checks, plaintext_moduli, run_crt, Arith, Clear};
 use crate::error::{ProgramError, Result};
 use crate::lola::model::{argmax, images, Model, CLASSES, HIDDEN, MAPS, OFFSETS, PIXELS, SIDE};
-use crate::report::{Check, Phases, RunReport};
+use crate::report::{Check, RunReport};
 use std::path::PathBuf;
 use tessera_bfv::{BfvParams, OpMix};
 
@@ -273,41 +273,31 @@ pub fn run_cpu(
         ));
         checks.push(Check::info("accuracy on the labels", correct as f64 / k));
     }
-    let [keygen_s, encrypt_s, compute_s, decrypt_s] = run.times;
-    Ok(RunReport {
-        program: "cryptonets".into(),
-        params: cfg.params.clone(),
-        size: cfg.images,
-        iterations: params.len(),
+    let notes = vec![
+        format!(
+            "BFV n = 2^13, two 109-bit towers ({}); {} image(s) of mnist-10k.npz, one per slot; {} convolution output(s), {} hidden unit(s){}",
+            params[0].security().label(),
+            cfg.images,
+            cfg.conv_outputs,
+            cfg.hidden,
+            if whole { "" } else { " (a reduced network: the check is the replica of this network)" }
+        ),
+        format!(
+            "counts are totals over the {} plaintext moduli (t = {}; an iteration is one modulus: the network runs once under each, and the slots are recombined by CRT)",
+            params.len(),
+            params.iter().map(|p| p.t.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+        format!(
+            "CoFHEE Table X op mix (simulated, not computed): {} ct+ct, {} ct x pt, {} ct x ct + relin",
+            TABLE_X.ct_add, TABLE_X.ct_scalar_mul, TABLE_X.ct_ct_mul
+        ),
+    ];
+    Ok(run.report(
+        "cryptonets",
+        &cfg.params,
+        cfg.images,
+        params.len(),
         checks,
-        phases: Phases {
-            keygen_s,
-            encrypt_s,
-            compute_s,
-            decrypt_s,
-        },
-        counts: counts(&run.mix),
-        boots: 0,
-        levels_per_boot: 0,
-        keys_on_demand: false,
-        notes: vec![
-            format!(
-                "BFV n = 2^13, two 109-bit towers ({}); {} image(s) of mnist-10k.npz, one per slot; {} convolution output(s), {} hidden unit(s){}",
-                params[0].security().label(),
-                cfg.images,
-                cfg.conv_outputs,
-                cfg.hidden,
-                if whole { "" } else { " (a reduced network: the check is the replica of this network)" }
-            ),
-            format!(
-                "counts are totals over the {} plaintext moduli (t = {}; an iteration is one modulus: the network runs once under each, and the slots are recombined by CRT)",
-                params.len(),
-                params.iter().map(|p| p.t.to_string()).collect::<Vec<_>>().join(", ")
-            ),
-            format!(
-                "CoFHEE Table X op mix (simulated, not computed): {} ct+ct, {} ct x pt, {} ct x ct + relin",
-                TABLE_X.ct_add, TABLE_X.ct_scalar_mul, TABLE_X.ct_ct_mul
-            ),
-        ],
-    })
+        notes,
+    ))
 }

@@ -14,10 +14,10 @@
 //! coefficients `round(2^12 c)`, the output at scale `2^12 (2^12)^3`; it reaches about 2^52,
 //! so two 30-bit plaintext moduli recombined by CRT, as for [`super::cryptonets`].
 
-use super::{counts, exact_checks, plaintext_moduli, run_crt, Arith, Clear};
+use super::{exact_checks, plaintext_moduli, run_crt, Arith, Clear};
 use crate::error::{ProgramError, Result};
 use crate::logreg::{dataset, repo_data_dir, FEATURES};
-use crate::report::{Check, Phases, RunReport};
+use crate::report::{Check, RunReport};
 use std::path::PathBuf;
 use tessera_bfv::{BfvParams, OpMix};
 
@@ -159,37 +159,27 @@ pub fn run_cpu(cfg: &LrConfig, progress: &mut dyn FnMut(&str, usize, usize)) -> 
         "accuracy (float model)",
         float_correct as f64 / k,
     ));
-    let [keygen_s, encrypt_s, compute_s, decrypt_s] = run.times;
-    Ok(RunReport {
-        program: "lr-inference".into(),
-        params: cfg.params.clone(),
-        size: cfg.rows,
-        iterations: params.len(),
+    let notes = vec![
+        format!(
+            "BFV n = 2^13, two 109-bit towers ({}); {} test row(s) of the stand-in breast-cancer set, one per slot; features and weights encrypted",
+            params[0].security().label(),
+            cfg.rows
+        ),
+        format!(
+            "counts are totals over the {} plaintext moduli (an iteration is one modulus: the network runs once under each, and the slots are recombined by CRT)",
+            params.len()
+        ),
+        format!(
+            "CoFHEE Table X op mix (simulated, not computed): {} ct+ct, {} ct x pt, {} ct x ct + relin",
+            TABLE_X.ct_add, TABLE_X.ct_pt_mul, TABLE_X.ct_ct_mul
+        ),
+    ];
+    Ok(run.report(
+        "lr-inference",
+        &cfg.params,
+        cfg.rows,
+        params.len(),
         checks,
-        phases: Phases {
-            keygen_s,
-            encrypt_s,
-            compute_s,
-            decrypt_s,
-        },
-        counts: counts(&run.mix),
-        boots: 0,
-        levels_per_boot: 0,
-        keys_on_demand: false,
-        notes: vec![
-            format!(
-                "BFV n = 2^13, two 109-bit towers ({}); {} test row(s) of the stand-in breast-cancer set, one per slot; features and weights encrypted",
-                params[0].security().label(),
-                cfg.rows
-            ),
-            format!(
-                "counts are totals over the {} plaintext moduli (an iteration is one modulus: the network runs once under each, and the slots are recombined by CRT)",
-                params.len()
-            ),
-            format!(
-                "CoFHEE Table X op mix (simulated, not computed): {} ct+ct, {} ct x pt, {} ct x ct + relin",
-                TABLE_X.ct_add, TABLE_X.ct_pt_mul, TABLE_X.ct_ct_mul
-            ),
-        ],
-    })
+        notes,
+    ))
 }

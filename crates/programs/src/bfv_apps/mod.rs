@@ -13,7 +13,7 @@ pub mod lr_inference;
 
 use crate::counter::OpCounts;
 use crate::error::{ProgramError, Result};
-use crate::report::Check;
+use crate::report::{Check, Phases, RunReport};
 use std::collections::BTreeMap;
 use tessera_bfv::{
     BatchEncoder, Bfv, BfvParams, Ciphertext, Decryptor, Encryptor, KeyGenerator, OpMix, RelinKey,
@@ -161,6 +161,40 @@ pub struct CrtRun {
     pub mix: OpMix,
     /// Seconds: keygen, encrypt, compute, decrypt.
     pub times: [f64; 4],
+}
+
+impl CrtRun {
+    /// The run report of a BFV program: `size` slots under `moduli` plaintext moduli (an
+    /// iteration per modulus), its checks and notes; BFV programs never bootstrap.
+    pub fn report(
+        &self,
+        program: &str,
+        params: &str,
+        size: usize,
+        moduli: usize,
+        checks: Vec<Check>,
+        notes: Vec<String>,
+    ) -> RunReport {
+        let [keygen_s, encrypt_s, compute_s, decrypt_s] = self.times;
+        RunReport {
+            program: program.into(),
+            params: params.into(),
+            size,
+            iterations: moduli,
+            checks,
+            phases: Phases {
+                keygen_s,
+                encrypt_s,
+                compute_s,
+                decrypt_s,
+            },
+            counts: counts(&self.mix),
+            boots: 0,
+            levels_per_boot: 0,
+            keys_on_demand: false,
+            notes,
+        }
+    }
 }
 
 /// The run under one plaintext modulus.
