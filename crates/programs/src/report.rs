@@ -84,6 +84,18 @@ pub struct Phases {
     pub decrypt_s: f64,
 }
 
+impl From<[f64; 4]> for Phases {
+    /// From the four phase times in order: keygen, encrypt, compute, decrypt.
+    fn from([keygen_s, encrypt_s, compute_s, decrypt_s]: [f64; 4]) -> Self {
+        Self {
+            keygen_s,
+            encrypt_s,
+            compute_s,
+            decrypt_s,
+        }
+    }
+}
+
 /// Times phases in order.
 pub struct Stopwatch(Instant);
 

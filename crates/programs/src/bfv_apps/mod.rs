@@ -175,19 +175,13 @@ impl CrtRun {
         checks: Vec<Check>,
         notes: Vec<String>,
     ) -> RunReport {
-        let [keygen_s, encrypt_s, compute_s, decrypt_s] = self.times;
         RunReport {
             program: program.into(),
             params: params.into(),
             size,
             iterations: moduli,
             checks,
-            phases: Phases {
-                keygen_s,
-                encrypt_s,
-                compute_s,
-                decrypt_s,
-            },
+            phases: Phases::from(self.times),
             counts: counts(&self.mix),
             boots: 0,
             levels_per_boot: 0,
