@@ -56,8 +56,8 @@
 //! the remaining stages run block by block so the block stays in L1. The stages of stride `L`
 //! and below run as one in-register pass per two vectors ([`narrow_strides`]): the vectors are
 //! split into butterfly order once, moved from one stride's lane order to the next by a single
-//! two-source permute pair ([`Lanes::relayout`]), and merged once, with four chunks interleaved
-//! so the out-of-order core overlaps their serial chains. The forward transform's final
+//! two-source permute pair ([`Lanes::relayout`]), and merged once, with six chunks (four on
+//! AVX2) interleaved so the out-of-order core overlaps their serial chains. The forward transform's final
 //! canonical reduction is fused into that pass; in the wide regime its last stage reduces `x`
 //! and the product to `[0, q)` before the butterfly, so each output needs one correction. (A radix-4 variant that fuses two wide stages
 //! per sweep was measured and dropped: on Zen 4 the kernel is bound by butterfly arithmetic,
