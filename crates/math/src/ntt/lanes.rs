@@ -449,7 +449,7 @@ unsafe fn narrow_strides<
     }
 }
 
-/// [`narrow_strides`] with `C` chunks interleaved, and the tail one chunk at a time.
+/// [`narrow_strides`] with `C` chunks interleaved; the tail in pairs, then one chunk.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn narrow_groups<
