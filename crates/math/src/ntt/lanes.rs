@@ -36,6 +36,16 @@
 //!   so it needs no correction: two vector operations fewer per butterfly. The last stage's
 //!   Shoup inputs (`x + y`, `x - y + 4q`) are below `8q` too and are reduced to `[0, q)`.
 //!
+//! ## High halves from memory (AVX-512F)
+//!
+//! The AVX-512F Shoup product builds `y * ws` from 32 x 32-bit multiplies, which read the low
+//! half of each 64-bit lane: the high halves of `y` and `ws` cost a shift each. Where `y` or
+//! `ws` is in memory the driver reads the high halves with a load at a 4-byte offset instead
+//! ([`Lanes::load_high`], [`Lanes::load_twiddles_high`]): lane `i` of that load starts with
+//! word `i`'s high half. Loads go to the load ports, not to the vector pipes the butterfly is
+//! bound by. The load reads 4 bytes past its `L` words, so an array's last vector takes the
+//! shift, and the twiddle tables carry one word of padding.
+//!
 //! ## The signed regime (double-precision lanes)
 //!
 //! Lanes that hold residues as doubles ([`Lanes::SIGNED`], AVX2 with FMA for `q < 2^50`) keep
@@ -125,6 +135,48 @@ pub(crate) trait Lanes {
     }
     /// Shoup product, a value congruent to `y*w` in `[0, 4q)` (`y < 2^WORD_BITS`).
     unsafe fn mul_shoup_raw(y: Self::V, w: Self::V, ws: Self::V, q: Self::V) -> Self::V;
+    /// The high 32 bits of each lane of `y` in the lane's low 32 bits (the rest arbitrary):
+    /// what a Shoup product built from 32 x 32-bit multiplies reads of `y`'s high half. Lane
+    /// types whose product takes whole words return `y`, which [`Lanes::mul_shoup_split`]
+    /// ignores.
+    #[inline(always)]
+    unsafe fn high(y: Self::V) -> Self::V {
+        y
+    }
+    /// Whether [`Lanes::mul_shoup_split`] reads `yh` and `wsh` (then the drivers load them
+    /// from memory where they can).
+    const SPLIT_HIGH: bool = false;
+    /// [`Lanes::high`] of the `L` words at `p`, read from memory: a load at a 4-byte offset
+    /// takes the place of the shift, a load port's work instead of a vector pipe's. May read
+    /// the 4 bytes after the `L` words, so never for the last vector of an array.
+    #[inline(always)]
+    unsafe fn load_high(p: *const u64) -> Self::V {
+        Self::high(Self::load(p))
+    }
+    /// [`Lanes::high`] of the word at `p` in every lane, read from memory.
+    #[inline(always)]
+    unsafe fn splat_high(p: *const u64) -> Self::V {
+        Self::high(Self::splat(*p))
+    }
+    /// [`Lanes::high`] of [`Lanes::load_twiddles`], read from memory; may read the 4 bytes
+    /// after the `L/t` twiddles.
+    #[inline(always)]
+    unsafe fn load_twiddles_high(t: usize, p: *const u64) -> Self::V {
+        Self::high(Self::load_twiddles(t, p))
+    }
+    /// [`Lanes::mul_shoup_raw`] given `yh = high(y)` and `wsh = high(ws)` (the same value,
+    /// with fewer operations when they came from memory).
+    #[inline(always)]
+    unsafe fn mul_shoup_split(
+        y: Self::V,
+        _yh: Self::V,
+        w: Self::V,
+        ws: Self::V,
+        _wsh: Self::V,
+        q: Self::V,
+    ) -> Self::V {
+        Self::mul_shoup_raw(y, w, ws, q)
+    }
     /// From two consecutive vectors (2L words), gather the butterfly inputs of stride `t < L`
     /// as (all x, all y), in the kernel's lane order for that stride.
     unsafe fn split(t: usize, v0: Self::V, v1: Self::V) -> (Self::V, Self::V);
@@ -166,6 +218,37 @@ impl<V: Copy> Consts<V> {
     }
 }
 
+/// A twiddle as the butterflies read it: `w`, its Shoup quotient `ws`, and `wsh =
+/// high(ws)`, read from memory where the tables are (see [`Lanes::high`]).
+#[derive(Clone, Copy)]
+struct Twiddle<V> {
+    w: V,
+    ws: V,
+    wsh: V,
+}
+
+impl<V: Copy> Twiddle<V> {
+    /// Twiddle `idx` of a stage in every lane.
+    #[inline(always)]
+    unsafe fn splat<S: Lanes<V = V>>(tw: &StageTwiddles, idx: usize) -> Self {
+        let ws = tw.ws.as_ptr().add(idx);
+        Self {
+            w: S::splat(*tw.w.get_unchecked(idx)),
+            ws: S::splat(*ws),
+            wsh: S::splat_high(ws),
+        }
+    }
+    /// A constant held in registers.
+    #[inline(always)]
+    unsafe fn constant<S: Lanes<V = V>>(w: V, ws: V) -> Self {
+        Self {
+            w,
+            ws,
+            wsh: S::high(ws),
+        }
+    }
+}
+
 /// Forward butterfly regimes (see the module documentation).
 const NARROW: u8 = 0;
 const WIDE_KEEP: u8 = 1;
@@ -191,7 +274,18 @@ unsafe fn small_mod<S: Lanes>(x: S::V, m: S::V) -> S::V {
 /// Shoup product in `[0, 2q)`.
 #[inline(always)]
 unsafe fn mul_shoup_lazy<S: Lanes>(y: S::V, w: S::V, ws: S::V, k: &Consts<S::V>) -> S::V {
-    let t = S::mul_shoup_raw(y, w, ws, k.q);
+    mul_shoup_lazy_split::<S>(y, S::high(y), Twiddle::constant::<S>(w, ws), k)
+}
+
+/// [`mul_shoup_lazy`] given `yh = S::high(y)`.
+#[inline(always)]
+unsafe fn mul_shoup_lazy_split<S: Lanes>(
+    y: S::V,
+    yh: S::V,
+    c: Twiddle<S::V>,
+    k: &Consts<S::V>,
+) -> S::V {
+    let t = S::mul_shoup_split(y, yh, c.w, c.ws, c.wsh, k.q);
     if S::RAW_BELOW_2Q {
         t
     } else {
@@ -223,8 +317,8 @@ unsafe fn canonical<S: Lanes, const CAP: u8>(x: S::V, k: &Consts<S::V>) -> S::V 
 unsafe fn ct<S: Lanes, const M: u8>(
     x: S::V,
     y: S::V,
-    w: S::V,
-    ws: S::V,
+    yh: S::V,
+    c: Twiddle<S::V>,
     k: &Consts<S::V>,
 ) -> (S::V, S::V) {
     if S::SIGNED {
@@ -238,12 +332,12 @@ unsafe fn ct<S: Lanes, const M: u8>(
         } else {
             x
         };
-        let t = S::mul_signed(y, w, ws, k.q);
+        let t = S::mul_signed(y, c.w, c.ws, k.q);
         return (S::add(x, t), S::sub(x, t));
     }
     if M == NARROW {
         let x = small_mod::<S>(x, k.q2);
-        let t = mul_shoup_lazy::<S>(y, w, ws, k);
+        let t = mul_shoup_lazy_split::<S>(y, yh, c, k);
         (S::add(x, t), S::add(S::sub(x, t), k.q2))
     } else {
         let x = match M {
@@ -251,7 +345,7 @@ unsafe fn ct<S: Lanes, const M: u8>(
             MID_REDUCE => small_mod::<S>(x, k.q4),
             _ => x,
         };
-        let t = S::mul_shoup_raw(y, w, ws, k.q);
+        let t = S::mul_shoup_split(y, yh, c.w, c.ws, c.wsh, k.q);
         (S::add(x, t), S::add(S::sub(x, t), k.q4))
     }
 }
@@ -263,21 +357,22 @@ unsafe fn ct<S: Lanes, const M: u8>(
 unsafe fn gs<S: Lanes, const WIDE: bool>(
     x: S::V,
     y: S::V,
-    w: S::V,
-    ws: S::V,
+    c: Twiddle<S::V>,
     k: &Consts<S::V>,
 ) -> (S::V, S::V) {
     if S::SIGNED {
         let s = S::reduce_signed(S::add(x, y), k.q);
-        return (s, S::mul_signed(S::sub(x, y), w, ws, k.q));
+        return (s, S::mul_signed(S::sub(x, y), c.w, c.ws, k.q));
     }
     if WIDE {
         let s = small_mod::<S>(S::add(x, y), k.q4);
-        let d = S::mul_shoup_raw(S::add(S::sub(x, y), k.q4), w, ws, k.q);
+        let d = S::add(S::sub(x, y), k.q4);
+        let d = S::mul_shoup_split(d, S::high(d), c.w, c.ws, c.wsh, k.q);
         (s, d)
     } else {
         let s = small_mod::<S>(S::add(x, y), k.q2);
-        let d = mul_shoup_lazy::<S>(S::add(S::sub(x, y), k.q2), w, ws, k);
+        let d = S::add(S::sub(x, y), k.q2);
+        let d = mul_shoup_lazy_split::<S>(d, S::high(d), c, k);
         (s, d)
     }
 }
@@ -287,8 +382,8 @@ unsafe fn gs<S: Lanes, const WIDE: bool>(
 unsafe fn bfly<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
     x: S::V,
     y: S::V,
-    w: S::V,
-    ws: S::V,
+    yh: S::V,
+    c: Twiddle<S::V>,
     k: &Consts<S::V>,
 ) -> (S::V, S::V) {
     if FWD {
@@ -298,13 +393,13 @@ unsafe fn bfly<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
             // canonical reductions from `16q`). This also covers the middle regime's stage 0
             // when it is final (N = 2, scalar kernel, canonical input).
             let x = canonical::<S, WIDE_CAP>(x, k);
-            let t = small_mod::<S>(mul_shoup_lazy::<S>(y, w, ws, k), k.q);
+            let t = small_mod::<S>(mul_shoup_lazy_split::<S>(y, yh, c, k), k.q);
             return (
                 small_mod::<S>(S::add(x, t), k.q),
                 small_mod::<S>(S::add(S::sub(x, t), k.q), k.q),
             );
         }
-        let (x, y) = ct::<S, M>(x, y, w, ws, k);
+        let (x, y) = ct::<S, M>(x, y, yh, c, k);
         if FINAL {
             match M {
                 NARROW => (
@@ -321,9 +416,9 @@ unsafe fn bfly<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
             (x, y)
         }
     } else if M == NARROW {
-        gs::<S, false>(x, y, w, ws, k)
+        gs::<S, false>(x, y, c, k)
     } else {
-        gs::<S, true>(x, y, w, ws, k)
+        gs::<S, true>(x, y, c, k)
     }
 }
 
@@ -347,16 +442,23 @@ unsafe fn stage<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
     );
     let m = n / (2 * t);
     let first_block = base / (2 * t);
+    let last = a.add(n - S::L);
     for blk in 0..len / (2 * t) {
         let idx = m + first_block + blk;
-        let w = S::splat(*tw.w.get_unchecked(idx));
-        let ws = S::splat(*tw.ws.get_unchecked(idx));
+        let c = Twiddle::splat::<S>(tw, idx);
         let p = a.add(base + 2 * blk * t);
         let mut j = 0;
         while j < t {
+            let py = p.add(j + t);
             let x = S::load(p.add(j));
-            let y = S::load(p.add(j + t));
-            let (x, y) = bfly::<S, FWD, M, FINAL>(x, y, w, ws, k);
+            let y = S::load(py);
+            // `load_high` reads 4 bytes past the vector: not past the array's last one.
+            let yh = if FWD && S::SPLIT_HIGH && !core::ptr::eq(py, last) {
+                S::load_high(py)
+            } else {
+                S::high(y)
+            };
+            let (x, y) = bfly::<S, FWD, M, FINAL>(x, y, yh, c, k);
             S::store(p.add(j), x);
             S::store(p.add(j + t), y);
             j += S::L;
@@ -370,18 +472,18 @@ unsafe fn stage<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
 unsafe fn forward_bfly<S: Lanes, const CAP: u8, const KEEP: bool, const FINAL: bool>(
     x: S::V,
     y: S::V,
-    w: S::V,
-    ws: S::V,
+    yh: S::V,
+    c: Twiddle<S::V>,
     k: &Consts<S::V>,
 ) -> (S::V, S::V) {
     if CAP == NARROW_CAP {
-        bfly::<S, true, NARROW, FINAL>(x, y, w, ws, k)
+        bfly::<S, true, NARROW, FINAL>(x, y, yh, c, k)
     } else if KEEP {
-        bfly::<S, true, WIDE_KEEP, FINAL>(x, y, w, ws, k)
+        bfly::<S, true, WIDE_KEEP, FINAL>(x, y, yh, c, k)
     } else if CAP == MID_CAP {
-        bfly::<S, true, MID_REDUCE, FINAL>(x, y, w, ws, k)
+        bfly::<S, true, MID_REDUCE, FINAL>(x, y, yh, c, k)
     } else {
-        bfly::<S, true, WIDE_REDUCE, FINAL>(x, y, w, ws, k)
+        bfly::<S, true, WIDE_REDUCE, FINAL>(x, y, yh, c, k)
     }
 }
 
@@ -390,14 +492,13 @@ unsafe fn forward_bfly<S: Lanes, const CAP: u8, const KEEP: bool, const FINAL: b
 unsafe fn inverse_bfly<S: Lanes, const CAP: u8>(
     x: S::V,
     y: S::V,
-    w: S::V,
-    ws: S::V,
+    c: Twiddle<S::V>,
     k: &Consts<S::V>,
 ) -> (S::V, S::V) {
     if CAP >= MID_CAP {
-        gs::<S, true>(x, y, w, ws, k)
+        gs::<S, true>(x, y, c, k)
     } else {
-        gs::<S, false>(x, y, w, ws, k)
+        gs::<S, false>(x, y, c, k)
     }
 }
 
@@ -409,12 +510,14 @@ unsafe fn narrow_twiddles<S: Lanes>(
     at: usize,
     n: usize,
     tw: &StageTwiddles,
-) -> (S::V, S::V) {
+) -> Twiddle<S::V> {
     let first = n / (2 * t) + at / (2 * t);
-    (
-        S::load_twiddles(t, tw.w.as_ptr().add(first)),
-        S::load_twiddles(t, tw.ws.as_ptr().add(first)),
-    )
+    let ws = tw.ws.as_ptr().add(first);
+    Twiddle {
+        w: S::load_twiddles(t, tw.w.as_ptr().add(first)),
+        ws: S::load_twiddles(t, ws),
+        wsh: S::load_twiddles_high(t, ws),
+    }
 }
 
 /// The stages of stride `L` and below (`L .. 1` forward, `1 .. L` inverse; `L` = 4 or 8) over
@@ -539,13 +642,7 @@ unsafe fn narrow_chunks<
     let (first, last) = if FWD { (S::L / 2, 1) } else { (1, S::L / 2) };
     // Stride L (forward first, inverse last) pairs the chunk's two vectors as they are; its
     // twiddle is one per chunk.
-    let wide_twiddles = |i: usize| {
-        let idx = n / (2 * S::L) + at[i] / (2 * S::L);
-        (
-            S::splat(*tw.w.get_unchecked(idx)),
-            S::splat(*tw.ws.get_unchecked(idx)),
-        )
-    };
+    let wide_twiddles = |i: usize| Twiddle::splat::<S>(tw, n / (2 * S::L) + at[i] / (2 * S::L));
     each_chunk!(i => {
         let p = src.add(at[i]);
         let (mut v0, mut v1) = (S::load(p), S::load(p.add(S::L)));
@@ -554,8 +651,12 @@ unsafe fn narrow_chunks<
             (v0, v1) = (S::import(v0), S::import(v1));
         }
         if FWD {
-            let (w, ws) = wide_twiddles(i);
-            (v0, v1) = forward_bfly::<S, CAP, FLIP, false>(v0, v1, w, ws, k);
+            let v1h = if !S::SPLIT_HIGH || at[i] + 2 * S::L == n {
+                S::high(v1)
+            } else {
+                S::load_high(p.add(S::L))
+            };
+            (v0, v1) = forward_bfly::<S, CAP, FLIP, false>(v0, v1, v1h, wide_twiddles(i), k);
         }
         (x[i], y[i]) = S::split(first, v0, v1);
     });
@@ -566,11 +667,11 @@ unsafe fn narrow_chunks<
     macro_rules! pass {
         ($t:literal, $keep:ident, $fin:literal, $next:literal) => {
             each_chunk!(i => {
-                let (w, ws) = narrow_twiddles::<S>($t, at[i], n, tw);
+                let c = narrow_twiddles::<S>($t, at[i], n, tw);
                 (x[i], y[i]) = if FWD {
-                    forward_bfly::<S, CAP, $keep, $fin>(x[i], y[i], w, ws, k)
+                    forward_bfly::<S, CAP, $keep, $fin>(x[i], y[i], S::high(y[i]), c, k)
                 } else {
-                    inverse_bfly::<S, CAP>(x[i], y[i], w, ws, k)
+                    inverse_bfly::<S, CAP>(x[i], y[i], c, k)
                 };
                 if $next != 0 {
                     (x[i], y[i]) = S::relayout($t, $next, x[i], y[i]);
@@ -601,8 +702,7 @@ unsafe fn narrow_chunks<
     each_chunk!(i => {
         let (mut v0, mut v1) = S::merge(last, x[i], y[i]);
         if !FWD {
-            let (w, ws) = wide_twiddles(i);
-            (v0, v1) = inverse_bfly::<S, CAP>(v0, v1, w, ws, k);
+            (v0, v1) = inverse_bfly::<S, CAP>(v0, v1, wide_twiddles(i), k);
         }
         let p = a.add(at[i]);
         S::store(p, v0);
@@ -937,14 +1037,14 @@ pub(crate) unsafe fn butterfly_loop<S: Lanes>(
 ) -> (u64, usize) {
     const CHAINS: usize = 8;
     let k = Consts::new::<S>(qv);
-    let (w, ws) = (S::splat(w), S::splat(ws));
+    let tw = Twiddle::constant::<S>(S::splat(w), S::splat(ws));
     let mut x = [S::import(S::splat(1)); CHAINS];
     let mut y = [S::import(S::splat(qv - 1)); CHAINS];
     for _ in 0..iters {
         for c in 0..CHAINS {
             // The reduce regime: what every other stage of a wide transform runs (the narrow
             // regime costs the same operations plus a correction of t).
-            let (nx, ny) = ct::<S, WIDE_REDUCE>(x[c], y[c], w, ws, &k);
+            let (nx, ny) = ct::<S, WIDE_REDUCE>(x[c], y[c], S::high(y[c]), tw, &k);
             x[c] = ny;
             y[c] = nx;
         }

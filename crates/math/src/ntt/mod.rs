@@ -762,4 +762,92 @@ mod tests {
             Err(MathError::LengthMismatch { .. })
         ));
     }
+
+    /// Words placed against inaccessible pages, so that a kernel reading one byte before or
+    /// after them faults. The AVX-512 kernel reads high halves with loads at a 4-byte offset
+    /// (`Lanes::load_high`), which must stop short of an array's last vector.
+    struct Guarded {
+        base: *mut libc::c_void,
+        len: usize,
+        words: *mut u64,
+        n: usize,
+    }
+
+    impl Guarded {
+        /// `n` words ending at a guard page (`at_end`) or starting just after one.
+        fn new(n: usize, at_end: bool) -> Self {
+            let page = 4096;
+            let data = (n * 8).div_ceil(page) * page;
+            let len = data + 2 * page;
+            // SAFETY: an anonymous private mapping, whose two outer pages are made
+            // inaccessible; `start` leaves the `n` words inside the accessible pages.
+            unsafe {
+                let base = libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                assert_ne!(base, libc::MAP_FAILED, "mmap");
+                let b = base as *mut u8;
+                assert_eq!(libc::mprotect(base, page, libc::PROT_NONE), 0);
+                let after = b.add(page + data) as *mut libc::c_void;
+                assert_eq!(libc::mprotect(after, page, libc::PROT_NONE), 0);
+                let start = if at_end { page + data - n * 8 } else { page };
+                Self {
+                    base,
+                    len,
+                    words: b.add(start) as *mut u64,
+                    n,
+                }
+            }
+        }
+
+        fn slice(&mut self) -> &mut [u64] {
+            // SAFETY: `n` words inside the accessible pages, borrowed mutably from `self`.
+            unsafe { std::slice::from_raw_parts_mut(self.words, self.n) }
+        }
+    }
+
+    impl Drop for Guarded {
+        fn drop(&mut self) {
+            // SAFETY: the mapping made in `new`.
+            unsafe { libc::munmap(self.base, self.len) };
+        }
+    }
+
+    /// Every kernel, forward, inverse and out of place, on arrays that touch a guard page at
+    /// either end: an out-of-bounds read faults, and the results equal the scalar kernel's.
+    #[test]
+    fn kernels_read_nothing_outside_the_array() {
+        for log_n in [3u32, 4, 5, 8, 12, 16] {
+            let n = 1usize << log_n;
+            for bits in [49u32, 50, 60, 61, 62] {
+                let q = generate_ntt_primes(bits, n, 1, &[]).unwrap()[0];
+                let plan = NttPlan::new(n, q).unwrap();
+                let a = random_poly(n, q, u64::from(log_n * 64 + bits));
+                let mut want = a.clone();
+                plan.forward_with(Kernel::Scalar, &mut want).unwrap();
+                let kernels = Kernel::ALL
+                    .into_iter()
+                    .filter(|k| k.cpu_supports() && k.supports(q, n));
+                for k in kernels {
+                    for at_end in [true, false] {
+                        let mut g = Guarded::new(n, at_end);
+                        let mut src = Guarded::new(n, at_end);
+                        g.slice().copy_from_slice(&a);
+                        plan.forward_with(k, g.slice()).unwrap();
+                        assert_eq!(g.slice(), &want[..], "forward, {k:?}, q {q}");
+                        src.slice().copy_from_slice(g.slice());
+                        plan.inverse_with(k, g.slice()).unwrap();
+                        assert_eq!(g.slice(), &a[..], "inverse, {k:?}, q {q}");
+                        plan.inverse_to_with(k, src.slice(), g.slice()).unwrap();
+                        assert_eq!(g.slice(), &a[..], "inverse_to, {k:?}, q {q}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -19,7 +19,9 @@ pub(crate) struct StageTwiddles {
 
 impl StageTwiddles {
     fn new(w: Vec<u64>, shoup: impl Fn(u64) -> u64) -> Self {
-        let ws = w.iter().map(|&x| shoup(x)).collect();
+        let mut ws: Vec<u64> = w.iter().map(|&x| shoup(x)).collect();
+        // One word of padding: `Lanes::load_twiddles_high` may read 4 bytes past the last.
+        ws.push(0);
         Self { w, ws }
     }
 }

@@ -22,9 +22,13 @@ use core::arch::x86_64::*;
 macro_rules! shoup_lazy_approx {
     ($mul:ident, $swap:ident, $srli:ident, $add:ident, $sub:ident, $mullo:ident,
      $y:expr, $w:expr, $ws:expr, $q:expr) => {{
-        let (y, w, ws, q) = ($y, $w, $ws, $q);
-        let y_hi = $swap::<0b1011_0001>(y);
-        let ws_hi = $swap::<0b1011_0001>(ws);
+        let (y, ws) = ($y, $ws);
+        shoup_lazy_approx!($mul, $swap, $srli, $add, $sub, $mullo,
+            y, $swap::<0b1011_0001>(y), $w, ws, $swap::<0b1011_0001>(ws), $q)
+    }};
+    ($mul:ident, $swap:ident, $srli:ident, $add:ident, $sub:ident, $mullo:ident,
+     $y:expr, $y_hi:expr, $w:expr, $ws:expr, $ws_hi:expr, $q:expr) => {{
+        let (y, y_hi, w, ws, ws_hi, q) = ($y, $y_hi, $w, $ws, $ws_hi, $q);
         let lh = $mul(y, ws_hi);
         let hl = $mul(y_hi, ws);
         let hh = $mul(y_hi, ws_hi);
@@ -436,6 +440,9 @@ macro_rules! lanes_512_moves {
 /// Lane methods common to both 8-lane integer kernels; they differ only in the Shoup product.
 macro_rules! impl_lanes_512 {
     ($ty:ty, $shoup:ident, $word_bits:expr, $exact:expr) => {
+        impl_lanes_512!($ty, $shoup, $word_bits, $exact, {});
+    };
+    ($ty:ty, $shoup:ident, $word_bits:expr, $exact:expr, { $($extra:item)* }) => {
         impl Lanes for $ty {
             type V = __m512i;
             const L: usize = 8;
@@ -458,6 +465,7 @@ macro_rules! impl_lanes_512 {
             unsafe fn mul_shoup_raw(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
                 $shoup(y, w, ws, q)
             }
+            $($extra)*
         }
     };
 }
@@ -486,7 +494,67 @@ pub(crate) unsafe fn shoup64_512(y: __m512i, w: __m512i, ws: __m512i, q: __m512i
     )
 }
 
-impl_lanes_512!(Avx512, shoup64_512, 64, false);
+/// [`shoup64_512`] given `y_hi` and `ws_hi`, whose lanes' low 32 bits hold the high halves of
+/// `y` and `ws`.
+#[inline(always)]
+unsafe fn shoup64_512_split(
+    y: __m512i,
+    y_hi: __m512i,
+    w: __m512i,
+    ws: __m512i,
+    ws_hi: __m512i,
+    q: __m512i,
+) -> __m512i {
+    shoup_lazy_approx!(
+        _mm512_mul_epu32,
+        _mm512_shuffle_epi32,
+        _mm512_srli_epi64,
+        _mm512_add_epi64,
+        _mm512_sub_epi64,
+        _mm512_mullo_epi64,
+        y,
+        y_hi,
+        w,
+        ws,
+        ws_hi,
+        q
+    )
+}
+
+impl_lanes_512!(Avx512, shoup64_512, 64, false, {
+    const SPLIT_HIGH: bool = true;
+    #[inline(always)]
+    unsafe fn high(y: __m512i) -> __m512i {
+        _mm512_shuffle_epi32::<0b1011_0001>(y)
+    }
+    /// Fifteen 32-bit words from 4 bytes past `p`: lane `i`'s low half is word `i`'s high
+    /// half. The masked-off sixteenth would be the next word's low half, past the `L` words.
+    #[inline(always)]
+    unsafe fn load_high(p: *const u64) -> __m512i {
+        _mm512_loadu_si512((p as *const u8).add(4) as *const __m512i)
+    }
+    /// Loads at 4 bytes' offset (the tables carry one word of padding for the last one).
+    #[inline(always)]
+    unsafe fn load_twiddles_high(t: usize, p: *const u64) -> __m512i {
+        let p = (p as *const u8).add(4);
+        match t {
+            4 => _mm512_broadcast_i32x4(_mm_loadu_si128(p as *const __m128i)),
+            2 => _mm512_broadcast_i64x4(_mm256_loadu_si256(p as *const __m256i)),
+            _ => _mm512_loadu_si512(p as *const __m512i),
+        }
+    }
+    #[inline(always)]
+    unsafe fn mul_shoup_split(
+        y: __m512i,
+        yh: __m512i,
+        w: __m512i,
+        ws: __m512i,
+        wsh: __m512i,
+        q: __m512i,
+    ) -> __m512i {
+        shoup64_512_split(y, yh, w, ws, wsh, q)
+    }
+});
 
 #[target_feature(enable = "avx512f,avx512dq")]
 pub(crate) unsafe fn butterflies_avx512(q: u64, w: u64, ws: u64, iters: usize) -> (u64, usize) {
