@@ -67,11 +67,14 @@
 //! and below run as one in-register pass per two vectors ([`narrow_strides`]): the vectors are
 //! split into butterfly order once, moved from one stride's lane order to the next by a single
 //! two-source permute pair ([`Lanes::relayout`]), and merged once, with six chunks (four on
-//! AVX2) interleaved so the out-of-order core overlaps their serial chains. The forward transform's final
-//! canonical reduction is fused into that pass; in the wide regime its last stage reduces `x`
-//! and the product to `[0, q)` before the butterfly, so each output needs one correction. (A radix-4 variant that fuses two wide stages
-//! per sweep was measured and dropped: on Zen 4 the kernel is bound by butterfly arithmetic,
-//! not by loads and stores, and radix-4 was 0-5% slower. See docs/benchmarks.md.)
+//! AVX2) interleaved so the out-of-order core overlaps their serial chains. On the 8-lane
+//! kernels the forward pass also takes stride `2L`, between the two chunks of each pair
+//! ([`from_2l`]), which saves that stage a store and a load of every word. The forward
+//! transform's final canonical reduction is fused into that pass; in the wide regime its last
+//! stage reduces `x` and the product to `[0, q)` before the butterfly, so each output needs
+//! one correction. (A radix-4 variant that fuses two wide stages per sweep was measured and
+//! dropped: on Zen 4 the kernel is bound by butterfly arithmetic, not by loads and stores, and
+//! radix-4 was 0-5% slower. See docs/benchmarks.md.)
 
 use super::tables::{StageTwiddles, Tables};
 
@@ -532,6 +535,7 @@ unsafe fn narrow_strides<
     const CAP: u8,
     const KEEP: bool,
     const FLIP: bool,
+    const FROM_2L: bool,
 >(
     a: *mut u64,
     src: *const u64,
@@ -546,9 +550,9 @@ unsafe fn narrow_strides<
     // take six (against four: 60-bit forward NTT at 2^16, avx512 -0.6 %, avx512-ifma -1.4 %;
     // eight spill), four-lane ones four (six: AVX2 +3 %; 1, 2 and 8 measured slower).
     if S::L == 8 {
-        narrow_groups::<S, FWD, CAP, KEEP, FLIP, 6>(a, src, base, len, n, tw, k)
+        narrow_groups::<S, FWD, CAP, KEEP, FLIP, FROM_2L, 6>(a, src, base, len, n, tw, k)
     } else {
-        narrow_groups::<S, FWD, CAP, KEEP, FLIP, 4>(a, src, base, len, n, tw, k)
+        narrow_groups::<S, FWD, CAP, KEEP, FLIP, FROM_2L, 4>(a, src, base, len, n, tw, k)
     }
 }
 
@@ -561,6 +565,7 @@ unsafe fn narrow_groups<
     const CAP: u8,
     const KEEP: bool,
     const FLIP: bool,
+    const FROM_2L: bool,
     const C: usize,
 >(
     a: *mut u64,
@@ -575,17 +580,59 @@ unsafe fn narrow_groups<
     let whole = len - len % step;
     let mut c = 0;
     while c < whole {
-        narrow_chunks::<S, FWD, CAP, KEEP, FLIP, C>(a, src, base + c, n, tw, k);
+        narrow_chunks::<S, FWD, CAP, KEEP, FLIP, FROM_2L, C>(a, src, base + c, n, tw, k);
         c += step;
     }
     // The tail (an L1 block of 2,048 words leaves two chunks for C = 6): pairs, then one.
     while c + 4 * S::L <= len {
-        narrow_chunks::<S, FWD, CAP, KEEP, FLIP, 2>(a, src, base + c, n, tw, k);
+        narrow_chunks::<S, FWD, CAP, KEEP, FLIP, FROM_2L, 2>(a, src, base + c, n, tw, k);
         c += 4 * S::L;
     }
+    debug_assert!(!FROM_2L || c == len, "stride 2L pairs the chunks");
     while c < len {
-        narrow_chunks::<S, FWD, CAP, KEEP, FLIP, 1>(a, src, base + c, n, tw, k);
+        narrow_chunks::<S, FWD, CAP, KEEP, FLIP, FROM_2L, 1>(a, src, base + c, n, tw, k);
         c += 2 * S::L;
+    }
+}
+
+/// The forward narrow pass's first strides when it starts at `2L`: stride `2L` between the
+/// chunks of each pair (in regime `KEEP`, as stride `L/2`: the same parity), then stride `L`
+/// in each chunk (regime `FLIP`), split into stride `L/2`'s lane order in `x`, `y`. This saves
+/// stride `2L`'s stage a store and a load of every word (60-bit forward NTT at 2^16: avx512
+/// 171.5 -> 168.6 us, avx512-ifma 145.9 -> 143.9 us); its `y` is read from memory with its
+/// high halves, stride `L`'s now comes from registers.
+#[inline(always)]
+unsafe fn from_2l<S: Lanes, const CAP: u8, const KEEP: bool, const FLIP: bool, const C: usize>(
+    src: *const u64,
+    at: &[usize; C],
+    n: usize,
+    tw: &StageTwiddles,
+    k: &Consts<S::V>,
+    x: &mut [S::V; C],
+    y: &mut [S::V; C],
+) {
+    let mut v0 = [S::splat(0); C];
+    let mut v1 = [S::splat(0); C];
+    for i in 0..C {
+        let p = src.add(at[i]);
+        (v0[i], v1[i]) = (S::load(p), S::load(p.add(S::L)));
+    }
+    for i in (0..C).step_by(2) {
+        let c = Twiddle::splat::<S>(tw, n / (4 * S::L) + at[i] / (4 * S::L));
+        let p = src.add(at[i + 1]);
+        let h0 = S::load_high(p);
+        let h1 = if at[i + 1] + 2 * S::L == n {
+            S::high(v1[i + 1])
+        } else {
+            S::load_high(p.add(S::L))
+        };
+        (v0[i], v0[i + 1]) = forward_bfly::<S, CAP, KEEP, false>(v0[i], v0[i + 1], h0, c, k);
+        (v1[i], v1[i + 1]) = forward_bfly::<S, CAP, KEEP, false>(v1[i], v1[i + 1], h1, c, k);
+    }
+    for i in 0..C {
+        let c = Twiddle::splat::<S>(tw, n / (2 * S::L) + at[i] / (2 * S::L));
+        let (v0, v1) = forward_bfly::<S, CAP, FLIP, false>(v0[i], v1[i], S::high(v1[i]), c, k);
+        (x[i], y[i]) = S::split(S::L / 2, v0, v1);
     }
 }
 
@@ -599,6 +646,7 @@ unsafe fn narrow_chunks<
     const CAP: u8,
     const KEEP: bool,
     const FLIP: bool,
+    const FROM_2L: bool,
     const C: usize,
 >(
     a: *mut u64,
@@ -643,23 +691,27 @@ unsafe fn narrow_chunks<
     // Stride L (forward first, inverse last) pairs the chunk's two vectors as they are; its
     // twiddle is one per chunk.
     let wide_twiddles = |i: usize| Twiddle::splat::<S>(tw, n / (2 * S::L) + at[i] / (2 * S::L));
-    each_chunk!(i => {
-        let p = src.add(at[i]);
-        let (mut v0, mut v1) = (S::load(p), S::load(p.add(S::L)));
-        if !FWD && S::SIGNED {
-            // The inverse's first pass reads every word once: signed lanes import them here.
-            (v0, v1) = (S::import(v0), S::import(v1));
-        }
-        if FWD {
-            let v1h = if !S::SPLIT_HIGH || at[i] + 2 * S::L == n {
-                S::high(v1)
-            } else {
-                S::load_high(p.add(S::L))
-            };
-            (v0, v1) = forward_bfly::<S, CAP, FLIP, false>(v0, v1, v1h, wide_twiddles(i), k);
-        }
-        (x[i], y[i]) = S::split(first, v0, v1);
-    });
+    if FROM_2L && FWD && C.is_multiple_of(2) {
+        from_2l::<S, CAP, KEEP, FLIP, C>(src, &at, n, tw, k, &mut x, &mut y);
+    } else {
+        each_chunk!(i => {
+            let p = src.add(at[i]);
+            let (mut v0, mut v1) = (S::load(p), S::load(p.add(S::L)));
+            if !FWD && S::SIGNED {
+                // The inverse's first pass reads every word once: signed lanes import them here.
+                (v0, v1) = (S::import(v0), S::import(v1));
+            }
+            if FWD {
+                let v1h = if !S::SPLIT_HIGH || at[i] + 2 * S::L == n {
+                    S::high(v1)
+                } else {
+                    S::load_high(p.add(S::L))
+                };
+                (v0, v1) = forward_bfly::<S, CAP, FLIP, false>(v0, v1, v1h, wide_twiddles(i), k);
+            }
+            (x[i], y[i]) = S::split(first, v0, v1);
+        });
+    }
     // One stride for all C chunks: butterflies in forward regime $keep (canonical outputs with
     // $fin), then the move to stride $next's lane order (none when $next is 0). A macro, not a
     // closure: every stride stays a compile-time constant and x, y stay in registers (a loop
@@ -777,10 +829,13 @@ unsafe fn forward_regime<S: Lanes, const CAP: u8>(a: &mut [u64], tables: &Tables
     }
     // The remaining stages block by block, in L1.
     let t_block = t;
+    // Eight-lane kernels start the narrow pass at stride 2L where that stage is at least stage
+    // 2 (n >= 128), so that it follows the parity of the stages after it.
+    let from_2l = S::L == 8 && n >= 128;
     for base in (0..n).step_by(block) {
         let mut t = t_block;
-        // Vector kernels stop above stride L: the narrow pass starts with it.
-        while t > 1 && t > S::L {
+        // Vector kernels stop above stride L (2L where the narrow pass starts there).
+        while t > 1 && t > S::L && !(from_2l && t == 2 * S::L) {
             forward_stage::<S, CAP, false>(ptr, base, block, t, n, tw, &k);
             t /= 2;
         }
@@ -788,13 +843,33 @@ unsafe fn forward_regime<S: Lanes, const CAP: u8>(a: &mut [u64], tables: &Tables
             forward_stage::<S, CAP, true>(ptr, base, block, 1, n, tw, &k);
         } else if CAP == MID_CAP {
             // Stride L is at least stage 1: the middle regime reduces in every narrow stride.
-            narrow_strides::<S, true, CAP, false, false>(ptr, ptr, base, block, n, tw, &k);
+            if from_2l {
+                narrow_strides::<S, true, CAP, false, false, true>(
+                    ptr, ptr, base, block, n, tw, &k,
+                );
+            } else {
+                narrow_strides::<S, true, CAP, false, false, false>(
+                    ptr, ptr, base, block, n, tw, &k,
+                );
+            }
         } else if (n / S::L).trailing_zeros().is_multiple_of(2) {
             // Stride L/2 is stage log2(n / L): wide stages keep on even indices (a reduce
             // where the schedule allows a keep, stride L at n = 4L, is always safe).
-            narrow_strides::<S, true, CAP, true, false>(ptr, ptr, base, block, n, tw, &k);
+            if from_2l {
+                narrow_strides::<S, true, CAP, true, false, true>(ptr, ptr, base, block, n, tw, &k);
+            } else {
+                narrow_strides::<S, true, CAP, true, false, false>(
+                    ptr, ptr, base, block, n, tw, &k,
+                );
+            }
         } else {
-            narrow_strides::<S, true, CAP, false, true>(ptr, ptr, base, block, n, tw, &k);
+            if from_2l {
+                narrow_strides::<S, true, CAP, false, true, true>(ptr, ptr, base, block, n, tw, &k);
+            } else {
+                narrow_strides::<S, true, CAP, false, true, false>(
+                    ptr, ptr, base, block, n, tw, &k,
+                );
+            }
         }
     }
 }
@@ -867,7 +942,7 @@ unsafe fn inverse_regime<S: Lanes, const CAP: u8>(
     for base in (0..n).step_by(block) {
         let mut t = 1;
         if S::L > 1 {
-            narrow_strides::<S, false, CAP, false, false>(ptr, src, base, block, n, tw, &k);
+            narrow_strides::<S, false, CAP, false, false, false>(ptr, src, base, block, n, tw, &k);
             t = 2 * S::L;
         }
         while 2 * t <= block {
