@@ -850,4 +850,38 @@ mod tests {
             }
         }
     }
+
+    /// Moduli far below a power of two take the four-step canonical output, those just inside
+    /// `Consts::near`'s bound the shift-quotient one: every kernel agrees with the scalar one
+    /// (which never takes the shift path) on random and all-`(q - 1)` inputs.
+    #[test]
+    fn near_and_far_moduli_agree_with_scalar() {
+        let n = 1usize << 10;
+        let step = 2 * n as u64;
+        let first_prime_from = |start: u64| {
+            let mut q = start - start % step + 1;
+            while !crate::primes::is_prime(q) {
+                q += step;
+            }
+            q
+        };
+        let top = 1u64 << 60;
+        let far = first_prime_from(3 << 58);
+        let edge = first_prime_from(top - top / 16 + step);
+        for q in [far, edge] {
+            let plan = NttPlan::new(n, q).unwrap();
+            for a in [random_poly(n, q, q), vec![q - 1; n]] {
+                let mut want = a.clone();
+                plan.forward_with(Kernel::Scalar, &mut want).unwrap();
+                for k in Kernel::ALL
+                    .into_iter()
+                    .filter(|k| k.cpu_supports() && k.supports(q, n))
+                {
+                    let mut f = a.clone();
+                    plan.forward_with(k, &mut f).unwrap();
+                    assert_eq!(f, want, "forward, {k:?}, q {q}");
+                }
+            }
+        }
+    }
 }

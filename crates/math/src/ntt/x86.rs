@@ -508,6 +508,11 @@ macro_rules! impl_lanes_512 {
             unsafe fn mul_shoup_raw(y: __m512i, w: __m512i, ws: __m512i, q: __m512i) -> __m512i {
                 $shoup(y, w, ws, q)
             }
+            const MUL_LO: bool = true;
+            #[inline(always)]
+            unsafe fn sub_top_multiple(x: __m512i, s: __m512i, q: __m512i) -> __m512i {
+                _mm512_sub_epi64(x, _mm512_mullo_epi64(_mm512_srlv_epi64(x, s), q))
+            }
             $($extra)*
         }
     };
