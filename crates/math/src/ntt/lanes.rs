@@ -455,8 +455,9 @@ unsafe fn bfly<S: Lanes, const FWD: bool, const M: u8, const FINAL: bool>(
 /// The wide regime's last forward butterfly: `x < 16q` and the product to `[0, q)` first,
 /// then one correction per output (19 operations against 21 for a reduce stage and two
 /// canonical reductions from `16q`). With `NEAR` ([`Consts::near`], lanes with
-/// [`Lanes::MUL_LO`]) `x` goes to `[0, 2q)` as `x - (x >> s) q`, three operations in place of
-/// six: 60-bit forward NTT at 2^16, avx512 168.2 -> 166.7 us, avx512-ifma 142.3 -> 139.9 us.
+/// [`Lanes::MUL_LO`]) `x` goes to `[0, 2q)` as `x - (x >> s) q` and takes one correction, five
+/// operations in place of eight: 60-bit forward NTT at 2^16, avx512 168.4 -> 166.4 us,
+/// avx512-ifma 142.5 -> 140.0 us.
 #[inline(always)]
 unsafe fn final_wide<S: Lanes, const NEAR: bool>(
     x: S::V,
