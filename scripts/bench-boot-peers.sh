@@ -53,6 +53,8 @@ print(json.dumps({"op": "bootstrap", "tessera_median_s": m, "openfhe_median_s": 
                   "tessera_share_of_openfhe": m / p, "target_share": 0.4,
                   "tessera_precision_bits": statistics.median(r["precision_bits"] for r in ours),
                   "openfhe_precision_bits": statistics.median(r["precision_bits"] for r in peer),
+                  "tessera_levels_left": min(r["levels_left"] for r in ours),
+                  "openfhe_levels_left": min(r["levels_left"] for r in peer),
                   "tessera_peak_rss_gb": round(rss["tessera"], 2),
                   "openfhe_peak_rss_gb": round(rss["openfhe"], 2),
                   "rounds": len(ours), **about}))

@@ -14,43 +14,19 @@ Usage (matplotlib; the test command's `.venv` has it):
     .venv/bin/python scripts/plot-peer-ratios.py docs/img/peer-ratios.svg docs/cpu-runs/s45-*peers*.txt
 A file without summary lines is an error, not an empty plot.
 """
-import json
 import sys
 
-MEASURES = [
-    # (label, summary op, ratio from the summary line, target)
-    ("NTT 60-bit\nvs Lattigo", "ntt_peer_summary", lambda r: r["speedup_vs_lattigo"], 5.0),
-    ("HMult\nvs OpenFHE", "hmult", lambda r: r["speedup"], 3.0),
-    ("HRot\nvs OpenFHE", "hrot", lambda r: r["speedup"], 3.0),
-    ("bootstrapping\nvs OpenFHE", "bootstrap", lambda r: 1.0 / r["tessera_share_of_openfhe"], 2.5),
-]
-KERNELS = ["avx2", "avx512", "avx512-ifma"]
+import peers
 
 
 def summaries(paths):
-    """(op, kernel) -> (ratio, cpu) from every summary line in `paths` (the last one wins)."""
-    found = {}
-    for path in paths:
-        n = 0
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if not line.startswith("{"):
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                for _, op, ratio, _ in MEASURES:
-                    is_summary = row.get("op") == op and "kernel" in row and (
-                        "speedup" in row or "speedup_vs_lattigo" in row
-                        or "tessera_share_of_openfhe" in row)
-                    if is_summary:
-                        found[(op, row["kernel"])] = (ratio(row), row.get("cpu", "?"))
-                        n += 1
-        if n == 0:
-            sys.exit(f"{path}: no peer summary line (is it the output of a scripts/bench-*-peers.sh run?)")
-    return found
+    """(op, kernel) -> (ratio, cpu) for every measure of `peers.MEASURES` found in `paths`."""
+    try:
+        found = peers.summaries(peers.rows(paths))
+    except (OSError, ValueError) as e:
+        sys.exit(f"error: {e}")
+    ratio_of = {key: ratio for key, _, _, ratio, _, _ in peers.MEASURES}
+    return {(key, k): (ratio_of[key](r), r.get("cpu", "?")) for (key, k), r in found.items()}
 
 
 def main():
@@ -66,8 +42,8 @@ def main():
     width = 0.26
     colors = {"avx2": "#8da0cb", "avx512": "#66c2a5", "avx512-ifma": "#fc8d62"}
     labelled = set()
-    for i, (label, op, _, target) in enumerate(MEASURES):
-        for j, k in enumerate(KERNELS):
+    for i, (op, label, _, _, target, _) in enumerate(peers.MEASURES):
+        for j, k in enumerate(peers.KERNELS):
             if (op, k) not in found:
                 continue
             ratio = found[(op, k)][0]
@@ -77,13 +53,13 @@ def main():
             ax.text(x, ratio + 0.08, f"{ratio:.2f}", ha="center", va="bottom", fontsize=7)
         ax.hlines(target, i - 1.6 * width, i + 1.6 * width, colors="black", linestyles="dashed")
         ax.text(i + 1.6 * width, target, f" {target:g}x", va="center", fontsize=7)
-    ax.set_xticks(range(len(MEASURES)), [m[0] for m in MEASURES], fontsize=8)
+    ax.set_xticks(range(len(peers.MEASURES)), [m[1] for m in peers.MEASURES], fontsize=8)
     ax.set_ylabel("peer's time / Tessera's (same run)")
     cpus = sorted({c for _, c in found.values()})
     ax.set_title(f"Same-run ratios against the peers, 2 threads (NTT: 1); {', '.join(cpus)}",
                  fontsize=9)
     handles, names = ax.get_legend_handles_labels()
-    order = sorted(range(len(names)), key=lambda i: KERNELS.index(names[i]))
+    order = sorted(range(len(names)), key=lambda i: peers.KERNELS.index(names[i]))
     ax.legend([handles[i] for i in order], [names[i] for i in order], title="TESSERA_SIMD",
               fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_ylim(0, max(r for r, _ in found.values()) * 1.18)
