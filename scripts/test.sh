@@ -19,3 +19,5 @@ fi
 WHEEL=$(realpath "$(PYTHON=.venv/bin/python scripts/build-wheel.sh target/wheels | tail -1)")
 .venv/bin/python -m pip install --quiet --force-reinstall --no-deps "$WHEEL"
 (cd crates/python/tests && TESSERA_WHEEL="$WHEEL" ../../../.venv/bin/python -m pytest -q -p no:cacheprovider .)
+# The benchmark scripts' summary parsing and verdicts (scripts/peers.py; standard library only).
+.venv/bin/python -m pytest -q -p no:cacheprovider scripts/tests
