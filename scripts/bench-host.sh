@@ -78,8 +78,10 @@ if has tfhe-ntt && [[ " ${supported[*]} " == *" avx2 "* ]]; then
   done
 fi
 python3 scripts/host-verdict.py "$OUT" | tee "$OUT/verdict.md"
-if [ -x .venv/bin/python ] && .venv/bin/python -c 'import matplotlib' 2> /dev/null; then
-  .venv/bin/python scripts/plot-peer-ratios.py "$OUT/peer-ratios.svg" "$OUT"/*-peers-*.txt
+shopt -s nullglob
+summaries=("$OUT"/*-peers-*.txt)
+if [ ${#summaries[@]} -gt 0 ] && [ -x .venv/bin/python ] && .venv/bin/python -c 'import matplotlib' 2> /dev/null; then
+  .venv/bin/python scripts/plot-peer-ratios.py "$OUT/peer-ratios.svg" "${summaries[@]}"
 fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "failed steps (see $OUT/failed-*.log): ${failed[*]}" | tee -a "$OUT/verdict.md" >&2

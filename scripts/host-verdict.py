@@ -31,6 +31,8 @@ def main():
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         sys.exit(__doc__)
     paths = files(sys.argv[1:])
+    if not paths:
+        sys.exit("error: no raw outputs (*.txt) in " + ", ".join(sys.argv[1:]))
     try:
         rows = peers.rows(paths)
     except (OSError, ValueError) as e:

@@ -104,3 +104,10 @@ def test_host_verdict_reads_a_directory(tmp_path):
     out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "host-verdict.py"), str(tmp_path)],
                          capture_output=True, text=True, check=True).stdout
     assert "CPU: Test CPU" in out and "| HRot vs OpenFHE | avx2 |" in out and "1 rows, 0 missed" in out
+
+
+def test_host_verdict_names_an_empty_directory(tmp_path):
+    (tmp_path / "info.log").write_text("not read\n")
+    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "host-verdict.py"), str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "no raw outputs (*.txt) in" in r.stderr
