@@ -457,6 +457,18 @@ impl Compute {
         Err(no_cuda())
     }
 
+    /// The CUDA backend over `ring` in `word`-sized words (32 needs every prime below 2^30).
+    #[cfg(feature = "cuda")]
+    pub fn cuda_with_word(ring: Arc<RingContext>, word: Word) -> Result<Self, MathError> {
+        crate::cuda::CudaBackend::with_word(ring, word).map(Compute::Cuda)
+    }
+
+    /// The CUDA backend: not built into this binary (the `cuda` feature).
+    #[cfg(not(feature = "cuda"))]
+    pub fn cuda_with_word(_ring: Arc<RingContext>, _word: Word) -> Result<Self, MathError> {
+        Err(no_cuda())
+    }
+
     /// Whether `choice` can compute in this process: `Ok` with a short description, or the
     /// typed error saying why not (no CUDA in this build, no driver or GPU). Builds the
     /// backend over a 16-coefficient ring to find out; never panics.

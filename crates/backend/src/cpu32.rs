@@ -786,6 +786,27 @@ impl Word {
     /// neither, 32 when the ring allows it and [`Word::faster_32`] says so for the kernel in
     /// force, else 64.
     pub fn choose(requested: Option<Word>, ring: &RingContext) -> Result<Word, MathError> {
+        Self::choose_with(requested, ring, || {
+            Ok(Self::faster_32(tessera_math::simd::word64(
+                tessera_math::simd::limit()?,
+            )))
+        })
+    }
+
+    /// [`Word::choose`] for the CUDA backend: with no request and no `TESSERA_WORD`, 32 when
+    /// the ring allows it (a 32-bit product is one GPU instruction, a 64-bit one several, and
+    /// every pass moves half the bytes), else 64.
+    pub fn choose_gpu(requested: Option<Word>, ring: &RingContext) -> Result<Word, MathError> {
+        Self::choose_with(requested, ring, || Ok(true))
+    }
+
+    /// The choice of [`Word::choose`], with `prefer_32` deciding when nothing is asked and the
+    /// ring allows 32-bit words.
+    fn choose_with(
+        requested: Option<Word>,
+        ring: &RingContext,
+        prefer_32: impl FnOnce() -> Result<bool, MathError>,
+    ) -> Result<Word, MathError> {
         let asked = match requested {
             Some(w) => Some(w),
             None => match std::env::var(Self::ENV) {
@@ -812,15 +833,11 @@ impl Word {
                 Ok(Word::W32)
             }
             Some(Word::W64) => Ok(Word::W64),
-            None => Ok(
-                if Cpu32Backend::supports(ring)
-                    && Self::faster_32(tessera_math::simd::word64(tessera_math::simd::limit()?))
-                {
-                    Word::W32
-                } else {
-                    Word::W64
-                },
-            ),
+            None => Ok(if Cpu32Backend::supports(ring) && prefer_32()? {
+                Word::W32
+            } else {
+                Word::W64
+            }),
         }
     }
 }

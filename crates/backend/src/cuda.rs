@@ -5,7 +5,7 @@
 //! The seeded key's PRNG expansion runs on the host and is uploaded (the BLAKE3 XOF is not yet
 //! ported to the device), so `dot_pair_seeded_key` is the trait's default composition.
 
-use crate::{Backend, HostPoly, Kind};
+use crate::{Backend, HostPoly, Kind, Word};
 use std::sync::Arc;
 use tessera_cuda::{Device, DevicePoly, DeviceRing};
 use tessera_math::sampling::Seed;
@@ -19,9 +19,17 @@ pub struct CudaBackend {
 }
 
 impl CudaBackend {
-    /// A CUDA backend over `ring` on device 0 (or `TESSERA_CUDA_DEVICE`). Without a driver,
-    /// NVRTC or a device this is `MathError::Unsupported` with the reason.
+    /// A CUDA backend over `ring` on device 0 (or `TESSERA_CUDA_DEVICE`), in 32-bit words
+    /// where the ring's primes fit them ([`Word::choose_gpu`]; `TESSERA_WORD` overrides).
+    /// Without a driver, NVRTC or a device this is `MathError::Unsupported` with the reason.
     pub fn new(ring: Arc<RingContext>) -> Result<Self, MathError> {
+        let word = Word::choose_gpu(None, &ring)?;
+        Self::with_word(ring, word)
+    }
+
+    /// [`CudaBackend::new`] with the word size given: 32-bit words need every prime of the
+    /// ring below 2^30 (else a typed error naming the prime).
+    pub fn with_word(ring: Arc<RingContext>, word: Word) -> Result<Self, MathError> {
         let ordinal = match std::env::var("TESSERA_CUDA_DEVICE") {
             Ok(v) => v.parse::<usize>().map_err(|_| MathError::OutOfRange {
                 name: "TESSERA_CUDA_DEVICE",
@@ -31,13 +39,17 @@ impl CudaBackend {
             Err(_) => 0,
         };
         let dev = Device::open(ordinal).map_err(MathError::from)?;
-        Self::on_device(&dev, ring)
+        Self::on_device(&dev, ring, word)
     }
 
     /// A CUDA backend over `ring` on an opened device (a GPU, or [`Device::emulated`] for
-    /// tests without one).
-    pub fn on_device(dev: &Arc<Device>, ring: Arc<RingContext>) -> Result<Self, MathError> {
-        let dr = DeviceRing::new(dev, &ring).map_err(MathError::from)?;
+    /// tests without one), with polynomials in `word`-sized words.
+    pub fn on_device(
+        dev: &Arc<Device>,
+        ring: Arc<RingContext>,
+        word: Word,
+    ) -> Result<Self, MathError> {
+        let dr = DeviceRing::with_words(dev, &ring, word == Word::W32).map_err(MathError::from)?;
         Ok(Self {
             ring,
             dev: Arc::new(dr),
@@ -45,10 +57,26 @@ impl CudaBackend {
     }
 
     /// A CUDA backend whose kernels run on this CPU ([`Device::emulated`]: the same kernel
-    /// sources compiled by the host C++ compiler): for tests without a GPU, never for timing.
+    /// sources compiled by the host C++ compiler), with [`CudaBackend::new`]'s word size: for
+    /// tests without a GPU, never for timing.
     pub fn emulated(ring: Arc<RingContext>) -> Result<Self, MathError> {
+        let word = Word::choose_gpu(None, &ring)?;
+        Self::emulated_with_word(ring, word)
+    }
+
+    /// [`CudaBackend::emulated`] with the word size given.
+    pub fn emulated_with_word(ring: Arc<RingContext>, word: Word) -> Result<Self, MathError> {
         let dev = Device::emulated().map_err(MathError::from)?;
-        Self::on_device(&dev, ring)
+        Self::on_device(&dev, ring, word)
+    }
+
+    /// The polynomials' word size on the device.
+    pub fn word(&self) -> Word {
+        if self.dev.word_bits() == 32 {
+            Word::W32
+        } else {
+            Word::W64
+        }
     }
 
     /// The device (memory use, peak, limit).

@@ -32,7 +32,34 @@ fn circuit<B: Backend>(
 }
 
 fn setup() -> (Arc<CkksContext>, [Ciphertext<RnsPoly>; 2], EvaluationKeys) {
-    let ctx = CkksContext::new(Parameters::preset("test-small").unwrap()).unwrap();
+    setup_with(Parameters::preset("test-small").unwrap())
+}
+
+/// A test set whose primes all fit 32-bit words (below 2^30): `test-double`'s shape with
+/// 28-bit chain primes and 29-bit special primes, double-prime rescaling.
+fn params_32_bit_words() -> Parameters {
+    let lit = Parameters::preset("test-double").unwrap().literal().clone();
+    let dir = std::env::temp_dir().join(format!("tessera-cuda-ckks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("test-w32.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"test-w32\"\nsource = \"test only: 32-bit words (INSECURE)\"\n\
+             security = \"test\"\nlog_n = {}\nchain = [{{ bits = 28, count = 7 }}]\n\
+             special = [{{ bits = 29, count = 2 }}]\ndnum = {}\ndynamic_special = 0\n\
+             log_scale = 56\nrescaling = \"double\"\nsecret = \"ternary\"\nsigma = 3.2\n",
+            lit.log_n, lit.dnum
+        ),
+    )
+    .unwrap();
+    let p = Parameters::resolve(path.to_str().unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    p
+}
+
+fn setup_with(params: Parameters) -> (Arc<CkksContext>, [Ciphertext<RnsPoly>; 2], EvaluationKeys) {
+    let ctx = CkksContext::new(params).unwrap();
     let mut kg = KeyGenerator::from_seed(&ctx, &Seed([3; 32])).unwrap();
     let sk = kg.secret_key().unwrap();
     let keys = kg.evaluation_keys(&sk, &[1], true).unwrap();
@@ -63,10 +90,10 @@ fn assert_same(want: &[Ciphertext<RnsPoly>], got: &[Ciphertext<RnsPoly>]) {
 fn emulated_cuda_evaluator_equals_cpu() {
     let (ctx, cts, keys) = setup();
     let want = circuit(&ctx, CpuBackend::new(ctx.ring().clone()), &cts, &keys);
-    let cuda = match CudaBackend::emulated(ctx.ring().clone()) {
-        Ok(b) => b,
-        Err(e) => return println!("skipped: {e}"),
-    };
+    if let Err(e) = tessera_cuda::host_compiler_available() {
+        return println!("skipped: {e}");
+    }
+    let cuda = CudaBackend::emulated(ctx.ring().clone()).unwrap_or_else(|e| panic!("{e}"));
     let dev = cuda.device_ring().clone();
     assert_same(&want, &circuit(&ctx, cuda, &cts, &keys));
     let (hits, misses, _) = dev.cache_stats();
@@ -74,6 +101,24 @@ fn emulated_cuda_evaluator_equals_cpu() {
         hits > 0 && misses > 0,
         "keys are uploaded once: {hits} hits, {misses} misses"
     );
+}
+
+/// The same circuit with the CUDA backend in 32-bit words (the `_w32` kernels) against the
+/// 64-bit CPU backend: the same ciphertexts, bit for bit.
+#[test]
+fn emulated_cuda_evaluator_in_32_bit_words_equals_cpu() {
+    if let Err(e) = tessera_cuda::host_compiler_available() {
+        return println!("skipped: {e}");
+    }
+    let (ctx, cts, keys) = setup_with(params_32_bit_words());
+    let want = circuit(&ctx, CpuBackend::new(ctx.ring().clone()), &cts, &keys);
+    let cuda = CudaBackend::emulated(ctx.ring().clone()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(cuda.word(), tessera_backend::Word::W32);
+    assert_same(&want, &circuit(&ctx, cuda, &cts, &keys));
+    // And 64-bit words on the same ring.
+    let cuda64 = CudaBackend::emulated_with_word(ctx.ring().clone(), tessera_backend::Word::W64)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_same(&want, &circuit(&ctx, cuda64, &cts, &keys));
 }
 
 #[test]
@@ -100,4 +145,16 @@ fn new_without_gpu_is_unsupported() {
         }
         Err(other) => panic!("expected Unsupported, got {other}"),
     }
+}
+
+#[test]
+fn gpu_cuda_evaluator_in_32_bit_words_equals_cpu() {
+    let (ctx, cts, keys) = setup_with(params_32_bit_words());
+    let cuda = match CudaBackend::new(ctx.ring().clone()) {
+        Ok(b) => b,
+        Err(e) => return println!("skipped: {e}"),
+    };
+    assert_eq!(cuda.word(), tessera_backend::Word::W32);
+    let want = circuit(&ctx, CpuBackend::new(ctx.ring().clone()), &cts, &keys);
+    assert_same(&want, &circuit(&ctx, cuda, &cts, &keys));
 }

@@ -117,17 +117,22 @@ pub struct CkksBenchArgs {
 
 pub(crate) use tessera_backend::Word;
 
-/// The word size of a bench run at `ring` ([`Word::choose`]).
+/// The word size of a bench run at `ring`: [`Word::choose`] on the CPU, [`Word::choose_gpu`]
+/// on the CUDA backend.
 pub(crate) fn word_choice(
     arg: Option<&str>,
     ring: &tessera_math::RingContext,
 ) -> Result<Word, MathError> {
+    use tessera_backend::BackendChoice;
     let requested = arg.map(|a| Word::parse(a, "--word")).transpose()?;
-    Word::choose(requested, ring)
+    match BackendChoice::process_default()? {
+        BackendChoice::Cpu => Word::choose(requested, ring),
+        BackendChoice::Cuda => Word::choose_gpu(requested, ring),
+    }
 }
 
-/// The backend a CKKS benchmark measures: the process's backend choice (`--backend`), and on
-/// the CPU the word size `word` ([`word_choice`]: `--word` or the per-CPU default).
+/// The backend a CKKS benchmark measures: the process's backend choice (`--backend`) with the
+/// word size `word` ([`word_choice`]: `--word` or the backend's default).
 pub(crate) fn compute_for(
     word: Word,
     ring: std::sync::Arc<tessera_math::RingContext>,
@@ -138,7 +143,7 @@ pub(crate) fn compute_for(
             Word::W64 => Compute::Cpu(CpuBackend::new(ring)),
             Word::W32 => Compute::Cpu32(Cpu32Backend::new(ring)?),
         },
-        other => Compute::new(ring, other)?,
+        BackendChoice::Cuda => Compute::cuda_with_word(ring, word)?,
     })
 }
 

@@ -5,14 +5,17 @@
 // The exact count uses the same IEEE products and sums in the same order as the CPU, with
 // explicit round-to-nearest operations so no multiply-add is contracted.
 
+// `word` is the polynomials' word (u64, or u32 in the `_w32` kernels); the tables stay 64-bit,
+// with Shoup quotients for the word size (floor(c * 2^64 / q), or floor(c * 2^32 / q)).
+//
 // Threads: l_in * N. `inv`, `invs`: qhat_i^-1 and its Shoup quotient per input limb.
-extern "C" __global__ void bconv_scale(u64* y, const u64* x, const u64* inv, const u64* invs,
+extern "C" __global__ void K(bconv_scale)(word* y, const word* x, const u64* inv, const u64* invs,
                                        const u64* limb_mod, const u64* mods, u64 log_n,
                                        u64 total) {
     u64 i = tid();
     if (i >= total) return;
     u64 l = i >> log_n;
-    y[i] = mul_shoup(x[i], inv[l], invs[l], mods[limb_mod[l] * MOD_STRIDE]);
+    y[i] = mul_shoup(x[i], (word)inv[l], (word)invs[l], (word)mods[limb_mod[l] * MOD_STRIDE]);
 }
 
 // Threads: ceil(l_out / BCONV_J) * N; `total` = l_out * N. A thread computes BCONV_J output
@@ -28,7 +31,7 @@ extern "C" __global__ void bconv_scale(u64* y, const u64* x, const u64* inv, con
 #if BCONV_J < 1 || BCONV_J > 8
 #error "BCONV_J must be between 1 and 8"
 #endif
-extern "C" __global__ void bconv_mac(u64* out, const u64* y, u64 l_in, const u64* qhat,
+extern "C" __global__ void K(bconv_mac)(word* out, const word* y, u64 l_in, const u64* qhat,
                                      const u64* qhats, const u64* qinv, const u64* vq, u64 exact,
                                      const u64* out_mod, const u64* mods, u64 log_n, u64 total) {
     const u64 g = tid();
@@ -38,19 +41,19 @@ extern "C" __global__ void bconv_mac(u64* out, const u64* y, u64 l_in, const u64
     if (j0 >= l_out) return;
     const u64 k = g & (n - 1);
     const u64 m = l_out - j0 < BCONV_J ? l_out - j0 : BCONV_J;
-    u64 p[BCONV_J], s[BCONV_J];
+    word p[BCONV_J], s[BCONV_J];
     UNROLL
     for (int jj = 0; jj < BCONV_J; jj++) {
-        p[jj] = jj < m ? mods[out_mod[j0 + jj] * MOD_STRIDE] : 1;
+        p[jj] = jj < m ? (word)mods[out_mod[j0 + jj] * MOD_STRIDE] : 1;
         s[jj] = 0;
     }
     for (u64 i = 0; i < l_in; i++) {
-        const u64 yi = y[(i << log_n) + k];
+        const word yi = y[(i << log_n) + k];
         UNROLL
         for (int jj = 0; jj < BCONV_J; jj++) {
             if (jj < m) {
                 const u64 c = (j0 + jj) * l_in + i;
-                s[jj] = add_mod(s[jj], mul_shoup(yi, qhat[c], qhats[c], p[jj]), p[jj]);
+                s[jj] = add_mod(s[jj], mul_shoup(yi, (word)qhat[c], (word)qhats[c], p[jj]), p[jj]);
             }
         }
     }
@@ -65,7 +68,7 @@ extern "C" __global__ void bconv_mac(u64* out, const u64* y, u64 l_in, const u64
         if (v > l_in) v = l_in;
         UNROLL
         for (int jj = 0; jj < BCONV_J; jj++) {
-            if (jj < m) s[jj] = sub_mod(s[jj], vq[(j0 + jj) * (l_in + 1) + v], p[jj]);
+            if (jj < m) s[jj] = sub_mod(s[jj], (word)vq[(j0 + jj) * (l_in + 1) + v], p[jj]);
         }
     }
     UNROLL

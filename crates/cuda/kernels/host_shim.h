@@ -11,10 +11,15 @@
 #define __forceinline__ inline
 struct emu_dim3 { unsigned int x, y, z; };
 extern "C" {
-extern emu_dim3 blockIdx, threadIdx, blockDim, gridDim;
+// Per host thread, so that launches from several threads (tests run in parallel) do not
+// share indices.
+extern thread_local emu_dim3 blockIdx, threadIdx, blockDim, gridDim;
 }
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
     return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+static inline unsigned __umulhi(unsigned a, unsigned b) {
+    return (unsigned)(((unsigned long long)a * b) >> 32);
 }
 // Built with -ffp-contract=off, so these are single IEEE round-to-nearest operations.
 static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }

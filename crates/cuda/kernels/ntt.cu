@@ -18,7 +18,9 @@
 // the host plans S = 5, C = 6 (rows of 64 consecutive words) then S = 11, C = 0 (2^11
 // consecutive words): every global access is coalesced.
 //
-// `tw` and `tws` hold N twiddles (and Shoup quotients) per ring modulus; `limb_mod` maps the
+// `word` is the polynomials' word: u64, or u32 in the `_w32` kernels (primes below 2^30, so
+// the lazy forward's [0, 4q) fits 32 bits); the twiddle tables are in words of the same size.
+// `tw` and `tws` hold N twiddles (and Shoup quotients for the word size) per ring modulus; `limb_mod` maps the
 // polynomial's limbs to ring moduli; `sc`, `scs` are N^-1 and its Shoup quotient per ring
 // modulus, applied when `scale` is 1.
 
@@ -46,9 +48,9 @@
 // butterflies (forward: stages in increasing order; inverse: decreasing) and writes it back.
 // The twiddle of stage kk, butterfly block i of the tile, is at tws_s[(1 << kk) - 1 + i].
 template <int R, bool FORWARD>
-__device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* ws_s,
+__device__ __forceinline__ void ntt_round(word* tile, const word* w_s, const word* ws_s,
                                           unsigned S, unsigned C, unsigned kk0, unsigned size,
-                                          u64 q) {
+                                          word q) {
     const int E = 1 << R;
     const unsigned lo_b = S - kk0 - R;
     const unsigned cmask = (1u << C) - 1;
@@ -56,7 +58,7 @@ __device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* 
         const unsigned rr = u >> C;
         const unsigned base_mid = ((rr >> lo_b) << (lo_b + R)) | (rr & ((1u << lo_b) - 1));
         const unsigned col = u & cmask;
-        u64 v[E];
+        word v[E];
         UNROLL
         for (int c = 0; c < E; c++) v[c] = tile[((base_mid | ((unsigned)c << lo_b)) << C) | col];
         UNROLL
@@ -70,27 +72,27 @@ __device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* 
                 if (c & h) continue;
                 const unsigned mid = base_mid | ((unsigned)c << lo_b);
                 const unsigned ti = (1u << kk) - 1 + (mid >> (hb + 1));
-                const u64 x0 = v[c];
+                const word x0 = v[c];
                 if (NTT_LAZY && FORWARD) {
                     // x0, v[c + h] in [0, 4q): outputs in [0, 4q).
-                    const u64 two_q = q << 1;
-                    const u64 a = x0 >= two_q ? x0 - two_q : x0;
-                    const u64 t = mul_shoup_lazy(v[c + h], w_s[ti], ws_s[ti], q);
+                    const word two_q = q << 1;
+                    const word a = x0 >= two_q ? x0 - two_q : x0;
+                    const word t = mul_shoup_lazy(v[c + h], w_s[ti], ws_s[ti], q);
                     v[c] = a + t;
                     v[c + h] = a - t + two_q;
                 } else if (NTT_LAZY) {
                     // x0, v[c + h] in [0, 2q): outputs in [0, 2q).
-                    const u64 two_q = q << 1;
-                    const u64 t = v[c + h];
-                    const u64 s = x0 + t;
+                    const word two_q = q << 1;
+                    const word t = v[c + h];
+                    const word s = x0 + t;
                     v[c] = s >= two_q ? s - two_q : s;
                     v[c + h] = mul_shoup_lazy(x0 - t + two_q, w_s[ti], ws_s[ti], q);
                 } else if (FORWARD) {
-                    const u64 t = mul_shoup(v[c + h], w_s[ti], ws_s[ti], q);
+                    const word t = mul_shoup(v[c + h], w_s[ti], ws_s[ti], q);
                     v[c] = add_mod(x0, t, q);
                     v[c + h] = sub_mod(x0, t, q);
                 } else {
-                    const u64 t = v[c + h];
+                    const word t = v[c + h];
                     v[c] = add_mod(x0, t, q);
                     v[c + h] = mul_shoup(sub_mod(x0, t, q), w_s[ti], ws_s[ti], q);
                 }
@@ -102,15 +104,15 @@ __device__ __forceinline__ void ntt_round(u64* tile, const u64* w_s, const u64* 
 }
 
 template <bool FORWARD>
-__device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
+__device__ __forceinline__ void ntt_tile(word* a, const word* tw, const word* tws,
                                          const u64* limb_mod, const u64* mods, const u64* sc,
                                          const u64* scs, u64 log_n, u64 s0, u64 stages,
                                          u64 log_cols, u64 scale) {
     BLOCK_ENTRY;
     // The tile, and the 2^S - 1 twiddles (and Shoup quotients) its S stages use: 48 KB.
-    BLOCK_SHARED u64 tile[NTT_TILE_MAX];
-    BLOCK_SHARED u64 w_s[NTT_TILE_MAX];
-    BLOCK_SHARED u64 ws_s[NTT_TILE_MAX];
+    BLOCK_SHARED word tile[NTT_TILE_MAX];
+    BLOCK_SHARED word w_s[NTT_TILE_MAX];
+    BLOCK_SHARED word ws_s[NTT_TILE_MAX];
     const unsigned S = (unsigned)stages, C = (unsigned)log_cols;
     const unsigned low = (unsigned)(log_n - s0) - S;
     const unsigned tile_bits = (unsigned)log_n - S - C;  // log2(tiles per limb)
@@ -122,17 +124,17 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
     const unsigned cmask = (1u << C) - 1;
     const unsigned size = 1u << (S + C);
     const u64 mi = limb_mod[l];
-    const u64 q = mods[mi * MOD_STRIDE];
-    u64* x = a + ((u64)l << log_n);
-    const u64* w = tw + (mi << log_n);
-    const u64* ws = tws + (mi << log_n);
+    const word q = (word)mods[mi * MOD_STRIDE];
+    word* x = a + ((u64)l << log_n);
+    const word* w = tw + (mi << log_n);
+    const word* ws = tws + (mi << log_n);
     // Each thread issues all its global loads (8 words of the tile, then 8 twiddle pairs)
     // before it stores any of them into shared memory: one memory latency per batch instead
     // of one per loop iteration (a loop's loads wait for its stores). For consecutive
     // threads and a fixed j the addresses are consecutive (coalesced).
     const unsigned part = (size + 7) >> 3;
     BLOCK_LOOP(e0, part) {
-        u64 r[8];
+        word r[8];
         UNROLL
         for (int j = 0; j < 8; j++) {
             const unsigned e = e0 + j * part;
@@ -149,7 +151,7 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
     const unsigned tw_count = (1u << S) - 1;
     const unsigned tw_part = ((1u << S) + 7) >> 3;
     BLOCK_LOOP(t0, tw_part) {
-        u64 wa[8], wb[8];
+        word wa[8], wb[8];
         UNROLL
         for (int j = 0; j < 8; j++) {
             const unsigned t = t0 + j * tw_part + 1;
@@ -183,15 +185,15 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
     }
     if (scale) {
         // The inverse's last pass: mul_shoup takes the lazy [0, 2q) and returns [0, q).
-        const u64 c = sc[mi], cs = scs[mi];
+        const word c = (word)sc[mi], cs = (word)scs[mi];
         BLOCK_LOOP(e, size) {
             x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = mul_shoup(tile[e], c, cs, q);
         }
     } else if (NTT_LAZY && FORWARD && s0 + stages == log_n) {
         // The forward's last pass: [0, 4q) to [0, q).
-        const u64 two_q = q << 1;
+        const word two_q = q << 1;
         BLOCK_LOOP(e, size) {
-            u64 r = tile[e];
+            word r = tile[e];
             r = r >= two_q ? r - two_q : r;
             x[gbase + ((u64)(e >> C) << low) + (e & cmask)] = r >= q ? r - q : r;
         }
@@ -201,7 +203,7 @@ __device__ __forceinline__ void ntt_tile(u64* a, const u64* tw, const u64* tws,
 }
 
 // One pass of the forward transform: one block per (limb, tile), NTT_BLOCK threads.
-extern "C" __global__ void __launch_bounds__(256, NTT_MIN_BLOCKS) ntt_tile_fwd(u64* a, const u64* tw, const u64* tws,
+extern "C" __global__ void __launch_bounds__(256, NTT_MIN_BLOCKS) K(ntt_tile_fwd)(word* a, const word* tw, const word* tws,
                                         const u64* limb_mod, const u64* mods, const u64* sc,
                                         const u64* scs, u64 log_n, u64 s0, u64 stages,
                                         u64 log_cols, u64 scale) {
@@ -209,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(256, NTT_MIN_BLOCKS) ntt_tile_fwd(u
 }
 
 // One pass of the inverse transform (the last one run, s0 = 0, with scale = 1).
-extern "C" __global__ void __launch_bounds__(256, NTT_MIN_BLOCKS) ntt_tile_inv(u64* a, const u64* tw, const u64* tws,
+extern "C" __global__ void __launch_bounds__(256, NTT_MIN_BLOCKS) K(ntt_tile_inv)(word* a, const word* tw, const word* tws,
                                         const u64* limb_mod, const u64* mods, const u64* sc,
                                         const u64* scs, u64 log_n, u64 s0, u64 stages,
                                         u64 log_cols, u64 scale) {

@@ -39,7 +39,7 @@ const CAPACITY: u64 = 8 << 30;
 /// and the launch loop.
 fn glue() -> String {
     let mut s = String::from(
-        "extern \"C\" { emu_dim3 blockIdx, threadIdx, blockDim, gridDim; }\n\
+        "extern \"C\" { thread_local emu_dim3 blockIdx, threadIdx, blockDim, gridDim; }\n\
          extern \"C\" void emu_run(void (*f)(const u64*), const u64* a, unsigned grid, \
          unsigned block) {\n  gridDim.x = grid; blockDim.x = block; gridDim.y = gridDim.z = \
          blockDim.y = blockDim.z = 1;\n  for (unsigned b = 0; b < grid; b++) {\n    \
@@ -52,7 +52,8 @@ fn glue() -> String {
             .iter()
             .enumerate()
             .map(|(i, p)| match p {
-                Param::Ptr => format!("(u64*)a[{i}]"),
+                Param::Data if k.w32 => format!("(u32*)a[{i}]"),
+                Param::Data | Param::Ptr => format!("(u64*)a[{i}]"),
                 Param::U64 => format!("a[{i}]"),
             })
             .collect();
@@ -107,7 +108,7 @@ fn build(options: &[String]) -> Result<std::path::PathBuf> {
     let src = dir.join(format!("kernels-{pid}.cpp"));
     let tmp = dir.join(format!("libkernels-{pid}.so.tmp"));
     std::fs::write(&src, text).map_err(|e| err("writing the sources", &e))?;
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let cxx = host_compiler();
     let out = std::process::Command::new(&cxx)
         .args(["-O2", "-ffp-contract=off", "-fPIC", "-shared", "-o"])
         .arg(&tmp)
@@ -123,6 +124,26 @@ fn build(options: &[String]) -> Result<std::path::PathBuf> {
     }
     std::fs::rename(&tmp, &lib).map_err(|e| err("installing the library", &e))?;
     Ok(lib)
+}
+
+/// The host C++ compiler the emulator uses: `$CXX`, else `c++`.
+fn host_compiler() -> String {
+    std::env::var("CXX").unwrap_or_else(|_| "c++".into())
+}
+
+/// Whether the host C++ compiler runs here (`$CXX --version`): the only reason the emulator
+/// tests may skip. A compiler that runs but rejects the kernels is a failure, not a skip
+/// (`Device::emulated` returns the compiler's message).
+pub fn host_compiler_available() -> std::result::Result<(), String> {
+    let cxx = host_compiler();
+    match std::process::Command::new(&cxx).arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "the host C++ compiler `{cxx}` failed: {}",
+            o.status
+        )),
+        Err(e) => Err(format!("no host C++ compiler `{cxx}`: {e}")),
+    }
 }
 
 /// Builds (once per process) and loads the host kernel library.

@@ -30,9 +30,10 @@ mod ring;
 
 pub use device::{Buffer, Device};
 pub use driver::{nvrtc_options, NVRTC_OPTIONS_ENV};
+pub use emulator::host_compiler_available;
 pub use error::{CudaError, Result};
 pub use poly::DevicePoly;
-pub use ring::DeviceRing;
+pub use ring::{fits_32_bit_words, DeviceRing};
 
 /// Why no GPU can be used here, or `None` when device `ordinal` opens: what a GPU test prints
 /// before it skips.

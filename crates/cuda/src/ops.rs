@@ -2,9 +2,9 @@
 //! `RnsPoly`), output allocation, and the kernel launches of each.
 
 use crate::error::Result;
-use crate::kernels::{self as k, KernelSig};
+use crate::kernels::{self as k, Kernel, KernelSig};
 use crate::poly::DevicePoly;
-use crate::ring::{ConvTables, DeviceRing};
+use crate::ring::{shoup_for, ConvTables, DeviceRing};
 use std::sync::Arc;
 use tessera_math::automorphism::{automorphism_permutation, galois_check};
 use tessera_math::poly::check_operands;
@@ -39,6 +39,11 @@ fn ntt_passes(log_n: u64) -> Result<Vec<(u64, u64, u64)>> {
 }
 
 impl DeviceRing {
+    /// `kernel`'s variant for this ring's word size.
+    fn k(&self, kernel: &'static Kernel) -> &'static KernelSig {
+        kernel.variant(self.w32)
+    }
+
     fn check_ring(&self, p: &DevicePoly, op: &'static str) -> Result<()> {
         if !Arc::ptr_eq(&p.ring, &self.ring) || !Arc::ptr_eq(p.buf.device(), &self.dev) {
             return Err(MathError::RingMismatch { op }.into());
@@ -83,7 +88,7 @@ impl DeviceRing {
         self.check_limbs(limbs)?;
         Ok(DevicePoly {
             ring: self.ring.clone(),
-            buf: Arc::new(self.dev.alloc(limbs.len() * self.ring.n())?),
+            buf: Arc::new(self.dev.alloc(limbs.len() * self.limb_words())?),
             limbs: limbs.to_vec(),
             repr,
         })
@@ -110,7 +115,7 @@ impl DeviceRing {
         }
         Ok(DevicePoly {
             ring: self.ring.clone(),
-            buf: Arc::new(self.dev.upload(host.data())?),
+            buf: Arc::new(self.dev.upload(&self.device_words(host.data()))?),
             limbs: host.limb_indices().to_vec(),
             repr: host.repr(),
         })
@@ -165,7 +170,7 @@ impl DeviceRing {
     /// Copies a device polynomial back to the host (residues are checked below their moduli).
     pub fn download(&self, p: &DevicePoly) -> Result<RnsPoly> {
         self.check_ring(p, "store")?;
-        let data = p.buf.download()?;
+        let data = self.host_words(p.buf.download()?);
         Ok(RnsPoly::from_data(&self.ring, &p.limbs, data, p.repr)?)
     }
 
@@ -191,7 +196,7 @@ impl DeviceRing {
         let data = expand_uniform(seed, &moduli, self.ring.n());
         let d = DevicePoly {
             ring: self.ring.clone(),
-            buf: Arc::new(self.dev.upload(&data)?),
+            buf: Arc::new(self.dev.upload(&self.device_words(&data))?),
             limbs: limbs.to_vec(),
             repr: Representation::Evaluation,
         };
@@ -212,9 +217,9 @@ impl DeviceRing {
         let map = self.limb_map(&p.limbs)?;
         let (w, ws) = if forward { &self.fwd } else { &self.inv };
         let (kernel, order): (_, Vec<_>) = if forward {
-            (&k::NTT_TILE_FWD, passes.iter().collect())
+            (self.k(&k::NTT_TILE_FWD), passes.iter().collect())
         } else {
-            (&k::NTT_TILE_INV, passes.iter().rev().collect())
+            (self.k(&k::NTT_TILE_INV), passes.iter().rev().collect())
         };
         for &&(s0, stages, log_cols) in &order {
             // One block per (limb, tile); the inverse scales by N^-1 in its last pass.
@@ -261,7 +266,7 @@ impl DeviceRing {
     /// A binary element-wise kernel `out = f(a, b)`.
     fn binary(
         &self,
-        kernel: &KernelSig,
+        kernel: &'static Kernel,
         a: &DevicePoly,
         b: &DevicePoly,
         op: &'static str,
@@ -280,7 +285,7 @@ impl DeviceRing {
             self.log_n,
             total,
         ];
-        self.dev.launch(kernel, total, &args)?;
+        self.dev.launch(self.k(kernel), total, &args)?;
         Ok(out)
     }
 
@@ -319,7 +324,7 @@ impl DeviceRing {
             self.log_n,
             total,
         ];
-        self.dev.launch(&k::EW_NEG, total, &args)?;
+        self.dev.launch(self.k(&k::EW_NEG), total, &args)?;
         Ok(out)
     }
 
@@ -340,7 +345,7 @@ impl DeviceRing {
             self.log_n,
             total,
         ];
-        self.dev.launch(&k::EW_MUL_ACC, total, &args)
+        self.dev.launch(self.k(&k::EW_MUL_ACC), total, &args)
     }
 
     /// `sum_i a_i * b_i` (evaluation form), one fused pass over all operands.
@@ -376,7 +381,7 @@ impl DeviceRing {
                 self.log_n,
                 total,
             ]);
-            self.dev.launch(&k::EW_DOT8, total, &args)?;
+            self.dev.launch(self.k(&k::EW_DOT8), total, &args)?;
         }
         Ok(out)
     }
@@ -416,7 +421,7 @@ impl DeviceRing {
             self.log_n,
             total,
         ];
-        self.dev.launch(&k::EW_ADD_CONST, total, &args)?;
+        self.dev.launch(self.k(&k::EW_ADD_CONST), total, &args)?;
         Ok(out)
     }
 
@@ -428,7 +433,7 @@ impl DeviceRing {
             .limbs
             .iter()
             .zip(&cr)
-            .map(|(&i, &x)| self.ring.moduli()[i].shoup(x))
+            .map(|(&i, &x)| shoup_for(&self.ring.moduli()[i], x, self.w32))
             .collect();
         let (c, cs) = (self.constants(&cr)?, self.constants(&shoup)?);
         let out = self.alloc(&a.limbs, a.repr)?;
@@ -444,7 +449,7 @@ impl DeviceRing {
             self.log_n,
             total,
         ];
-        self.dev.launch(&k::EW_MUL_CONST, total, &args)?;
+        self.dev.launch(self.k(&k::EW_MUL_CONST), total, &args)?;
         Ok(out)
     }
 
@@ -472,7 +477,7 @@ impl DeviceRing {
                     }
                 };
                 let args = [out.buf.addr(), a.buf.addr(), perm.addr(), self.log_n, total];
-                self.dev.launch(&k::AUTO_EVAL, total, &args)?;
+                self.dev.launch(self.k(&k::AUTO_EVAL), total, &args)?;
             }
             Representation::Coefficient => {
                 galois_check(g, n)?;
@@ -486,7 +491,7 @@ impl DeviceRing {
                     self.log_n,
                     total,
                 ];
-                self.dev.launch(&k::AUTO_COEFF, total, &args)?;
+                self.dev.launch(self.k(&k::AUTO_COEFF), total, &args)?;
             }
         }
         Ok(out)
@@ -517,13 +522,13 @@ impl DeviceRing {
                 .inv(prod_mod(&m[i], Some(k)))
                 .expect("distinct primes are coprime");
             inv.push(x);
-            inv_s.push(m[i].shoup(x));
+            inv_s.push(shoup_for(&m[i], x, self.w32));
         }
         let (mut qhat, mut qhat_s, mut vq) = (vec![], vec![], vec![]);
         for &j in to {
             let p = &m[j];
             let row: Vec<u64> = (0..from.len()).map(|k| prod_mod(p, Some(k))).collect();
-            qhat_s.extend(row.iter().map(|&c| p.shoup(c)));
+            qhat_s.extend(row.iter().map(|&c| shoup_for(p, c, self.w32)));
             qhat.extend(row);
             let q_mod_p = prod_mod(p, None);
             vq.extend((0..=from.len() as u64).map(|v| p.mul(p.reduce(v), q_mod_p)));
@@ -547,7 +552,7 @@ impl DeviceRing {
         a.repr.require("BConv", Some(Representation::Coefficient))?;
         let t = self.conv_tables(&a.limbs, to)?;
         let l_in = a.limbs.len();
-        let y = self.dev.alloc(l_in * self.ring.n())?;
+        let y = self.dev.alloc(l_in * self.limb_words())?;
         let in_map = self.limb_map(&a.limbs)?;
         let total_in = self.total(l_in);
         let args = [
@@ -560,7 +565,7 @@ impl DeviceRing {
             self.log_n,
             total_in,
         ];
-        self.dev.launch(&k::BCONV_SCALE, total_in, &args)?;
+        self.dev.launch(self.k(&k::BCONV_SCALE), total_in, &args)?;
         let out = self.alloc(to, Representation::Coefficient)?;
         let out_map = self.limb_map(to)?;
         let total = self.total(to.len());
@@ -579,7 +584,7 @@ impl DeviceRing {
             total,
         ];
         let threads = self.total(to.len().div_ceil(self.dev.bconv_outputs_per_thread()));
-        self.dev.launch(&k::BCONV_MAC, threads, &args)?;
+        self.dev.launch(self.k(&k::BCONV_MAC), threads, &args)?;
         Ok(out)
     }
 
@@ -629,7 +634,8 @@ impl DeviceRing {
             p.repr.require("concat", Some(first.repr))?;
         }
         let out = self.alloc(limbs, first.repr)?;
-        let n = self.ring.n();
+        // Device words per limb (copies move whole limbs).
+        let n = self.limb_words();
         // One copy per run of limbs that are consecutive in both the output and one part.
         let mut run: Option<(usize, usize, usize, usize)> = None; // (part, from, to, limbs)
         for (k, &i) in limbs.iter().enumerate() {
@@ -679,7 +685,8 @@ impl DeviceRing {
             self.log_n,
             total,
         ];
-        self.dev.launch(&k::EW_LIFT_CENTERED, total, &args)?;
+        self.dev
+            .launch(self.k(&k::EW_LIFT_CENTERED), total, &args)?;
         Ok(out)
     }
 }

@@ -9,7 +9,8 @@ use crate::poly::DevicePoly;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use tessera_math::ntt::bit_reverse;
-use tessera_math::{Modulus, Representation, RingContext, RnsPoly};
+use tessera_math::word32::MAX_MODULUS_BITS32;
+use tessera_math::{MathError, Modulus, Representation, RingContext, RnsPoly};
 
 /// Barrett constants of `mul_mod` in `kernels/modarith.cuh`: `(q, floor(2^(2k) / q), k)` with
 /// `k = bits(q)`.
@@ -20,16 +21,50 @@ pub(crate) fn barrett(m: &Modulus) -> [u64; 3] {
 }
 
 /// The twiddle table of the radix-2 kernels for `psi` (`w[k] = psi^brev(k)`) and its Shoup
-/// quotients `floor(w * 2^64 / q)`: the layout of the math crate's tables.
-pub(crate) fn twiddles(m: &Modulus, n: usize, psi: u64) -> (Vec<u64>, Vec<u64>) {
+/// quotients for the word size ([`shoup_for`]): the layout of the math crate's tables.
+pub(crate) fn twiddles(m: &Modulus, n: usize, psi: u64, w32: bool) -> (Vec<u64>, Vec<u64>) {
     let bits = n.trailing_zeros();
     let mut pow = vec![1u64; n];
     for k in 1..n {
         pow[k] = m.mul(pow[k - 1], psi);
     }
     let w: Vec<u64> = (0..n).map(|k| pow[bit_reverse(k, bits)]).collect();
-    let ws = w.iter().map(|&x| m.shoup(x)).collect();
+    let ws = w.iter().map(|&x| shoup_for(m, x, w32)).collect();
     (w, ws)
+}
+
+/// The Shoup quotient of `x` (below `m`) for the word size: `floor(x * 2^32 / q)` for 32-bit
+/// words (`w32`), else `floor(x * 2^64 / q)` ([`Modulus::shoup`]).
+pub(crate) fn shoup_for(m: &Modulus, x: u64, w32: bool) -> u64 {
+    if w32 {
+        (x << 32) / m.value()
+    } else {
+        m.shoup(x)
+    }
+}
+
+/// Whether every prime of `ring` is below 2^30, the 32-bit word range of the kernels (the
+/// lazy NTT keeps values below `4q`) and of the math crate's 32-bit backend.
+pub fn fits_32_bit_words(ring: &RingContext) -> bool {
+    ring.moduli()
+        .iter()
+        .all(|m| m.value() >> MAX_MODULUS_BITS32 == 0)
+}
+
+/// Residues (each below 2^32) packed two to a 64-bit word, the first in the low half: the
+/// device's layout of a `u32` array, uploaded through the 64-bit word interface. `data` has
+/// an even length (limbs of `N >= 2` words).
+pub(crate) fn pack_u32(data: &[u64]) -> Vec<u64> {
+    debug_assert!(data.len().is_multiple_of(2) && data.iter().all(|&x| x >> 32 == 0));
+    data.chunks_exact(2).map(|p| p[0] | (p[1] << 32)).collect()
+}
+
+/// The inverse of [`pack_u32`].
+pub(crate) fn unpack_u32(words: &[u64]) -> Vec<u64> {
+    words
+        .iter()
+        .flat_map(|&w| [w & 0xffff_ffff, w >> 32])
+        .collect()
 }
 
 /// The BConv constants of one (from, to) pair, on the device.
@@ -107,6 +142,8 @@ pub struct DeviceRing {
     pub(crate) dev: Arc<Device>,
     pub(crate) ring: Arc<RingContext>,
     pub(crate) log_n: u64,
+    /// Polynomials (and twiddle tables) in 32-bit words: the `_w32` kernels.
+    pub(crate) w32: bool,
     pub(crate) mods: Buffer,
     pub(crate) fwd: (Buffer, Buffer),
     pub(crate) inv: (Buffer, Buffer),
@@ -129,32 +166,58 @@ impl std::fmt::Debug for DeviceRing {
 }
 
 impl DeviceRing {
-    /// Uploads `ring`'s constants to `dev`. The host-object cache may hold up to half the
-    /// device's memory limit.
+    /// Uploads `ring`'s constants to `dev`, with 32-bit words where the ring's primes fit
+    /// them ([`fits_32_bit_words`]), else 64-bit words. The host-object cache may hold up to
+    /// half the device's memory limit.
     pub fn new(dev: &Arc<Device>, ring: &Arc<RingContext>) -> Result<Self> {
+        Self::with_words(dev, ring, fits_32_bit_words(ring))
+    }
+
+    /// [`DeviceRing::new`] with the word size chosen: 32-bit words (`w32`) need every prime
+    /// below 2^30, and a ring with a larger one is refused with the prime named.
+    pub fn with_words(dev: &Arc<Device>, ring: &Arc<RingContext>, w32: bool) -> Result<Self> {
+        if w32 {
+            if let Some(m) = ring
+                .moduli()
+                .iter()
+                .find(|m| m.value() >> MAX_MODULUS_BITS32 != 0)
+            {
+                return Err(MathError::OutOfRange {
+                    name: "word size",
+                    value: "32".into(),
+                    allowed: format!(
+                        "64 for this ring: its prime {} is not below 2^{MAX_MODULUS_BITS32}",
+                        m.value()
+                    ),
+                }
+                .into());
+            }
+        }
         let n = ring.n();
+        let table = |v: Vec<u64>| if w32 { pack_u32(&v) } else { v };
         let mut mods = Vec::new();
         let (mut fw, mut fws, mut iw, mut iws) = (vec![], vec![], vec![], vec![]);
         let (mut ni, mut nis) = (vec![], vec![]);
         for (i, m) in ring.moduli().iter().enumerate() {
             mods.extend_from_slice(&barrett(m));
             let psi = ring.plan(i).psi();
-            let (w, ws) = twiddles(m, n, psi);
+            let (w, ws) = twiddles(m, n, psi, w32);
             fw.extend(w);
             fws.extend(ws);
             let psi_inv = m.inv(psi).expect("psi is a unit");
-            let (w, ws) = twiddles(m, n, psi_inv);
+            let (w, ws) = twiddles(m, n, psi_inv, w32);
             iw.extend(w);
             iws.extend(ws);
             let inv = m.inv(n as u64 % m.value()).expect("N is invertible");
             ni.push(inv);
-            nis.push(m.shoup(inv));
+            nis.push(shoup_for(m, inv, w32));
         }
         Ok(Self {
             log_n: n.trailing_zeros() as u64,
+            w32,
             mods: dev.upload(&mods)?,
-            fwd: (dev.upload(&fw)?, dev.upload(&fws)?),
-            inv: (dev.upload(&iw)?, dev.upload(&iws)?),
+            fwd: (dev.upload(&table(fw))?, dev.upload(&table(fws))?),
+            inv: (dev.upload(&table(iw))?, dev.upload(&table(iws))?),
             n_inv: (dev.upload(&ni)?, dev.upload(&nis)?),
             limb_maps: Mutex::new(HashMap::new()),
             consts: Mutex::new(HashMap::new()),
@@ -170,6 +233,42 @@ impl DeviceRing {
     /// The device.
     pub fn device(&self) -> &Arc<Device> {
         &self.dev
+    }
+
+    /// The polynomials' word size in bits: 32 or 64.
+    pub fn word_bits(&self) -> u32 {
+        if self.w32 {
+            32
+        } else {
+            64
+        }
+    }
+
+    /// 64-bit device words per limb: `N`, or `N / 2` with 32-bit words.
+    pub(crate) fn limb_words(&self) -> usize {
+        if self.w32 {
+            self.ring.n() / 2
+        } else {
+            self.ring.n()
+        }
+    }
+
+    /// Residues in the device's word layout ([`pack_u32`] with 32-bit words).
+    pub(crate) fn device_words<'a>(&self, data: &'a [u64]) -> std::borrow::Cow<'a, [u64]> {
+        if self.w32 {
+            std::borrow::Cow::Owned(pack_u32(data))
+        } else {
+            std::borrow::Cow::Borrowed(data)
+        }
+    }
+
+    /// Residues from the device's word layout ([`unpack_u32`] with 32-bit words).
+    pub(crate) fn host_words(&self, words: Vec<u64>) -> Vec<u64> {
+        if self.w32 {
+            unpack_u32(&words)
+        } else {
+            words
+        }
     }
 
     /// The ring.

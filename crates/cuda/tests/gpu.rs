@@ -63,6 +63,15 @@ fn gpu_kernels_equal_cpu() {
 }
 
 #[test]
+fn gpu_32_bit_kernels_equal_cpu() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(dev) = device() else { return };
+    for log_n in [1, 4, 5, 10, 13, 16] {
+        common::check_ring(&dev, &common::ring32(1 << log_n));
+    }
+}
+
+#[test]
 fn gpu_errors_are_typed() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(dev) = device() else { return };

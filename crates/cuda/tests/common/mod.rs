@@ -18,6 +18,17 @@ pub fn ring(n: usize) -> Arc<RingContext> {
     RingContext::new(n, &primes).unwrap()
 }
 
+/// A ring of degree `n` whose primes all fit 32-bit words (below 2^30): 3 primes of 30 bits
+/// (the top of the range, where the 32-bit lazy NTT's `4q` bound is tightest), 2 of 25, 2 of
+/// 22 and 1 of 20 bits. The device ring runs it with the `_w32` kernels.
+pub fn ring32(n: usize) -> Arc<RingContext> {
+    let mut primes = generate_ntt_primes(30, n, 3, &[]).unwrap();
+    for (bits, count) in [(25, 2), (22, 2), (20, 1)] {
+        primes.extend(generate_ntt_primes(bits, n, count, &primes).unwrap());
+    }
+    RingContext::new(n, &primes).unwrap()
+}
+
 /// Uniform residues over `limbs` from a deterministic stream labelled `tag`.
 pub fn random(ring: &Arc<RingContext>, limbs: &[usize], repr: Representation, tag: u8) -> RnsPoly {
     let mut xof = Xof::new(&Seed([tag; 32]), b"tessera-cuda test");
@@ -42,9 +53,18 @@ pub fn limb_sets(ring: &RingContext) -> Vec<Vec<usize>> {
     vec![(0..l).collect(), vec![0, 1, 2], vec![7, 2, 4], vec![5]]
 }
 
-/// Every operation of `dr` against `RnsPoly` on one ring.
+/// Every operation of `dr` against `RnsPoly` on one ring, in 64-bit words, or in 32-bit
+/// words where the ring's primes fit them (then also in 64-bit words: both layouts of the
+/// same ring give the CPU's words).
 pub fn check_ring(dev: &Arc<Device>, ring: &Arc<RingContext>) {
     let dr = DeviceRing::new(dev, ring).unwrap();
+    check_ring_words(&dr, ring);
+    if dr.word_bits() == 32 {
+        check_ring_words(&DeviceRing::with_words(dev, ring, false).unwrap(), ring);
+    }
+}
+
+fn check_ring_words(dr: &DeviceRing, ring: &Arc<RingContext>) {
     let n = ring.n();
     for limbs in limb_sets(ring) {
         let ctx = format!("n = {n}, limbs {limbs:?}");
@@ -254,8 +274,23 @@ pub fn check_errors(dev: &Arc<Device>) {
 /// Memory accounting: allocations are counted and freed, the peak is kept, an allocation over
 /// the limit is `OutOfMemory`, and keys are uploaded once.
 pub fn check_memory(dev: &Arc<Device>) {
+    // 32-bit words take half the bytes.
+    let r32 = ring32(64);
+    let dr32 = DeviceRing::new(dev, &r32).unwrap();
+    assert_eq!(dr32.word_bits(), 32);
+    let base = dev.bytes_in_use();
+    let h32 = random(&r32, &[0, 1, 2], Representation::Evaluation, 1);
+    let p32 = dr32.upload(&h32).unwrap();
+    assert_eq!(dev.bytes_in_use(), base + 3 * 64 * 4);
+    assert_eq!(dr32.download(&p32).unwrap(), h32);
+    drop(p32);
+    // A ring with a prime of 30 bits or more is refused 32-bit words, with the prime named.
+    let e = DeviceRing::with_words(dev, &ring(64), true).unwrap_err();
+    assert!(e.to_string().contains("not below 2^30"), "{e}");
+
     let r = ring(64);
     let dr = DeviceRing::new(dev, &r).unwrap();
+    assert_eq!(dr.word_bits(), 64);
     let base = dev.bytes_in_use();
     let h = random(&r, &[0, 1, 2], Representation::Evaluation, 1);
     let p = dr.upload(&h).unwrap();
