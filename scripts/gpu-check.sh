@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-check.sh build   # here (Rust machine): builds the test executables and the
 #                                # tessera binary with the `cuda` feature into gpu-bin/
-#   scripts/gpu-check.sh run [tests|bench|programs|all|resnet|knobs]
+#   scripts/gpu-check.sh run [tests|bench|programs|words|all|resnet|knobs]
 #                                # on the GPU machine (no Rust): runs them, outputs under $OUT
 #
 # The `run` tool carries gpu-bin/ (git-ignored) with the working tree:
@@ -127,6 +127,18 @@ run() { # run [tests|bench|all]
             step base-resnet20 240 "$BIN/tessera-base" run resnet20 --params ark --images 1 --backend cuda --threads "$th" --json
         fi
     fi
+    # 8. Word size on the GPU (issue 23's route to Cheddar's 22.9 ms): the same 32-bit-word
+    # ring (w32-boot) with the `_w32` kernels and with the 64-bit ones, then ark-boot's 64-bit
+    # primes, in one call; bootstrapping with double hoisting, HMult and HRot at the top level.
+    if [ "$what" = words ]; then
+        for w in 32 64; do
+            step "w32boot-word$w-bootstrap" 150 "$BIN/tessera" bench bootstrap --params w32-boot --word "$w" --hoisting double --backend cuda --threads "$th" --reps 5 --json
+            for op in hmult hrot; do
+                step "w32boot-word$w-$op" 60 "$BIN/tessera" bench "$op" --params w32-boot --word "$w" --backend cuda --threads "$th" --reps 20 --json
+            done
+        done
+        step ark-bootstrap-double 120 "$BIN/tessera" bench bootstrap --params ark --hoisting double --backend cuda --threads "$th" --reps 5 --json
+    fi
     # 7. Kernel tuning knobs: bootstrapping at ark with each NVRTC option set of $KNOBS
     # (separated by ';', e.g. KNOBS="-DNTT_MIN_BLOCKS=2;-DNTT_MIN_BLOCKS=3"), the same binary.
     if [ "$what" = knobs ]; then
@@ -145,5 +157,5 @@ run() { # run [tests|bench|all]
 case "${1:-}" in
     build) build ;;
     run) run "${2:-all}" ;;
-    *) echo "usage: $0 build | run [tests|bench|programs|all|resnet|knobs]" >&2; exit 2 ;;
+    *) echo "usage: $0 build | run [tests|bench|programs|words|all|resnet|knobs]" >&2; exit 2 ;;
 esac

@@ -8,19 +8,20 @@ NVRTC only needs its shared library, which PyPI ships:
     pip install nvidia-cuda-nvrtc-cu12          # or point NVRTC_LIB at a libnvrtc.so
     python3 scripts/nvrtc-check.py [--arch compute_90] [-DNAME=VALUE ...]
 
-The sources are joined in the order of `crates/cuda/src/kernels.rs` (`SOURCES`) and compiled
-with `--fmad=false` (as the backend compiles them) plus any extra options given. Prints the
-compiler's log and the PTX size, and which kernels the PTX defines; exits 1 on a compile error
-or a kernel of `kernels.rs` missing from the PTX.
+The translation unit is the one the backend compiles (`tessera_cuda::kernel_source`, printed
+by `cargo run -q -p tessera-cuda --example kernel_source`: the kernels once per word size), and
+it is compiled with `--fmad=false` (as the backend compiles it) plus any extra options given.
+Prints the compiler's log and the PTX size, and which kernels the PTX defines; exits 1 on a
+compile error or a kernel of `kernels.rs` missing from the PTX.
 """
 import ctypes
 import glob
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-KERNELS_RS = os.path.join(ROOT, "crates", "cuda", "src", "kernels.rs")
 
 
 def find_library():
@@ -37,14 +38,14 @@ def find_library():
 
 
 def translation_unit():
-    rs = open(KERNELS_RS).read()
-    names = re.findall(r'include_str!\("\.\./kernels/([^"]+)"\)', rs.split("HOST_SHIM")[0])
-    kernels = re.findall(r'= "([a-z0-9_]+)" \[', rs)
-    src = ""
-    for name in names:
-        with open(os.path.join(ROOT, "crates", "cuda", "kernels", name)) as f:
-            src += f"// ---- {name}\n{f.read()}\n"
-    return src, kernels
+    out = subprocess.run(
+        ["cargo", "run", "-q", "-p", "tessera-cuda", "--example", "kernel_source"],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout
+    first, _, src = out.partition("\n")
+    if not first.startswith("// kernels: "):
+        sys.exit(f"unexpected output of the kernel_source example: {first[:80]!r}")
+    return src, first[len("// kernels: "):].split()
 
 
 def main():

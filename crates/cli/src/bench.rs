@@ -79,7 +79,7 @@ pub enum BenchCommand {
         /// Also report the time spent in each primary function (NTT, BConv, ...) per run.
         #[arg(long)]
         profile: bool,
-        /// Limb word size of the CPU backend (32 or 64; see `bench hmult --help`).
+        /// Limb word size of the backend, CPU or CUDA (32 or 64; see `bench hmult --help`).
         #[arg(long, value_parser = ["32", "64"])]
         word: Option<String>,
     },
@@ -109,8 +109,9 @@ pub struct CkksBenchArgs {
     /// Use per-level dynamic decomposition keys (h3.md 3.1) instead of the fixed dnum.
     #[arg(long)]
     pub(crate) dynamic: bool,
-    /// Limb word size of the CPU backend: 32 (every prime below 2^30) or 64. Default:
-    /// TESSERA_WORD, else 32 where the set allows it and it is the faster on this kernel.
+    /// Limb word size of the backend: 32 (every prime below 2^30) or 64. Default:
+    /// TESSERA_WORD, else 32 where the set allows it and, on the CPU, it is the faster on
+    /// this kernel (on the CUDA backend 32 wherever the set allows it).
     #[arg(long, value_parser = ["32", "64"])]
     pub(crate) word: Option<String>,
 }

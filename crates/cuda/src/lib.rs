@@ -35,6 +35,22 @@ pub use error::{CudaError, Result};
 pub use poly::DevicePoly;
 pub use ring::{fits_32_bit_words, DeviceRing};
 
+/// The CUDA C translation unit that NVRTC compiles when a device opens (the kernels once per
+/// word size), and the names of the kernels it must define: for tools that check the sources
+/// without a GPU (`scripts/nvrtc-check.py`, through the `kernel_source` example).
+///
+/// ```
+/// let (source, names) = tessera_cuda::kernel_source();
+/// assert!(names.contains(&"ntt_tile_fwd") && names.contains(&"ntt_tile_fwd_w32"));
+/// assert!(source.contains("K(ntt_tile_fwd)"));
+/// ```
+pub fn kernel_source() -> (String, Vec<&'static str>) {
+    (
+        kernels::translation_unit(),
+        kernels::ALL.iter().map(|k| k.name).collect(),
+    )
+}
+
 /// Why no GPU can be used here, or `None` when device `ordinal` opens: what a GPU test prints
 /// before it skips.
 pub fn unavailable_reason(ordinal: usize) -> Option<String> {

@@ -20,10 +20,10 @@ pub fn ring(n: usize) -> Arc<RingContext> {
 
 /// A ring of degree `n` whose primes all fit 32-bit words (below 2^30): 3 primes of 30 bits
 /// (the top of the range, where the 32-bit lazy NTT's `4q` bound is tightest), 2 of 25, 2 of
-/// 22 and 1 of 20 bits. The device ring runs it with the `_w32` kernels.
+/// 23 and 1 of 22 bits (up to N = 2^16). The device ring runs it with the `_w32` kernels.
 pub fn ring32(n: usize) -> Arc<RingContext> {
     let mut primes = generate_ntt_primes(30, n, 3, &[]).unwrap();
-    for (bits, count) in [(25, 2), (22, 2), (20, 1)] {
+    for (bits, count) in [(25, 2), (23, 2), (22, 1)] {
         primes.extend(generate_ntt_primes(bits, n, count, &primes).unwrap());
     }
     RingContext::new(n, &primes).unwrap()
