@@ -2,8 +2,9 @@
 //! `tessera-cuda` on polynomials resident in GPU memory. Keys and plaintexts are uploaded once
 //! (cached by host identity); ciphertexts move only at `load` and `store`.
 //!
-//! The seeded key's PRNG expansion runs on the host and is uploaded (the BLAKE3 XOF is not yet
-//! ported to the device), so `dot_pair_seeded_key` is the trait's default composition.
+//! The seeded key's PRNG expansion runs on the host and is uploaded once per seed (the BLAKE3
+//! XOF is not yet ported to the device); `dot_pair_seeded_key`'s two inner products run as one
+//! pass over the digits, `sub_mul_scalar` as one pass, and `add_assign` in place.
 
 use crate::{Backend, HostPoly, Kind, Word};
 use std::sync::Arc;
@@ -137,6 +138,29 @@ impl Backend for CudaBackend {
     ) -> Result<DevicePoly, MathError> {
         self.dev.expand_seed(seed, limbs).map_err(e)
     }
+    /// The trait's loads and expansions in its order (the key halves cached on the device),
+    /// then both inner products in one pass over the digits ([`DeviceRing::dot_pair`]).
+    fn dot_pair_seeded_key(
+        &mut self,
+        ups: &[&DevicePoly],
+        key_b: &[HostPoly],
+        seeds: &[Seed],
+        limbs: &[usize],
+    ) -> Result<(DevicePoly, DevicePoly), MathError> {
+        let mut bs = Vec::with_capacity(key_b.len());
+        let mut us = Vec::with_capacity(seeds.len());
+        for (b, seed) in key_b.iter().zip(seeds) {
+            bs.push(self.load_host(b, Kind::EvalKey)?);
+            us.push(self.expand_seed(seed, limbs, Kind::EvalKey)?);
+        }
+        self.dev
+            .dot_pair(
+                ups,
+                &bs.iter().collect::<Vec<_>>(),
+                &us.iter().collect::<Vec<_>>(),
+            )
+            .map_err(e)
+    }
     fn ntt(&mut self, p: &mut DevicePoly) -> Result<(), MathError> {
         self.dev.ntt(p).map_err(e)
     }
@@ -145,6 +169,10 @@ impl Backend for CudaBackend {
     }
     fn add(&mut self, a: &DevicePoly, b: &DevicePoly) -> Result<DevicePoly, MathError> {
         self.dev.add(a, b).map_err(e)
+    }
+    /// In place on the device (no new polynomial).
+    fn add_assign(&mut self, a: &mut DevicePoly, b: &DevicePoly) -> Result<(), MathError> {
+        self.dev.add_assign(a, b).map_err(e)
     }
     fn sub(&mut self, a: &DevicePoly, b: &DevicePoly) -> Result<DevicePoly, MathError> {
         self.dev.sub(a, b).map_err(e)
@@ -171,6 +199,15 @@ impl Backend for CudaBackend {
     }
     fn mul_scalar(&mut self, a: &DevicePoly, c: &[u64]) -> Result<DevicePoly, MathError> {
         self.dev.mul_scalar(a, c).map_err(e)
+    }
+    /// One pass on the device (`ew_sub_mul_const`).
+    fn sub_mul_scalar(
+        &mut self,
+        a: &DevicePoly,
+        b: &DevicePoly,
+        c: &[u64],
+    ) -> Result<DevicePoly, MathError> {
+        self.dev.sub_mul_scalar(a, b, c).map_err(e)
     }
     fn automorphism(&mut self, a: &DevicePoly, g: u64) -> Result<DevicePoly, MathError> {
         self.dev.automorphism(a, g).map_err(e)

@@ -106,3 +106,45 @@ extern "C" __global__ void K(ew_lift_centered)(word* out, const word* x, u64 src
         out[i] = (word)(v % q);
     }
 }
+
+// out = (a - b) * c[limb] (ModDown's and rescaling's last step) in one pass: the difference
+// stays in a register instead of a polynomial written and read back.
+extern "C" __global__ void K(ew_sub_mul_const)(word* out, const word* a, const word* b, const u64* c,
+                                            const u64* cs, const u64* limb_mod, const u64* mods,
+                                            u64 log_n, u64 total) {
+    u64 i = tid();
+    if (i >= total) return;
+    u64 l = i >> log_n;
+    const word q = (word)mods[limb_mod[l] * MOD_STRIDE];
+    out[i] = mul_shoup(sub_mod(a[i], b[i], q), (word)c[l], (word)cs[l], q);
+}
+
+// Key switching's inner products with one key's two halves, in one pass over the extended
+// digits: out0 = [out0 +] sum_t u_t * b_t and out1 = [out1 +] sum_t u_t * a_t over `terms`
+// (1..4) digits (`acc` = 1 adds to the outputs; more digits run as further launches). Each
+// digit's word is read once for both sums, where two dot products read it twice.
+extern "C" __global__ void K(ew_dot_pair4)(word* out0, word* out1, const word* u0, const word* u1, const word* u2, const word* u3,
+                                        const word* b0, const word* b1, const word* b2, const word* b3,
+                                        const word* a0, const word* a1, const word* a2, const word* a3, u64 terms, u64 acc,
+                                        const u64* limb_mod, const u64* mods, u64 log_n, u64 total) {
+    u64 i = tid();
+    if (i >= total) return;
+    const u64* m = mods + limb_mod[i >> log_n] * MOD_STRIDE;
+    const word* us[4] = {u0, u1, u2, u3};
+    const word* bs[4] = {b0, b1, b2, b3};
+    const word* as[4] = {a0, a1, a2, a3};
+    const word q = (word)m[0];
+    const u64 mu = m[1], k = m[2];
+    word s0 = acc ? out0[i] : 0, s1 = acc ? out1[i] : 0;
+    // Unrolled with constant indices so the operand tables stay in registers.
+    UNROLL
+    for (int t = 0; t < 4; t++) {
+        if ((u64)t < terms) {
+            const word u = us[t][i];
+            s0 = add_mod(s0, mul_mod(u, bs[t][i], q, mu, k), q);
+            s1 = add_mod(s1, mul_mod(u, as[t][i], q, mu, k), q);
+        }
+    }
+    out0[i] = s0;
+    out1[i] = s1;
+}

@@ -107,6 +107,8 @@ kernels! {
     EW_DOT8 = "ew_dot8" [Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, U64, U64, Ptr, Ptr, U64, U64];
     EW_MUL_CONST = "ew_mul_const" [Data, Data, Ptr, Ptr, Ptr, Ptr, U64, U64];
     EW_ADD_CONST = "ew_add_const" [Data, Data, Ptr, Ptr, Ptr, U64, U64];
+    EW_SUB_MUL_CONST = "ew_sub_mul_const" [Data, Data, Data, Ptr, Ptr, Ptr, Ptr, U64, U64];
+    EW_DOT_PAIR4 = "ew_dot_pair4" [Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, Data, U64, U64, Ptr, Ptr, U64, U64];
     EW_LIFT_CENTERED = "ew_lift_centered" [Data, Data, U64, Ptr, Ptr, U64, U64];
     NTT_TILE_FWD = "ntt_tile_fwd" [Data, Data, Data, Ptr, Ptr, Ptr, Ptr, U64, U64, U64, U64, U64];
     NTT_TILE_INV = "ntt_tile_inv" [Data, Data, Data, Ptr, Ptr, Ptr, Ptr, U64, U64, U64, U64, U64];

@@ -1,6 +1,7 @@
 //! The primary functions on device polynomials: operand checks (the same typed errors as
 //! `RnsPoly`), output allocation, and the kernel launches of each.
 
+use crate::device::Buffer;
 use crate::error::Result;
 use crate::kernels::{self as k, Kernel, KernelSig};
 use crate::poly::DevicePoly;
@@ -425,9 +426,9 @@ impl DeviceRing {
         Ok(out)
     }
 
-    /// `a * c_k` on limb `k` (any representation).
-    pub fn mul_scalar(&self, a: &DevicePoly, c: &[u64]) -> Result<DevicePoly> {
-        self.check_ring(a, "multiply scalar")?;
+    /// The per-limb constants of a scalar product on the device: `c_k` reduced by limb `k`'s
+    /// modulus, and their Shoup quotients for the word size.
+    fn scalar_operands(&self, a: &DevicePoly, c: &[u64]) -> Result<(Arc<Buffer>, Arc<Buffer>)> {
         let cr = self.limb_constants(a, c)?;
         let shoup: Vec<u64> = a
             .limbs
@@ -435,7 +436,13 @@ impl DeviceRing {
             .zip(&cr)
             .map(|(&i, &x)| shoup_for(&self.ring.moduli()[i], x, self.w32))
             .collect();
-        let (c, cs) = (self.constants(&cr)?, self.constants(&shoup)?);
+        Ok((self.constants(&cr)?, self.constants(&shoup)?))
+    }
+
+    /// `a * c_k` on limb `k` (any representation).
+    pub fn mul_scalar(&self, a: &DevicePoly, c: &[u64]) -> Result<DevicePoly> {
+        self.check_ring(a, "multiply scalar")?;
+        let (c, cs) = self.scalar_operands(a, c)?;
         let out = self.alloc(&a.limbs, a.repr)?;
         let map = self.limb_map(&a.limbs)?;
         let total = self.total(a.limbs.len());
@@ -451,6 +458,98 @@ impl DeviceRing {
         ];
         self.dev.launch(self.k(&k::EW_MUL_CONST), total, &args)?;
         Ok(out)
+    }
+
+    /// `(a - b) * c_k` on limb `k` in one pass (ModDown's and rescaling's last step): the
+    /// same words as [`DeviceRing::sub`] then [`DeviceRing::mul_scalar`], without the
+    /// difference's polynomial.
+    pub fn sub_mul_scalar(&self, a: &DevicePoly, b: &DevicePoly, c: &[u64]) -> Result<DevicePoly> {
+        self.check_compatible(a, b, "sub", None)?;
+        let (c, cs) = self.scalar_operands(a, c)?;
+        let out = self.alloc(&a.limbs, a.repr)?;
+        let map = self.limb_map(&a.limbs)?;
+        let total = self.total(a.limbs.len());
+        let args = [
+            out.buf.addr(),
+            a.buf.addr(),
+            b.buf.addr(),
+            c.addr(),
+            cs.addr(),
+            map.addr(),
+            self.mods.addr(),
+            self.log_n,
+            total,
+        ];
+        self.dev
+            .launch(self.k(&k::EW_SUB_MUL_CONST), total, &args)?;
+        Ok(out)
+    }
+
+    /// `a += b` in place (`a`'s buffer, copied first if shared): [`DeviceRing::add`] without a
+    /// new polynomial.
+    pub fn add_assign(&self, a: &mut DevicePoly, b: &DevicePoly) -> Result<()> {
+        self.check_compatible(a, b, "add", None)?;
+        self.make_unique(a)?;
+        let map = self.limb_map(&a.limbs)?;
+        let total = self.total(a.limbs.len());
+        let args = [
+            a.buf.addr(),
+            a.buf.addr(),
+            b.buf.addr(),
+            map.addr(),
+            self.mods.addr(),
+            self.log_n,
+            total,
+        ];
+        self.dev.launch(self.k(&k::EW_ADD), total, &args)
+    }
+
+    /// `(sum_i u_i * b_i, sum_i u_i * a_i)` (evaluation form): key switching's two inner
+    /// products with one key, each `u_i` read once for both (four digits per launch). The
+    /// same words as two [`DeviceRing::dot`]s.
+    pub fn dot_pair(
+        &self,
+        u: &[&DevicePoly],
+        b: &[&DevicePoly],
+        a: &[&DevicePoly],
+    ) -> Result<(DevicePoly, DevicePoly)> {
+        if u.is_empty() || u.len() != b.len() || u.len() != a.len() {
+            return Err(MathError::LengthMismatch {
+                what: "dot product operands",
+                expected: u.len().max(1),
+                found: if u.len() != b.len() { b.len() } else { a.len() },
+            }
+            .into());
+        }
+        let op = "dot product";
+        for ((x, y), z) in u.iter().zip(b).zip(a) {
+            self.check_compatible(x, y, op, Some(Representation::Evaluation))?;
+            self.check_compatible(x, z, op, Some(Representation::Evaluation))?;
+            self.check_compatible(u[0], x, op, Some(Representation::Evaluation))?;
+        }
+        let out0 = self.alloc(&u[0].limbs, Representation::Evaluation)?;
+        let out1 = self.alloc(&u[0].limbs, Representation::Evaluation)?;
+        let map = self.limb_map(&u[0].limbs)?;
+        let total = self.total(u[0].limbs.len());
+        // Four digits per launch, as kernel arguments (unused slots repeat the first digit
+        // and are not read).
+        for (chunk, ((cu, cb), ca)) in u.chunks(4).zip(b.chunks(4)).zip(a.chunks(4)).enumerate() {
+            let mut args = Vec::with_capacity(20);
+            args.extend([out0.buf.addr(), out1.buf.addr()]);
+            for part in [cu, cb, ca] {
+                args.extend((0..4).map(|t| part.get(t).unwrap_or(&part[0]).buf.addr()));
+            }
+            args.extend([
+                cu.len() as u64,
+                u64::from(chunk > 0),
+                map.addr(),
+                self.mods.addr(),
+                self.log_n,
+                total,
+            ]);
+            self.dev.launch(self.k(&k::EW_DOT_PAIR4), total, &args)?;
+        }
+        Ok((out0, out1))
     }
 
     /// `X -> X^g` in the current representation.
