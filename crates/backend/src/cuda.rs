@@ -226,6 +226,19 @@ impl Backend for CudaBackend {
     fn concat(&mut self, parts: &[&DevicePoly], limbs: &[usize]) -> Result<DevicePoly, MathError> {
         self.dev.concat(parts, limbs).map_err(e)
     }
+    /// Assembled in place on the device ([`DeviceRing::extend_digit`]); operands that are not
+    /// a ModUp's run the trait's composition, for its errors.
+    fn extend_digit(
+        &mut self,
+        digit: &DevicePoly,
+        own: &DevicePoly,
+        to: &[usize],
+    ) -> Result<DevicePoly, MathError> {
+        match self.dev.extend_digit(digit, own, to).map_err(e)? {
+            Some(p) => Ok(p),
+            None => crate::compose_extend_digit(self, digit, own, to),
+        }
+    }
     fn extend_limb(&mut self, a: &DevicePoly, to: &[usize]) -> Result<DevicePoly, MathError> {
         self.dev.extend_limb(a, to).map_err(e)
     }

@@ -260,12 +260,7 @@ pub trait Backend {
         own: &Self::Poly,
         to: &[usize],
     ) -> Result<Self::Poly, MathError> {
-        let limbs = self.limbs(digit);
-        let others: Vec<usize> = to.iter().copied().filter(|j| !limbs.contains(j)).collect();
-        let mut ext = self.bconv(digit, &others, ConversionMode::Approximate)?;
-        self.ntt(&mut ext)?;
-        let mine = self.select_limbs(own, &limbs)?;
-        self.concat(&[&mine, &ext], to)
+        compose_extend_digit(self, digit, own, to)
     }
     /// A one-limb polynomial (coefficient representation) reduced into the moduli `to`.
     fn extend_limb(&mut self, a: &Self::Poly, to: &[usize]) -> Result<Self::Poly, MathError>;
@@ -287,6 +282,23 @@ pub trait Backend {
     fn device_report(&self) -> Option<DeviceReport> {
         None
     }
+}
+
+/// [`Backend::extend_digit`]'s composition (`bconv`, `ntt`, `select_limbs`, `concat`): the
+/// trait's default, and what a backend that assembles the digit in place runs for operands its
+/// fused path does not take, so that errors come from the same primaries.
+pub fn compose_extend_digit<B: Backend + ?Sized>(
+    b: &mut B,
+    digit: &B::Poly,
+    own: &B::Poly,
+    to: &[usize],
+) -> Result<B::Poly, MathError> {
+    let limbs = b.limbs(digit);
+    let others: Vec<usize> = to.iter().copied().filter(|j| !limbs.contains(j)).collect();
+    let mut ext = b.bconv(digit, &others, ConversionMode::Approximate)?;
+    b.ntt(&mut ext)?;
+    let mine = b.select_limbs(own, &limbs)?;
+    b.concat(&[&mine, &ext], to)
 }
 
 /// An accelerator's identity and this process's use of its memory.

@@ -213,9 +213,15 @@ impl DeviceRing {
     }
 
     fn ntt_stages(&self, p: &mut DevicePoly, forward: bool) -> Result<()> {
-        let passes = ntt_passes(self.log_n)?;
         self.make_unique(p)?;
-        let map = self.limb_map(&p.limbs)?;
+        self.ntt_rows(p.buf.addr(), &p.limbs, forward)
+    }
+
+    /// The forward or inverse transform, in place, of `limbs.len()` consecutive limbs at
+    /// device address `addr`, limb `k` over ring modulus `limbs[k]`.
+    fn ntt_rows(&self, addr: u64, limbs: &[usize], forward: bool) -> Result<()> {
+        let passes = ntt_passes(self.log_n)?;
+        let map = self.limb_map(limbs)?;
         let (w, ws) = if forward { &self.fwd } else { &self.inv };
         let (kernel, order): (_, Vec<_>) = if forward {
             (self.k(&k::NTT_TILE_FWD), passes.iter().collect())
@@ -224,10 +230,10 @@ impl DeviceRing {
         };
         for &&(s0, stages, log_cols) in &order {
             // One block per (limb, tile); the inverse scales by N^-1 in its last pass.
-            let blocks = (p.limbs.len() as u64) << (self.log_n - stages - log_cols);
+            let blocks = (limbs.len() as u64) << (self.log_n - stages - log_cols);
             let scale = u64::from(!forward && s0 == 0);
             let args = [
-                p.buf.addr(),
+                addr,
                 w.addr(),
                 ws.addr(),
                 map.addr(),
@@ -645,11 +651,9 @@ impl DeviceRing {
         Ok(t)
     }
 
-    /// Fast base conversion of `a` (coefficient form) to the limbs `to`.
-    pub fn bconv(&self, a: &DevicePoly, to: &[usize], mode: ConversionMode) -> Result<DevicePoly> {
-        self.check_ring(a, "BConv")?;
-        a.repr.require("BConv", Some(Representation::Coefficient))?;
-        let t = self.conv_tables(&a.limbs, to)?;
+    /// BConv's first step for `a`'s limbs: `y_i = [x_i * qhat_i^-1]_(q_i)`, in a buffer of
+    /// `a`'s shape.
+    fn bconv_scale(&self, a: &DevicePoly, t: &ConvTables) -> Result<Buffer> {
         let l_in = a.limbs.len();
         let y = self.dev.alloc(l_in * self.limb_words())?;
         let in_map = self.limb_map(&a.limbs)?;
@@ -665,11 +669,24 @@ impl DeviceRing {
             total_in,
         ];
         self.dev.launch(self.k(&k::BCONV_SCALE), total_in, &args)?;
-        let out = self.alloc(to, Representation::Coefficient)?;
+        Ok(y)
+    }
+
+    /// BConv's second step: the limbs `to`, from `y` over `l_in` limbs, written as
+    /// consecutive limbs at device address `out` (a polynomial's buffer, or rows of one).
+    fn bconv_mac_into(
+        &self,
+        out: u64,
+        y: &Buffer,
+        l_in: usize,
+        to: &[usize],
+        t: &ConvTables,
+        mode: ConversionMode,
+    ) -> Result<()> {
         let out_map = self.limb_map(to)?;
         let total = self.total(to.len());
         let args = [
-            out.buf.addr(),
+            out,
             y.addr(),
             l_in as u64,
             t.qhat.addr(),
@@ -683,8 +700,103 @@ impl DeviceRing {
             total,
         ];
         let threads = self.total(to.len().div_ceil(self.dev.bconv_outputs_per_thread()));
-        self.dev.launch(self.k(&k::BCONV_MAC), threads, &args)?;
+        self.dev.launch(self.k(&k::BCONV_MAC), threads, &args)
+    }
+
+    /// Fast base conversion of `a` (coefficient form) to the limbs `to`.
+    pub fn bconv(&self, a: &DevicePoly, to: &[usize], mode: ConversionMode) -> Result<DevicePoly> {
+        self.check_ring(a, "BConv")?;
+        a.repr.require("BConv", Some(Representation::Coefficient))?;
+        let t = self.conv_tables(&a.limbs, to)?;
+        let y = self.bconv_scale(a, &t)?;
+        let out = self.alloc(to, Representation::Coefficient)?;
+        self.bconv_mac_into(out.buf.addr(), &y, a.limbs.len(), to, &t, mode)?;
         Ok(out)
+    }
+
+    /// ModUp's extended digit assembled in place (`Backend::extend_digit`): over `to`, the
+    /// digit's own limbs copied from `own` (evaluation form) and the others converted from
+    /// `digit` (coefficient form) by fast BConv straight into their rows, then transformed
+    /// there, so no separate converted polynomial is concatenated (one pass over the other
+    /// limbs fewer). The same words as `bconv`, `ntt`, `select_limbs` and `concat`.
+    ///
+    /// `Ok(None)` when the operands are not those of a ModUp (a representation, a digit limb
+    /// missing from `own` or `to`, no other limb, a repeated limb): the caller then runs the
+    /// composition, which reports the error exactly as the primaries do.
+    pub fn extend_digit(
+        &self,
+        digit: &DevicePoly,
+        own: &DevicePoly,
+        to: &[usize],
+    ) -> Result<Option<DevicePoly>> {
+        self.check_ring(digit, "BConv")?;
+        self.check_ring(own, "select limbs")?;
+        let pos = |set: &[usize], i: usize| set.iter().position(|&x| x == i);
+        let lacks = |i: &usize| !digit.limbs.contains(i);
+        if digit.repr != Representation::Coefficient
+            || own.repr != Representation::Evaluation
+            || self.check_limbs(to).is_err()
+            || digit
+                .limbs
+                .iter()
+                .any(|&i| pos(&own.limbs, i).is_none() || pos(to, i).is_none())
+            || !to.iter().any(lacks)
+        {
+            return Ok(None);
+        }
+        let others: Vec<usize> = to.iter().copied().filter(lacks).collect();
+        // The checks and errors of the composition's single conversion.
+        self.ring.converter(&digit.limbs, &others)?;
+        let out = self.alloc(to, Representation::Evaluation)?;
+        let lw = self.limb_words();
+        let row = |k: usize| out.buf.addr() + (k * lw * 8) as u64;
+        // The digit's limbs from `own`, one copy per run consecutive in both.
+        let mut run: Option<(usize, usize, usize)> = None; // (from, to, limbs)
+        for (k, &i) in to.iter().enumerate() {
+            let Some(from) = (!lacks(&i)).then(|| pos(&own.limbs, i)).flatten() else {
+                continue;
+            };
+            run = match run {
+                Some((f, t, len)) if f + len == from && t + len == k => Some((f, t, len + 1)),
+                Some((f, t, len)) => {
+                    self.dev
+                        .copy(&out.buf, t * lw, &own.buf, f * lw, len * lw)?;
+                    Some((from, k, 1))
+                }
+                None => Some((from, k, 1)),
+            };
+        }
+        if let Some((f, t, len)) = run {
+            self.dev
+                .copy(&out.buf, t * lw, &own.buf, f * lw, len * lw)?;
+        }
+        // The other limbs, per run of consecutive rows: converted into place, transformed.
+        let mut y: Option<Buffer> = None;
+        let mut k = 0;
+        while k < to.len() {
+            if !lacks(&to[k]) {
+                k += 1;
+                continue;
+            }
+            let end = (k..to.len()).find(|&e| !lacks(&to[e])).unwrap_or(to.len());
+            let limbs = &to[k..end];
+            let t = self.conv_tables(&digit.limbs, limbs)?;
+            if y.is_none() {
+                y = Some(self.bconv_scale(digit, &t)?);
+            }
+            let y = y.as_ref().expect("set above");
+            self.bconv_mac_into(
+                row(k),
+                y,
+                digit.limbs.len(),
+                limbs,
+                &t,
+                ConversionMode::Approximate,
+            )?;
+            self.ntt_rows(row(k), limbs, true)?;
+            k = end;
+        }
+        Ok(Some(out))
     }
 
     /// Position of ring limb `i` in `p`, or the CPU's limb-mismatch error.
