@@ -151,14 +151,10 @@ impl Cpu32Backend {
             .rev()
             .find(|&k| k <= kernel && supports(k, ring.n()))
             .unwrap_or(Kernel::Scalar);
-        if let Some(m) = ring
-            .moduli()
-            .iter()
-            .find(|m| m.value() >> MAX_MODULUS_BITS32 != 0)
-        {
+        if let Some(q) = tessera_math::word32::prime_too_large(&ring) {
             return Err(MathError::OutOfRange {
                 name: "ring prime for 32-bit words",
-                value: m.value().to_string(),
+                value: q.to_string(),
                 allowed: format!(
                     "below 2^{MAX_MODULUS_BITS32} (every prime of the ring; use the 64-bit CPU backend otherwise)"
                 ),
@@ -188,9 +184,7 @@ impl Cpu32Backend {
 
     /// Whether every prime of `ring` fits 32-bit words (what [`Cpu32Backend::new`] needs).
     pub fn supports(ring: &RingContext) -> bool {
-        ring.moduli()
-            .iter()
-            .all(|m| m.value() >> MAX_MODULUS_BITS32 == 0)
+        tessera_math::word32::prime_too_large(ring).is_none()
     }
 
     fn n(&self) -> usize {
@@ -816,20 +810,7 @@ impl Word {
         };
         match asked {
             Some(Word::W32) => {
-                if let Some(m) = ring
-                    .moduli()
-                    .iter()
-                    .find(|m| m.value() >> MAX_MODULUS_BITS32 != 0)
-                {
-                    return Err(MathError::OutOfRange {
-                        name: "word size",
-                        value: "32".into(),
-                        allowed: format!(
-                            "64 for this ring: its prime {} is not below 2^{MAX_MODULUS_BITS32}",
-                            m.value()
-                        ),
-                    });
-                }
+                tessera_math::word32::check_word_size(ring)?;
                 Ok(Word::W32)
             }
             Some(Word::W64) => Ok(Word::W64),

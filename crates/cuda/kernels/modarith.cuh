@@ -1,5 +1,5 @@
-// Modular arithmetic on 64-bit words for moduli q < 2^62 (the math crate's range), shared by
-// every kernel. Each function returns the canonical residue in [0, q), so results equal the
+// Modular arithmetic on the polynomials' words (64-bit words for moduli q < 2^62, the math
+// crate's range; 32-bit words for q < 2^30), shared by every kernel. Each function returns the canonical residue in [0, q), so results equal the
 // CPU backend's bit for bit whatever reduction strategy either side uses.
 //
 // Compiled by NVRTC on a GPU and, for the host emulator's tests, by the host C++ compiler
@@ -20,30 +20,45 @@ __device__ __forceinline__ u64 tid() {
     return (u64)blockIdx.x * (u64)blockDim.x + (u64)threadIdx.x;
 }
 
-__device__ __forceinline__ u64 add_mod(u64 a, u64 b, u64 q) {
-    u64 s = a + b;
+// The polynomials' word: u64, or u32 for rings whose primes are all below 2^30 (the kernels'
+// `_w32` variants). The functions below take either; a call mixing the two does not compile.
+typedef unsigned int u32;
+
+// The high half of a word-sized product: one instruction for 32-bit words, several for
+// 64-bit ones (why 32-bit words pay on a GPU).
+__device__ __forceinline__ u64 mulhi(u64 a, u64 b) { return __umul64hi(a, b); }
+__device__ __forceinline__ u32 mulhi(u32 a, u32 b) { return __umulhi(a, b); }
+
+template <typename W>
+__device__ __forceinline__ W add_mod(W a, W b, W q) {
+    W s = a + b;
     return s >= q ? s - q : s;
 }
 
-__device__ __forceinline__ u64 sub_mod(u64 a, u64 b, u64 q) {
+template <typename W>
+__device__ __forceinline__ W sub_mod(W a, W b, W q) {
     return a >= b ? a - b : a + q - b;
 }
 
-__device__ __forceinline__ u64 neg_mod(u64 a, u64 q) {
+template <typename W>
+__device__ __forceinline__ W neg_mod(W a, W q) {
     return a == 0 ? 0 : q - a;
 }
 
-// Shoup product x * w mod q with ws = floor(w * 2^64 / q), w < q; any x < 2^64.
-__device__ __forceinline__ u64 mul_shoup(u64 x, u64 w, u64 ws, u64 q) {
-    u64 qt = __umul64hi(x, ws);
-    u64 r = x * w - qt * q;
+// Shoup product x * w mod q with ws = floor(w * 2^B / q) for B-bit words, w < q; any x. Needs
+// 2q below 2^B (q < 2^62 for 64-bit words, q < 2^30 for 32-bit ones).
+template <typename W>
+__device__ __forceinline__ W mul_shoup(W x, W w, W ws, W q) {
+    W qt = mulhi(x, ws);
+    W r = x * w - qt * q;
     return r >= q ? r - q : r;
 }
 
-// Shoup product without its last correction: x * w mod q in [0, 2q), any x < 2^64 (Harvey's
-// lazy butterflies keep NTT values in [0, 4q), below 2^64 for q < 2^62).
-__device__ __forceinline__ u64 mul_shoup_lazy(u64 x, u64 w, u64 ws, u64 q) {
-    return x * w - __umul64hi(x, ws) * q;
+// Shoup product without its last correction: x * w mod q in [0, 2q), any x (Harvey's lazy
+// butterflies keep NTT values in [0, 4q), below 2^B for the primes above).
+template <typename W>
+__device__ __forceinline__ W mul_shoup_lazy(W x, W w, W ws, W q) {
+    return x * w - mulhi(x, ws) * q;
 }
 
 // Barrett product a * b mod q for a, b < q, with k = bits(q) (2..62) and
@@ -59,6 +74,18 @@ __device__ __forceinline__ u64 mul_mod(u64 a, u64 b, u64 q, u64 mu, u64 k) {
     if (r >= q) r -= q;
     if (r >= q) r -= q;
     return r;
+}
+
+// The same product for 32-bit words (a, b < q < 2^30) with the same constants: the product
+// is below 2^60 and x1 * mu below 2^62, so one 64-bit product gives the quotient estimate, low
+// by at most 2.
+__device__ __forceinline__ u32 mul_mod(u32 a, u32 b, u32 q, u64 mu, u64 k) {
+    const u64 p = (u64)a * b;
+    const u64 qt = ((p >> (k - 1)) * mu) >> (k + 1);
+    u64 r = p - qt * q;
+    if (r >= q) r -= q;
+    if (r >= q) r -= q;
+    return (u32)r;
 }
 
 // Per-modulus constants, MOD_STRIDE words per ring modulus: q, mu, k (see mul_mod).

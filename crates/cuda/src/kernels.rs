@@ -2,11 +2,9 @@
 //! C++ compiler for the emulator) and the signature of every kernel, so that one launch call
 //! serves both executors and checks its argument count.
 
-/// The arithmetic headers: 64-bit words, then the 32-bit overloads.
-pub(crate) const HEADERS: [(&str, &str); 2] = [
-    ("modarith.cuh", include_str!("../kernels/modarith.cuh")),
-    ("word32.cuh", include_str!("../kernels/word32.cuh")),
-];
+/// The arithmetic header (both word sizes).
+pub(crate) const HEADERS: [(&str, &str); 1] =
+    [("modarith.cuh", include_str!("../kernels/modarith.cuh"))];
 
 /// The kernel sources, written over the polynomial word `word` with each kernel named
 /// `K(name)`: compiled twice, for 64-bit words (`name`) and 32-bit words (`name_w32`).

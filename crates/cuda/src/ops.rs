@@ -45,6 +45,23 @@ impl DeviceRing {
         kernel.variant(self.w32)
     }
 
+    /// Launches the limb-wise kernel `kernel` (this ring's word size) with one thread per word
+    /// of `limbs`: its leading arguments `head`, then what every such kernel takes last (the
+    /// limbs' map to ring moduli, the moduli, log N and the word count).
+    fn launch_limbwise(
+        &self,
+        kernel: &'static Kernel,
+        limbs: &[usize],
+        head: &[u64],
+    ) -> Result<()> {
+        let map = self.limb_map(limbs)?;
+        let total = self.total(limbs.len());
+        let mut args = Vec::with_capacity(head.len() + 4);
+        args.extend_from_slice(head);
+        args.extend([map.addr(), self.mods.addr(), self.log_n, total]);
+        self.dev.launch(self.k(kernel), total, &args)
+    }
+
     fn check_ring(&self, p: &DevicePoly, op: &'static str) -> Result<()> {
         if !Arc::ptr_eq(&p.ring, &self.ring) || !Arc::ptr_eq(p.buf.device(), &self.dev) {
             return Err(MathError::RingMismatch { op }.into());
@@ -281,18 +298,11 @@ impl DeviceRing {
     ) -> Result<DevicePoly> {
         self.check_compatible(a, b, op, need)?;
         let out = self.alloc(&a.limbs, a.repr)?;
-        let map = self.limb_map(&a.limbs)?;
-        let total = self.total(a.limbs.len());
-        let args = [
-            out.buf.addr(),
-            a.buf.addr(),
-            b.buf.addr(),
-            map.addr(),
-            self.mods.addr(),
-            self.log_n,
-            total,
-        ];
-        self.dev.launch(self.k(kernel), total, &args)?;
+        self.launch_limbwise(
+            kernel,
+            &a.limbs,
+            &[out.buf.addr(), a.buf.addr(), b.buf.addr()],
+        )?;
         Ok(out)
     }
 
@@ -321,17 +331,7 @@ impl DeviceRing {
     pub fn neg(&self, a: &DevicePoly) -> Result<DevicePoly> {
         self.check_ring(a, "neg")?;
         let out = self.alloc(&a.limbs, a.repr)?;
-        let map = self.limb_map(&a.limbs)?;
-        let total = self.total(a.limbs.len());
-        let args = [
-            out.buf.addr(),
-            a.buf.addr(),
-            map.addr(),
-            self.mods.addr(),
-            self.log_n,
-            total,
-        ];
-        self.dev.launch(self.k(&k::EW_NEG), total, &args)?;
+        self.launch_limbwise(&k::EW_NEG, &a.limbs, &[out.buf.addr(), a.buf.addr()])?;
         Ok(out)
     }
 
@@ -341,18 +341,11 @@ impl DeviceRing {
         self.check_compatible(a, b, op, Some(Representation::Evaluation))?;
         self.check_compatible(acc, a, op, Some(Representation::Evaluation))?;
         self.make_unique(acc)?;
-        let map = self.limb_map(&a.limbs)?;
-        let total = self.total(a.limbs.len());
-        let args = [
-            acc.buf.addr(),
-            a.buf.addr(),
-            b.buf.addr(),
-            map.addr(),
-            self.mods.addr(),
-            self.log_n,
-            total,
-        ];
-        self.dev.launch(self.k(&k::EW_MUL_ACC), total, &args)
+        self.launch_limbwise(
+            &k::EW_MUL_ACC,
+            &a.limbs,
+            &[acc.buf.addr(), a.buf.addr(), b.buf.addr()],
+        )
     }
 
     /// `sum_i a_i * b_i` (evaluation form), one fused pass over all operands.
@@ -371,24 +364,15 @@ impl DeviceRing {
             self.check_compatible(a[0], x, op, Some(Representation::Evaluation))?;
         }
         let out = self.alloc(&a[0].limbs, Representation::Evaluation)?;
-        let map = self.limb_map(&a[0].limbs)?;
-        let total = self.total(a[0].limbs.len());
         // Eight operand pairs per launch, as kernel arguments (unused slots repeat the first
         // pair and are not read).
         for (chunk, (ca, cb)) in a.chunks(8).zip(b.chunks(8)).enumerate() {
-            let mut args = Vec::with_capacity(23);
-            args.push(out.buf.addr());
-            args.extend((0..8).map(|t| ca.get(t).unwrap_or(&ca[0]).buf.addr()));
-            args.extend((0..8).map(|t| cb.get(t).unwrap_or(&cb[0]).buf.addr()));
-            args.extend([
-                ca.len() as u64,
-                u64::from(chunk > 0),
-                map.addr(),
-                self.mods.addr(),
-                self.log_n,
-                total,
-            ]);
-            self.dev.launch(self.k(&k::EW_DOT8), total, &args)?;
+            let mut head = Vec::with_capacity(19);
+            head.push(out.buf.addr());
+            head.extend((0..8).map(|t| ca.get(t).unwrap_or(&ca[0]).buf.addr()));
+            head.extend((0..8).map(|t| cb.get(t).unwrap_or(&cb[0]).buf.addr()));
+            head.extend([ca.len() as u64, u64::from(chunk > 0)]);
+            self.launch_limbwise(&k::EW_DOT8, &a[0].limbs, &head)?;
         }
         Ok(out)
     }
@@ -417,18 +401,11 @@ impl DeviceRing {
             .require("add scalar", Some(Representation::Evaluation))?;
         let c = self.constants(&self.limb_constants(a, c)?)?;
         let out = self.alloc(&a.limbs, a.repr)?;
-        let map = self.limb_map(&a.limbs)?;
-        let total = self.total(a.limbs.len());
-        let args = [
-            out.buf.addr(),
-            a.buf.addr(),
-            c.addr(),
-            map.addr(),
-            self.mods.addr(),
-            self.log_n,
-            total,
-        ];
-        self.dev.launch(self.k(&k::EW_ADD_CONST), total, &args)?;
+        self.launch_limbwise(
+            &k::EW_ADD_CONST,
+            &a.limbs,
+            &[out.buf.addr(), a.buf.addr(), c.addr()],
+        )?;
         Ok(out)
     }
 
@@ -450,19 +427,11 @@ impl DeviceRing {
         self.check_ring(a, "multiply scalar")?;
         let (c, cs) = self.scalar_operands(a, c)?;
         let out = self.alloc(&a.limbs, a.repr)?;
-        let map = self.limb_map(&a.limbs)?;
-        let total = self.total(a.limbs.len());
-        let args = [
-            out.buf.addr(),
-            a.buf.addr(),
-            c.addr(),
-            cs.addr(),
-            map.addr(),
-            self.mods.addr(),
-            self.log_n,
-            total,
-        ];
-        self.dev.launch(self.k(&k::EW_MUL_CONST), total, &args)?;
+        self.launch_limbwise(
+            &k::EW_MUL_CONST,
+            &a.limbs,
+            &[out.buf.addr(), a.buf.addr(), c.addr(), cs.addr()],
+        )?;
         Ok(out)
     }
 
@@ -473,21 +442,17 @@ impl DeviceRing {
         self.check_compatible(a, b, "sub", None)?;
         let (c, cs) = self.scalar_operands(a, c)?;
         let out = self.alloc(&a.limbs, a.repr)?;
-        let map = self.limb_map(&a.limbs)?;
-        let total = self.total(a.limbs.len());
-        let args = [
-            out.buf.addr(),
-            a.buf.addr(),
-            b.buf.addr(),
-            c.addr(),
-            cs.addr(),
-            map.addr(),
-            self.mods.addr(),
-            self.log_n,
-            total,
-        ];
-        self.dev
-            .launch(self.k(&k::EW_SUB_MUL_CONST), total, &args)?;
+        self.launch_limbwise(
+            &k::EW_SUB_MUL_CONST,
+            &a.limbs,
+            &[
+                out.buf.addr(),
+                a.buf.addr(),
+                b.buf.addr(),
+                c.addr(),
+                cs.addr(),
+            ],
+        )?;
         Ok(out)
     }
 
@@ -496,18 +461,11 @@ impl DeviceRing {
     pub fn add_assign(&self, a: &mut DevicePoly, b: &DevicePoly) -> Result<()> {
         self.check_compatible(a, b, "add", None)?;
         self.make_unique(a)?;
-        let map = self.limb_map(&a.limbs)?;
-        let total = self.total(a.limbs.len());
-        let args = [
-            a.buf.addr(),
-            a.buf.addr(),
-            b.buf.addr(),
-            map.addr(),
-            self.mods.addr(),
-            self.log_n,
-            total,
-        ];
-        self.dev.launch(self.k(&k::EW_ADD), total, &args)
+        self.launch_limbwise(
+            &k::EW_ADD,
+            &a.limbs,
+            &[a.buf.addr(), a.buf.addr(), b.buf.addr()],
+        )
     }
 
     /// `(sum_i u_i * b_i, sum_i u_i * a_i)` (evaluation form): key switching's two inner
@@ -535,25 +493,16 @@ impl DeviceRing {
         }
         let out0 = self.alloc(&u[0].limbs, Representation::Evaluation)?;
         let out1 = self.alloc(&u[0].limbs, Representation::Evaluation)?;
-        let map = self.limb_map(&u[0].limbs)?;
-        let total = self.total(u[0].limbs.len());
         // Four digits per launch, as kernel arguments (unused slots repeat the first digit
         // and are not read).
         for (chunk, ((cu, cb), ca)) in u.chunks(4).zip(b.chunks(4)).zip(a.chunks(4)).enumerate() {
-            let mut args = Vec::with_capacity(20);
-            args.extend([out0.buf.addr(), out1.buf.addr()]);
+            let mut head = Vec::with_capacity(16);
+            head.extend([out0.buf.addr(), out1.buf.addr()]);
             for part in [cu, cb, ca] {
-                args.extend((0..4).map(|t| part.get(t).unwrap_or(&part[0]).buf.addr()));
+                head.extend((0..4).map(|t| part.get(t).unwrap_or(&part[0]).buf.addr()));
             }
-            args.extend([
-                cu.len() as u64,
-                u64::from(chunk > 0),
-                map.addr(),
-                self.mods.addr(),
-                self.log_n,
-                total,
-            ]);
-            self.dev.launch(self.k(&k::EW_DOT_PAIR4), total, &args)?;
+            head.extend([cu.len() as u64, u64::from(chunk > 0)]);
+            self.launch_limbwise(&k::EW_DOT_PAIR4, &u[0].limbs, &head)?;
         }
         Ok((out0, out1))
     }
@@ -586,17 +535,8 @@ impl DeviceRing {
             }
             Representation::Coefficient => {
                 galois_check(g, n)?;
-                let map = self.limb_map(&a.limbs)?;
-                let args = [
-                    out.buf.addr(),
-                    a.buf.addr(),
-                    g,
-                    map.addr(),
-                    self.mods.addr(),
-                    self.log_n,
-                    total,
-                ];
-                self.dev.launch(self.k(&k::AUTO_COEFF), total, &args)?;
+                let head = [out.buf.addr(), a.buf.addr(), g];
+                self.launch_limbwise(&k::AUTO_COEFF, &a.limbs, &head)?;
             }
         }
         Ok(out)
@@ -654,21 +594,9 @@ impl DeviceRing {
     /// BConv's first step for `a`'s limbs: `y_i = [x_i * qhat_i^-1]_(q_i)`, in a buffer of
     /// `a`'s shape.
     fn bconv_scale(&self, a: &DevicePoly, t: &ConvTables) -> Result<Buffer> {
-        let l_in = a.limbs.len();
-        let y = self.dev.alloc(l_in * self.limb_words())?;
-        let in_map = self.limb_map(&a.limbs)?;
-        let total_in = self.total(l_in);
-        let args = [
-            y.addr(),
-            a.buf.addr(),
-            t.inv.addr(),
-            t.inv_shoup.addr(),
-            in_map.addr(),
-            self.mods.addr(),
-            self.log_n,
-            total_in,
-        ];
-        self.dev.launch(self.k(&k::BCONV_SCALE), total_in, &args)?;
+        let y = self.dev.alloc(a.limbs.len() * self.limb_words())?;
+        let head = [y.addr(), a.buf.addr(), t.inv.addr(), t.inv_shoup.addr()];
+        self.launch_limbwise(&k::BCONV_SCALE, &a.limbs, &head)?;
         Ok(y)
     }
 
@@ -884,20 +812,9 @@ impl DeviceRing {
             .into());
         }
         let out = self.alloc(to, Representation::Coefficient)?;
-        let map = self.limb_map(to)?;
-        let total = self.total(to.len());
         let src = self.ring.moduli()[a.limbs[0]].value();
-        let args = [
-            out.buf.addr(),
-            a.buf.addr(),
-            src,
-            map.addr(),
-            self.mods.addr(),
-            self.log_n,
-            total,
-        ];
-        self.dev
-            .launch(self.k(&k::EW_LIFT_CENTERED), total, &args)?;
+        let head = [out.buf.addr(), a.buf.addr(), src];
+        self.launch_limbwise(&k::EW_LIFT_CENTERED, to, &head)?;
         Ok(out)
     }
 }

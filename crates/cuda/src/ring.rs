@@ -9,8 +9,7 @@ use crate::poly::DevicePoly;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use tessera_math::ntt::bit_reverse;
-use tessera_math::word32::MAX_MODULUS_BITS32;
-use tessera_math::{MathError, Modulus, Representation, RingContext, RnsPoly};
+use tessera_math::{Modulus, Representation, RingContext, RnsPoly};
 
 /// Barrett constants of `mul_mod` in `kernels/modarith.cuh`: `(q, floor(2^(2k) / q), k)` with
 /// `k = bits(q)`.
@@ -46,9 +45,7 @@ pub(crate) fn shoup_for(m: &Modulus, x: u64, w32: bool) -> u64 {
 /// Whether every prime of `ring` is below 2^30, the 32-bit word range of the kernels (the
 /// lazy NTT keeps values below `4q`) and of the math crate's 32-bit backend.
 pub fn fits_32_bit_words(ring: &RingContext) -> bool {
-    ring.moduli()
-        .iter()
-        .all(|m| m.value() >> MAX_MODULUS_BITS32 == 0)
+    tessera_math::word32::prime_too_large(ring).is_none()
 }
 
 /// Residues (each below 2^32) packed two to a 64-bit word, the first in the low half: the
@@ -177,21 +174,7 @@ impl DeviceRing {
     /// below 2^30, and a ring with a larger one is refused with the prime named.
     pub fn with_words(dev: &Arc<Device>, ring: &Arc<RingContext>, w32: bool) -> Result<Self> {
         if w32 {
-            if let Some(m) = ring
-                .moduli()
-                .iter()
-                .find(|m| m.value() >> MAX_MODULUS_BITS32 != 0)
-            {
-                return Err(MathError::OutOfRange {
-                    name: "word size",
-                    value: "32".into(),
-                    allowed: format!(
-                        "64 for this ring: its prime {} is not below 2^{MAX_MODULUS_BITS32}",
-                        m.value()
-                    ),
-                }
-                .into());
-            }
+            tessera_math::word32::check_word_size(ring)?;
         }
         let n = ring.n();
         let table = |v: Vec<u64>| if w32 { pack_u32(&v) } else { v };

@@ -50,6 +50,40 @@ pub use modulus::{Modulus32, MAX_MODULUS_BITS32, MIN_MODULUS_BITS32};
 pub use ntt::{supports, NttPlan32};
 
 use crate::error::{MathError, Result};
+use crate::RingContext;
+
+/// The first prime of `ring` that 32-bit words cannot hold (`2^30` or more), if any. A ring
+/// without one runs on 32-bit words: the CPU's 32-bit backend, the CUDA backend's `_w32`
+/// kernels (both keep lazy values below `4q < 2^32`).
+///
+/// ```
+/// use tessera_math::{word32, RingContext};
+/// let small = RingContext::new(16, &[998_244_353]).unwrap();
+/// assert!(word32::prime_too_large(&small).is_none());
+/// let large = RingContext::new(16, &[1_152_921_504_606_584_833]).unwrap();
+/// assert_eq!(word32::prime_too_large(&large), Some(1_152_921_504_606_584_833));
+/// ```
+pub fn prime_too_large(ring: &RingContext) -> Option<u64> {
+    ring.moduli()
+        .iter()
+        .map(|m| m.value())
+        .find(|&q| q >> MAX_MODULUS_BITS32 != 0)
+}
+
+/// `Ok` when every prime of `ring` fits 32-bit words, else the refusal of a 32-bit word size
+/// for it, naming the prime (what a `--word 32` or `TESSERA_WORD=32` request gets).
+pub fn check_word_size(ring: &RingContext) -> Result<()> {
+    match prime_too_large(ring) {
+        None => Ok(()),
+        Some(q) => Err(MathError::OutOfRange {
+            name: "word size",
+            value: "32".into(),
+            allowed: format!(
+                "64 for this ring: its prime {q} is not below 2^{MAX_MODULUS_BITS32}"
+            ),
+        }),
+    }
+}
 
 /// `count` distinct NTT-friendly primes (`q = 1 mod 2N`) of exactly `bits <= 30` bits, as
 /// [`crate::primes::generate_ntt_primes`] finds them (scanning down from `2^bits`,
