@@ -78,9 +78,7 @@ pub fn check_word_size(ring: &RingContext) -> Result<()> {
         Some(q) => Err(MathError::OutOfRange {
             name: "word size",
             value: "32".into(),
-            allowed: format!(
-                "64 for this ring: its prime {q} is not below 2^{MAX_MODULUS_BITS32}"
-            ),
+            allowed: format!("64 for this ring: its prime {q} is not below 2^{MAX_MODULUS_BITS32}"),
         }),
     }
 }
