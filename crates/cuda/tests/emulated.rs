@@ -20,8 +20,9 @@ fn device() -> Option<Arc<Device>> {
 fn emulated_kernels_equal_cpu() {
     let Some(dev) = device() else { return };
     // log N = 5 and 6 run the two- and three-stage NTT groups, 1, 4, 7 and 10 the one-, three-
-    // and four-stage ones (kernels/ntt.cu).
-    for log_n in [1, 4, 5, 6, 7, 10, 11, 12, 13] {
+    // and four-stage ones (kernels/ntt.cu); 16, the bootstrapping degree, passes of 5 and 11
+    // stages.
+    for log_n in [1, 4, 5, 6, 7, 10, 11, 12, 13, 16] {
         common::check_ring(&dev, &common::ring(1 << log_n));
     }
 }
