@@ -158,3 +158,32 @@ fn gpu_cuda_evaluator_in_32_bit_words_equals_cpu() {
     let want = circuit(&ctx, CpuBackend::new(ctx.ring().clone()), &cts, &keys);
     assert_same(&want, &circuit(&ctx, cuda, &cts, &keys));
 }
+
+/// The circuit at the 128-bit-secure 32-bit-word preset `w32-boot` (N = 2^16, 48 chain and 12
+/// special primes below 2^30, dnum = 4, double-prime rescaling) on the emulated CUDA backend in
+/// 32-bit words, against the CPU backend: the device layer's full-size path (two-pass NTTs,
+/// four-digit ModUp assembled in place, the paired inner products): about 15 s in a release
+/// build.
+#[test]
+fn emulated_cuda_evaluator_at_w32_boot_equals_cpu() {
+    if let Err(e) = tessera_cuda::host_compiler_available() {
+        return println!("skipped: {e}");
+    }
+    let (ctx, cts, keys) = setup_with(Parameters::preset("w32-boot").unwrap());
+    let want = circuit(&ctx, CpuBackend::new(ctx.ring().clone()), &cts, &keys);
+    let cuda = CudaBackend::emulated(ctx.ring().clone()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(cuda.word(), tessera_backend::Word::W32);
+    assert_same(&want, &circuit(&ctx, cuda, &cts, &keys));
+}
+
+#[test]
+fn gpu_cuda_evaluator_at_w32_boot_equals_cpu() {
+    let (ctx, cts, keys) = setup_with(Parameters::preset("w32-boot").unwrap());
+    let cuda = match CudaBackend::new(ctx.ring().clone()) {
+        Ok(b) => b,
+        Err(e) => return println!("skipped: {e}"),
+    };
+    assert_eq!(cuda.word(), tessera_backend::Word::W32);
+    let want = circuit(&ctx, CpuBackend::new(ctx.ring().clone()), &cts, &keys);
+    assert_same(&want, &circuit(&ctx, cuda, &cts, &keys));
+}
