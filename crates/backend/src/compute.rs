@@ -428,6 +428,17 @@ impl Compute {
         }
     }
 
+    /// The word size of this backend's limbs: 32 (the CPU's `Cpu32Backend`, the CUDA
+    /// backend's `_w32` kernels) or 64.
+    pub fn word(&self) -> Word {
+        match self {
+            Compute::Cpu(_) => Word::W64,
+            Compute::Cpu32(_) => Word::W32,
+            #[cfg(feature = "cuda")]
+            Compute::Cuda(b) => b.word(),
+        }
+    }
+
     /// The backend `choice` over `ring`, or a typed error saying why it cannot run here.
     pub fn new(ring: Arc<RingContext>, choice: BackendChoice) -> Result<Self, MathError> {
         match choice {

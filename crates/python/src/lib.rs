@@ -191,6 +191,19 @@ impl Context {
         ev.backend().choice().name().to_string()
     }
 
+    /// The word size of the backend's limbs, 32 or 64: 32-bit words where every prime of the
+    /// parameter set is below 2^30 and the backend runs them faster (on the CPU: its AVX2 and
+    /// AVX-512 kernels; on CUDA: always), else 64. `TESSERA_WORD=32|64` overrides.
+    #[getter]
+    fn word_bits(&self) -> u32 {
+        let ev = self
+            .inner
+            .evaluator
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        ev.backend().word().bits()
+    }
+
     /// Ring degree N.
     #[getter]
     fn n(&self) -> usize {

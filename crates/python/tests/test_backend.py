@@ -31,3 +31,17 @@ def test_cuda_without_support_is_a_clear_error():
         return
     # Only a build with CUDA on a machine with a GPU gets here.
     assert ctx.backend == "cuda"
+
+
+def test_word_size_follows_the_primes(monkeypatch):
+    # test-small has primes above 2^30: 64-bit words.
+    assert tessera.Context("test-small", backend="cpu").word_bits == 64
+    # w32-boot's primes are all below 2^30: 32-bit words where the CPU's kernel runs them
+    # faster (AVX2, AVX-512), 64 on the scalar kernel; TESSERA_WORD overrides either way.
+    assert tessera.Context("w32-boot", backend="cpu").word_bits in (32, 64)
+    monkeypatch.setenv("TESSERA_WORD", "64")
+    assert tessera.Context("w32-boot", backend="cpu").word_bits == 64
+    monkeypatch.setenv("TESSERA_WORD", "32")
+    assert tessera.Context("w32-boot", backend="cpu").word_bits == 32
+    with pytest.raises(tessera.TesseraError, match="not below 2\\^30"):
+        tessera.Context("test-small", backend="cpu")
