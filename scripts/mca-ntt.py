@@ -16,6 +16,9 @@ It ignores the narrow strides, memory and each program's other loops. Use it to 
 target is at risk on a core nobody has measured, never as a figure for that core.
 
     python3 scripts/mca-ntt.py [--mca llvm-mca-19] [--zen4 avx512=5.07,ifma=6.04,avx2=1.47]
+
+llvm-mca 19 (the first with a Zen 4 model is 17) comes with Debian's `llvm-19` package
+(`apt-get install llvm-19`).
 """
 import argparse
 import os
@@ -46,8 +49,11 @@ IFMA = {"znver4", "icelake-server", "sapphirerapids"}
 def cycles_per_butterfly(mca, core, loop):
     name, per_iter = LOOPS[loop]
     path = os.path.join(ROOT, "docs", "mca", name)
-    out = subprocess.run([mca, "-mtriple=x86_64", f"-mcpu={core}", "-iterations=400", path],
-                         capture_output=True, text=True)
+    try:
+        out = subprocess.run([mca, "-mtriple=x86_64", f"-mcpu={core}", "-iterations=400", path],
+                             capture_output=True, text=True)
+    except FileNotFoundError:
+        sys.exit(f"{mca} not found: install llvm-19 (apt-get install llvm-19) or pass --mca")
     m = re.search(r"Total Cycles:\s+(\d+)", out.stdout)
     if out.returncode != 0 or not m:
         sys.exit(f"{mca} failed on {name} for {core}: {out.stderr.strip()[:300]}")
