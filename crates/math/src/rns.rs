@@ -173,8 +173,8 @@ pub struct BaseConverter {
     /// `y mod 2^31` and `y >> 31` (`pointwise::avx2_fma::terms`).
     wide_inputs: Vec<bool>,
     /// Per output limb below 2^50, the constants of its double-precision row, one per term:
-    /// `[qhat_i]_(p_j)`, and for a wide input also `[qhat_i 2^31]_(p_j)`; none where more than
-    /// a quarter of the inputs are wide (there the integer columns are faster).
+    /// `[qhat_i]_(p_j)`, and for a wide input also `[qhat_i 2^31]_(p_j)`. Used where
+    /// [`BaseConverter::split_pays`].
     term_consts: Vec<Option<Vec<f64>>>,
 }
 
@@ -205,16 +205,12 @@ impl BaseConverter {
             .map(|(p, row): (&Modulus, &Vec<u64>)| row.iter().map(|&c| p.shoup(c)).collect())
             .collect();
         let wide_inputs: Vec<bool> = from.moduli.iter().map(|m| m.value() >= 1 << 50).collect();
-        // Splitting pays while few inputs are wide: ModUp's first digit at `ark` (one 60-bit
-        // q_0 among six) runs 7 double terms instead of 6 integer ones, but ModDown's six
-        // 61-bit inputs as 12 double terms measured 1.4x slower than integer columns.
-        let split_pays = 4 * wide_inputs.iter().filter(|&&w| w).count() <= wide_inputs.len();
         let term_consts = to
             .moduli
             .iter()
             .zip(&qhat_mod_p)
             .map(|(p, row): (&Modulus, &Vec<u64>)| {
-                (split_pays && p.value() < 1 << 50).then(|| {
+                (p.value() < 1 << 50).then(|| {
                     let shift = p.reduce(1 << 31);
                     row.iter()
                         .zip(&wide_inputs)
@@ -236,6 +232,23 @@ impl BaseConverter {
             wide_inputs,
             term_consts,
         })
+    }
+
+    /// Whether the AVX2 rows of output moduli below 2^50 run in double precision, each input
+    /// at or above 2^50 split in two terms ([`crate::pointwise::avx2_fma::terms`]), rather than
+    /// as integer columns. With `w` wide inputs among `t`, the double rows take `t + w` terms
+    /// and the integer rows `t`: splitting pays where `t + w < 2 r t`, `r` being the ratio of
+    /// the two forms' times on six wide inputs measured on this CPU ([`wide_split_ratio`]),
+    /// and always where at most a quarter of the inputs are wide (ModUp's first digit at
+    /// `ark`: one 60-bit `q_0` among six, 7 double terms against 6 integer ones).
+    ///
+    /// Why measured: ModDown's six 61-bit inputs as 12 double terms measured 1.4x slower than
+    /// integer columns on Zen 4 but 1.2x faster on Zen 5 (`bconv_shapes`, session 49). Both
+    /// forms give the same bits.
+    fn split_pays(&self) -> bool {
+        let t = self.wide_inputs.len();
+        let w = self.wide_inputs.iter().filter(|&&w| w).count();
+        4 * w <= t || ((t + w) as f64) < 2.0 * wide_split_ratio() * t as f64
     }
 
     /// Source basis.
@@ -373,6 +386,21 @@ impl BaseConverter {
         n: usize,
         mode: ConversionMode,
     ) -> Result<()> {
+        self.convert_rows_split(kernel, input, rows, n, mode, None)
+    }
+
+    /// [`BaseConverter::convert_rows_with`], with the AVX2 rows' form forced (`split`: double
+    /// terms where the output modulus allows them, or integer columns) instead of chosen by
+    /// [`BaseConverter::split_pays`]; the tests run both.
+    fn convert_rows_split(
+        &self,
+        kernel: Kernel,
+        input: &[u64],
+        rows: Vec<&mut [u64]>,
+        n: usize,
+        mode: ConversionMode,
+        split: Option<bool>,
+    ) -> Result<()> {
         if rows.len() != self.to.len() || rows.iter().any(|r| r.len() != n) {
             return Err(MathError::LengthMismatch {
                 what: "BConv output rows",
@@ -398,7 +426,8 @@ impl BaseConverter {
         // every row of the other kernels, sum integer products.
         let f64_rows = kernel == Kernel::Avx2
             && crate::simd::avx2_fma()
-            && self.term_consts.iter().any(Option::is_some);
+            && self.term_consts.iter().any(Option::is_some)
+            && split.unwrap_or_else(|| self.split_pays());
         let n_terms = l_in + self.wide_inputs.iter().filter(|&&w| w).count();
         // Exact mode subtracts v_k * Q with v_k = round(sum_i y_ik / q_i) in [0, l_in]: one
         // table lookup per output coefficient instead of a modular product.
@@ -516,6 +545,82 @@ impl BaseConverter {
 
 /// Coefficients per block of the blocked BConv (8 KiB per limb).
 const BCONV_BLOCK: usize = 1024;
+
+/// How much longer an AVX2 BConv row of six inputs of 61 bits to a 50-bit modulus takes as
+/// integer columns (`pointwise::avx2::mac_const`) than as twelve double-precision terms
+/// (`pointwise::avx2_fma::mac_terms`, the terms converted beforehand as they are once for all
+/// of a block's rows) on this CPU: the better of five alternated runs of each on 2048
+/// L1-resident words, measured once per process (well under a
+/// millisecond), or 0 where the double form cannot run (no AVX2 and FMA, or
+/// `TESSERA_AVX2_FMA=0`). [`BaseConverter::split_pays`] reads it.
+pub fn wide_split_ratio() -> f64 {
+    static RATIO: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *RATIO.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::avx2_fma() && Kernel::Avx2.cpu_supports() {
+            return measure_wide_split();
+        }
+        0.0
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+fn measure_wide_split() -> f64 {
+    use std::time::Instant;
+    const LEN: usize = 2048;
+    const P61: u64 = 2_305_843_009_213_554_689; // a 61-bit prime (any odd modulus would do)
+    const P50: u64 = 1_125_899_906_826_241; // a 50-bit prime
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let ys: Vec<Vec<u64>> = (0..6)
+        .map(|_| (0..LEN).map(|_| next() % P61).collect())
+        .collect();
+    let ys: Vec<&[u64]> = ys.iter().map(|y| &y[..]).collect();
+    let p = Modulus::new(P50).expect("a valid modulus");
+    let c: Vec<u64> = (0..6).map(|_| next() % P50).collect();
+    let cs: Vec<u64> = c.iter().map(|&c| p.shoup(c)).collect();
+    let shift = p.reduce(1 << 31);
+    let cf: Vec<f64> = c
+        .iter()
+        .flat_map(|&c| [c as f64, p.mul(c, shift) as f64])
+        .collect();
+    let wide = [true; 6];
+    let mut terms = vec![0f64; 12 * LEN];
+    let mut out = vec![0u64; LEN];
+    // The terms are converted once per block for every output row (24 rows in ModDown at
+    // `ark`), so only the rows are timed.
+    // SAFETY: AVX2 detected (`wide_split_ratio`); 12 rows of LEN doubles, inputs LEN long.
+    unsafe { crate::pointwise::avx2_fma::terms(&ys, &wide, LEN, &mut terms) };
+    let xs: Vec<&[f64]> = terms.chunks(LEN).collect();
+    let mut best = [f64::INFINITY; 2];
+    for _ in 0..5 {
+        let t = Instant::now();
+        for _ in 0..4 {
+            crate::ntt::mac_shoup_row(Some(Kernel::Avx2), &ys, &c, &cs, P50, &mut out)
+                .expect("valid operands");
+            std::hint::black_box(&mut out);
+        }
+        best[0] = best[0].min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        for _ in 0..4 {
+            // SAFETY: AVX2 and FMA detected (`wide_split_ratio`); every term below 2^50 and
+            // every constant below P50 < 2^50; rows LEN long.
+            unsafe { crate::pointwise::avx2_fma::mac_terms(&xs, &cf, &mut out, P50) };
+            std::hint::black_box(&mut out);
+        }
+        best[1] = best[1].min(t.elapsed().as_secs_f64());
+    }
+    if best[1] > 0.0 {
+        best[0] / best[1]
+    } else {
+        1.0
+    }
+}
 
 /// `out[k] = out[k] - table[v[k]] mod p` (both below p). A vector `kernel` needs a table of at
 /// most 8 entries and a CPU that supports it.
@@ -781,6 +886,39 @@ mod tests {
             }
         }
 
+        /// Both forms of the AVX2 rows (double terms with wide inputs split, integer columns)
+        /// equal the scalar conversion whichever [`BaseConverter::split_pays`] would choose on
+        /// this CPU: from wide (61/62-bit), mixed and narrow inputs to moduli below and above
+        /// 2^50.
+        #[test]
+        fn avx2_split_and_columns_equal_scalar(l_in in 1usize..9, wide in 0usize..9,
+                                               out_bits in prop::sample::select(vec![36u32, 50, 60]),
+                                               seed in any::<u64>()) {
+            if !Kernel::Avx2.cpu_supports() {
+                crate::simd::kernels_for_tests("BConv split");
+                return Ok(());
+            }
+            let wide = wide.min(l_in);
+            let mut from_q = generate_ntt_primes(61, 64, wide, &[]).unwrap();
+            from_q.extend(generate_ntt_primes(49, 64, l_in - wide, &from_q).unwrap());
+            let from = RnsBasis::new(&from_q).unwrap();
+            let to = basis(out_bits, 4, &from.values());
+            let conv = BaseConverter::new(&from, &to).unwrap();
+            let n = 2060;
+            let input: Vec<u64> = from.values().iter().enumerate().flat_map(|(i, &q)| {
+                crate::testutil::random_residues(n, q, seed ^ (i as u64) << 20)
+            }).collect();
+            for mode in [ConversionMode::ExactCentered, ConversionMode::Approximate] {
+                let mut want = vec![0u64; 4 * n];
+                conv.convert_with(Kernel::Scalar, &input, &mut want, n, mode).unwrap();
+                for split in [true, false] {
+                    let mut got = vec![0u64; 4 * n];
+                    conv.convert_rows_split(Kernel::Avx2, &input, got.chunks_mut(n).collect(), n, mode, Some(split)).unwrap();
+                    prop_assert_eq!(&got, &want, "split {} {:?}", split, mode);
+                }
+            }
+        }
+
         #[test]
         fn bconv_matches_big_integer_reconstruction(l_in in 1usize..10, l_out in 1usize..6,
                                                     bits_in in prop::sample::select(vec![36u32, 50, 60, 62]),
@@ -879,6 +1017,24 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             big_below(bound, self.0)
         }
+    }
+
+    #[test]
+    fn wide_split_ratio_is_measured_where_the_double_form_runs() {
+        let r = wide_split_ratio();
+        if crate::simd::avx2_fma() && Kernel::Avx2.cpu_supports() {
+            assert!(r.is_finite() && r > 0.0, "{r}");
+        } else {
+            assert_eq!(r, 0.0);
+        }
+        // Few wide inputs split whatever the ratio; none wide always runs double rows.
+        let from = basis(61, 1, &[]);
+        let mut q = from.values();
+        q.extend(basis(49, 5, &q).values());
+        let to = basis(49, 2, &q);
+        assert!(BaseConverter::new(&RnsBasis::new(&q).unwrap(), &to)
+            .unwrap()
+            .split_pays());
     }
 
     #[test]
