@@ -473,6 +473,8 @@ pub fn info(json: bool) -> Result<(), MathError> {
         format!("{} ({})", r.name(), r.arithmetic(q))
     };
     let ifma = simd::ifma_quotient_speedup();
+    // Measured once per process where the AVX2 double-precision rows can run (0 elsewhere).
+    let split = Some(tessera_math::rns::wide_split_ratio()).filter(|&r| r > 0.0);
     let cpu = cpu_model();
     let backend = BackendChoice::process_default()?;
     // Whether each backend can compute here: a description, or the reason it cannot.
@@ -492,6 +494,7 @@ pub fn info(json: bool) -> Result<(), MathError> {
                 "kernels": kernels.iter().map(|(k, a, b)| json!({"kernel": k.name(), "primes_60_bit": a, "primes_49_bit": b,
                     "ntt_60_bit": runs(*k, q60), "ntt_49_bit": runs(*k, q49)})).collect::<Vec<_>>(),
                 "ifma_quotient_speedup": ifma,
+                "avx2_wide_split_ratio": split,
                 "backend": backend.name(),
                 "backends": backends.iter().map(|(b, r)| match r {
                     Ok(d) => json!({"backend": b.name(), "available": true, "detail": d}),
@@ -526,6 +529,17 @@ pub fn info(json: bool) -> Result<(), MathError> {
                     "used above 2^50"
                 } else {
                     "not used (AVX-512F runs primes above 2^50)"
+                }
+            ));
+        }
+        if let Some(r) = split {
+            emit(&format!(
+                "AVX2 BConv rows of inputs above 2^50 (ModDown at `ark`): as double-precision \
+                 terms {r:.2}x the integer columns' rate here, so {}",
+                if r > 1.0 {
+                    "split into double terms"
+                } else {
+                    "summed in integer columns where more than a quarter of the inputs are wide"
                 }
             ));
         }
