@@ -212,6 +212,13 @@ macro_rules! poly {
     };
 }
 
+/// `$body`'s list of polynomials, each in the variant's [`ComputePoly`].
+macro_rules! polys {
+    ($v:ident, $body:expr) => {
+        $body.map(|ps| ps.into_iter().map(ComputePoly::$v).collect())
+    };
+}
+
 /// `$body`'s value as it is (no polynomial in it).
 macro_rules! value {
     ($v:ident, $body:expr) => {
@@ -370,6 +377,20 @@ impl Backend for Compute {
             "extend_digit",
             |b, digit, own| b.extend_digit(digit, own, to),
             poly
+        )
+    }
+    fn mod_up_digits(
+        &mut self,
+        coeff: &ComputePoly,
+        own: &ComputePoly,
+        digits: &[Vec<usize>],
+        to: &[usize],
+    ) -> Result<Vec<ComputePoly>, MathError> {
+        delegate!(
+            self,
+            "mod_up_digits",
+            |b, coeff, own| b.mod_up_digits(coeff, own, digits, to),
+            polys
         )
     }
     fn select_limbs(&mut self, a: &ComputePoly, keep: &[usize]) -> Result<ComputePoly, MathError> {

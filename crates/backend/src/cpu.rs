@@ -166,6 +166,21 @@ impl Backend for CpuBackend {
     ) -> Result<RnsPoly, MathError> {
         RnsPoly::extend_digit(digit, own, to)
     }
+    /// All digits in one call ([`RnsPoly::extend_digits`]): each prime's NTTs run one after
+    /// another, its tables in cache.
+    fn mod_up_digits(
+        &mut self,
+        coeff: &RnsPoly,
+        own: &RnsPoly,
+        digits: &[Vec<usize>],
+        to: &[usize],
+    ) -> Result<Vec<RnsPoly>, MathError> {
+        let subs = digits
+            .iter()
+            .map(|d| coeff.select_limbs(d))
+            .collect::<Result<Vec<_>, _>>()?;
+        RnsPoly::extend_digits(&subs.iter().collect::<Vec<_>>(), own, to)
+    }
     fn extend_limb(&mut self, a: &RnsPoly, to: &[usize]) -> Result<RnsPoly, MathError> {
         a.extend_limb(to)
     }

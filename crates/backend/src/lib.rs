@@ -262,6 +262,29 @@ pub trait Backend {
     ) -> Result<Self::Poly, MathError> {
         compose_extend_digit(self, digit, own, to)
     }
+    /// Every extended digit of ModUp: for each of `digits` (limb sets), its limbs selected
+    /// from `coeff` (the input in coefficient form) and extended with
+    /// [`Backend::extend_digit`] against `own` (the input in evaluation form).
+    ///
+    /// The primaries are exactly those of the default body, in its order (per digit
+    /// `select_limbs`, then `extend_digit`'s), and a tracing backend records them as such. A
+    /// computing backend may reorder the work across digits (the CPU backend runs each prime's
+    /// NTTs one after another, so its tables are read from cache) but must return the same
+    /// values.
+    fn mod_up_digits(
+        &mut self,
+        coeff: &Self::Poly,
+        own: &Self::Poly,
+        digits: &[Vec<usize>],
+        to: &[usize],
+    ) -> Result<Vec<Self::Poly>, MathError> {
+        let mut ups = Vec::with_capacity(digits.len());
+        for digit in digits {
+            let sub = self.select_limbs(coeff, digit)?;
+            ups.push(self.extend_digit(&sub, own, to)?);
+        }
+        Ok(ups)
+    }
     /// A one-limb polynomial (coefficient representation) reduced into the moduli `to`.
     fn extend_limb(&mut self, a: &Self::Poly, to: &[usize]) -> Result<Self::Poly, MathError>;
 

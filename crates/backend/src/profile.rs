@@ -171,6 +171,18 @@ impl<B: Backend> Backend for Profiled<B> {
     fn sub_mul_scalar(&mut self, a: &Self::Poly, c: &Self::Poly, k: &[u64]) -> R<B::Poly> {
         self.timed_as("sub+mul_scalar", |b| b.sub_mul_scalar(a, c, k))
     }
+    /// Forwarded whole, so a backend that reorders it across digits is timed as it runs:
+    /// under the name of the `extend_digit`s it stands for (the digits' `select_limbs` are
+    /// data movement).
+    fn mod_up_digits(
+        &mut self,
+        coeff: &Self::Poly,
+        own: &Self::Poly,
+        digits: &[Vec<usize>],
+        to: &[usize],
+    ) -> R<Vec<B::Poly>> {
+        self.timed_as("bconv+ntt", |b| b.mod_up_digits(coeff, own, digits, to))
+    }
     /// Forwarded whole, so a backend that assembles it in place is timed as it runs: under
     /// one name for the `bconv`, `ntt` and `concat` calls it stands for.
     fn extend_digit(&mut self, digit: &Self::Poly, own: &Self::Poly, to: &[usize]) -> R<B::Poly> {

@@ -743,13 +743,13 @@ impl<B: Backend> Evaluator<B> {
         let qp = plan.qp_limbs(level);
         let mut dc = d.clone();
         self.backend.intt(&mut dc)?;
-        let mut ups = Vec::new();
-        for range in plan.digits_at(level) {
-            let digit: Vec<usize> = range.collect();
-            let sub = self.backend.select_limbs(&dc, &digit)?;
-            ups.push(self.mod_up_digit(d, &sub, &qp)?);
-        }
-        Ok(ups)
+        let digits: Vec<Vec<usize>> = plan
+            .digits_at(level)
+            .into_iter()
+            .map(|r| r.collect())
+            .collect();
+        // Per digit `select_limbs` and `extend_digit` ([`Backend::mod_up_digits`]).
+        Ok(self.backend.mod_up_digits(&dc, d, &digits, &qp)?)
     }
 
     /// Inner product of extended digits with the key's `(b_i, a_i)` (each `a_i` expanded from

@@ -997,13 +997,23 @@ impl RnsPoly {
     /// whole extended digit (one more pass over `|to|` limbs per digit; see
     /// docs/benchmarks.md, issue 22 session 33).
     pub fn extend_digit(digit: &RnsPoly, own: &RnsPoly, to: &[usize]) -> Result<RnsPoly> {
+        let mut out = Self::extend_digits(&[digit], own, to)?;
+        Ok(out.pop().expect("one digit in, one out"))
+    }
+
+    /// Every digit of ModUp at once: [`RnsPoly::extend_digit`] of each of `digits` (the same
+    /// values, bit for bit), with the forward NTTs ordered by prime instead of by digit.
+    ///
+    /// Why: a prime's NTT tables (twiddles and their Shoup quotients, 1 MB per direction at
+    /// N = 2^16) are read once per transform, and the NTTs of one digit run over as many
+    /// different primes as it has limbs, so each streams its tables from memory. ModUp
+    /// transforms the same prime once per digit; done one after another on the same thread,
+    /// the later transforms find the tables in cache (96 NTTs at `ark`'s level 23, 2 threads:
+    /// 10.3 against 9.4 ms with AVX2, 7.0 against 6.1 ms with AVX-512 on Zen 5, session 49).
+    pub fn extend_digits(digits: &[&RnsPoly], own: &RnsPoly, to: &[usize]) -> Result<Vec<RnsPoly>> {
         const OP: &str = "extend digit";
-        if !Arc::ptr_eq(&digit.ctx, &own.ctx) {
-            return Err(MathError::RingMismatch { op: OP });
-        }
-        digit.require(OP, Some(Representation::Coefficient))?;
         own.require(OP, Some(Representation::Evaluation))?;
-        let ctx = &digit.ctx;
+        let ctx = &own.ctx;
         let missing = |i: usize| MathError::LimbMismatch {
             op: OP,
             left: to
@@ -1012,40 +1022,74 @@ impl RnsPoly {
                 .collect(),
             right: vec![ctx.moduli.get(i).map_or(0, |m| m.value())],
         };
-        // Where each of the digit's limbs is in `own`; each must also be in `to`.
-        let own_pos = digit
-            .limbs
+        /// One digit's plan: where its limbs are in `own`, the limbs of `to` it converts to,
+        /// and the converter.
+        struct Plan {
+            own_pos: Vec<usize>,
+            others: Vec<usize>,
+            conv: Arc<BaseConverter>,
+        }
+        let plans = digits
             .iter()
-            .map(|&i| {
-                if !to.contains(&i) {
-                    return Err(missing(i));
+            .map(|digit| -> Result<Plan> {
+                if !Arc::ptr_eq(&digit.ctx, ctx) {
+                    return Err(MathError::RingMismatch { op: OP });
                 }
-                own.limbs
+                digit.require(OP, Some(Representation::Coefficient))?;
+                // Where each of the digit's limbs is in `own`; each must also be in `to`.
+                let own_pos = digit
+                    .limbs
                     .iter()
-                    .position(|&x| x == i)
-                    .ok_or_else(|| missing(i))
+                    .map(|&i| {
+                        if !to.contains(&i) {
+                            return Err(missing(i));
+                        }
+                        own.limbs
+                            .iter()
+                            .position(|&x| x == i)
+                            .ok_or_else(|| missing(i))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let others: Vec<usize> = to
+                    .iter()
+                    .copied()
+                    .filter(|j| !digit.limbs.contains(j))
+                    .collect();
+                let conv = ctx.converter(&digit.limbs, &others)?;
+                Ok(Plan {
+                    own_pos,
+                    others,
+                    conv,
+                })
             })
             .collect::<Result<Vec<_>>>()?;
-        let others: Vec<usize> = to
+        let mut outs = digits
             .iter()
-            .copied()
-            .filter(|j| !digit.limbs.contains(j))
-            .collect();
-        let conv = ctx.converter(&digit.limbs, &others)?;
-        let mut out = Self::for_overwrite(ctx, to, Representation::Evaluation)?;
+            .map(|_| Self::for_overwrite(ctx, to, Representation::Evaluation))
+            .collect::<Result<Vec<_>>>()?;
         let n = ctx.n;
-        let mut converted: Vec<(usize, &mut [u64])> = Vec::with_capacity(others.len());
-        let mut copies: Vec<(&mut [u64], &[u64])> = Vec::with_capacity(digit.limbs.len());
-        for (&j, row) in to.iter().zip(out.data.chunks_mut(n)) {
-            match digit.limbs.iter().position(|&x| x == j) {
-                Some(k) => copies.push((row, own.limb(own_pos[k]))),
-                None => converted.push((j, row)),
-            }
-        }
+        // Rows to transform, grouped by ring index (one per digit that converts to it), and
+        // rows to copy from `own`.
+        let mut by_prime: Vec<Vec<&mut [u64]>> =
+            (0..ctx.moduli.len()).map(|_| Vec::new()).collect();
+        let mut copies: Vec<(&mut [u64], &[u64])> = Vec::new();
         install(|| -> Result<()> {
-            let rows = converted.iter_mut().map(|(_, r)| &mut **r).collect();
-            conv.convert_rows(&digit.data, rows, n, ConversionMode::Approximate)?;
-            // The digit's own limbs are copied beside the NTTs, not on one thread before them
+            for ((digit, plan), out) in digits.iter().zip(&plans).zip(&mut outs) {
+                let mut converted: Vec<(usize, &mut [u64])> = Vec::with_capacity(plan.others.len());
+                for (&j, row) in to.iter().zip(out.data.chunks_mut(n)) {
+                    match digit.limbs.iter().position(|&x| x == j) {
+                        Some(k) => copies.push((row, own.limb(plan.own_pos[k]))),
+                        None => converted.push((j, row)),
+                    }
+                }
+                let rows = converted.iter_mut().map(|(_, r)| &mut **r).collect();
+                plan.conv
+                    .convert_rows(&digit.data, rows, n, ConversionMode::Approximate)?;
+                for (j, row) in converted {
+                    by_prime[j].push(row);
+                }
+            }
+            // The digits' own limbs are copied beside the NTTs, not on one thread before them
             // (3 MB per digit at `ark`).
             rayon::join(
                 || {
@@ -1054,14 +1098,16 @@ impl RnsPoly {
                         .for_each(|(row, src)| row.copy_from_slice(src))
                 },
                 || {
-                    converted
-                        .par_iter_mut()
-                        .for_each(|(j, row)| ctx.plans[*j].forward(row).expect("limb length is N"))
+                    by_prime.par_iter_mut().enumerate().for_each(|(j, rows)| {
+                        for row in rows.iter_mut() {
+                            ctx.plans[j].forward(row).expect("limb length is N");
+                        }
+                    })
                 },
             );
             Ok(())
         })?;
-        Ok(out)
+        Ok(outs)
     }
 
     /// Reduces the single limb of `self` (coefficient representation, centered lift) into each
@@ -1355,6 +1401,33 @@ mod tests {
         assert!(RnsPoly::extend_digit(&sub, &own, &[0, 1, 2, 6, 7]).is_err());
         assert!(RnsPoly::extend_digit(&sub, &own.select_limbs(&[0, 1]).unwrap(), &to).is_err());
         assert!(RnsPoly::extend_digit(&own, &own, &to).is_err());
+    }
+
+    /// All digits at once (each prime's NTTs run one after another) equal each digit alone,
+    /// bit for bit, digits of unequal sizes included; one bad digit refuses the call.
+    #[test]
+    fn extend_digits_equals_each_extend_digit() {
+        let n = 1 << 7;
+        let ctx = ring(n, 8);
+        let to = [0usize, 1, 2, 3, 4, 5, 6, 7];
+        let mut own = random_poly(&ctx, &[0, 1, 2, 3, 4, 5], 12);
+        own.ntt().unwrap();
+        let subs: Vec<RnsPoly> = [vec![0usize, 1], vec![2, 3, 4], vec![5]]
+            .iter()
+            .map(|d| {
+                let mut s = own.select_limbs(d).unwrap();
+                s.intt().unwrap();
+                s
+            })
+            .collect();
+        let refs: Vec<&RnsPoly> = subs.iter().collect();
+        let got = RnsPoly::extend_digits(&refs, &own, &to).unwrap();
+        assert_eq!(got.len(), subs.len());
+        for (g, s) in got.iter().zip(&subs) {
+            assert_eq!(g, &RnsPoly::extend_digit(s, &own, &to).unwrap());
+        }
+        assert!(RnsPoly::extend_digits(&[], &own, &to).unwrap().is_empty());
+        assert!(RnsPoly::extend_digits(&[&subs[0], &own], &own, &to).is_err());
     }
 
     /// The fused ModDown tail equals the difference then the constant product, bit for bit
