@@ -184,6 +184,7 @@ pub const PRIMARIES: &[&str] = &[
     "select_limbs",
     "concat",
     "extend_digit",
+    "mod_up_digits",
     "sub_mul_scalar",
     "extend_limb",
 ];
@@ -735,6 +736,47 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
             ));
             self.value("extend_digit", &case, r)?;
         }
+        // mod_up_digits: `limbs` split into two digits (one when it has a single limb), every
+        // digit extended into every limb of the ring.
+        let half = limbs.len().div_ceil(2);
+        let digits: Vec<Vec<usize>> = [&limbs[..half], &limbs[half..]]
+            .into_iter()
+            .filter(|d| !d.is_empty())
+            .map(|d| d.to_vec())
+            .collect();
+        if digits.iter().all(|d| d.len() < everything.len()) {
+            let case = format!("{digits:?} -> {everything:?}");
+            let coeff = self.random(limbs, Representation::Coefficient)?;
+            let re = self.e.mod_up_digits(&coeff.0, &own.0, &digits, &everything);
+            let rt = self.t.mod_up_digits(&coeff.1, &own.1, &digits, &everything);
+            match (re, rt) {
+                (Ok(ve), Ok(vt)) if ve.len() == digits.len() && vt.len() == digits.len() => {
+                    for (pe, pt) in ve.iter().zip(&vt) {
+                        self.same("mod_up_digits", &case, pe, pt)?;
+                    }
+                    self.count("mod_up_digits");
+                }
+                (Ok(ve), Ok(vt)) => {
+                    return Err(self.failure(
+                        "mod_up_digits",
+                        &case,
+                        format!(
+                            "{} digits in, {} and {} extended digits out",
+                            digits.len(),
+                            ve.len(),
+                            vt.len()
+                        ),
+                    ))
+                }
+                (Err(err), _) | (_, Err(err)) => {
+                    return Err(self.failure(
+                        "mod_up_digits",
+                        &case,
+                        format!("refused valid operands: {err}"),
+                    ))
+                }
+            }
+        }
         // extend_limb: one limb into the others, and into every limb (itself included).
         let one = self.random(&limbs[..1], Representation::Coefficient)?;
         let everything: Vec<usize> = (0..all).collect();
@@ -1100,12 +1142,13 @@ mod tests {
         let s = check(make("none"), &cfg).unwrap();
         assert_eq!(s.rings.len(), 3);
         // Every primary the wrapper can fault: not `store` (how the suite reads values) nor
-        // the four whose default implementations are built on the others.
+        // the five whose default implementations are built on the others.
         let built_on_others = [
             "store",
             "load_host",
             "dot_pair_seeded_key",
             "extend_digit",
+            "mod_up_digits",
             "sub_mul_scalar",
         ];
         for &fault in PRIMARIES.iter().filter(|p| !built_on_others.contains(p)) {
