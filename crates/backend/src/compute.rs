@@ -393,6 +393,22 @@ impl Backend for Compute {
             polys
         )
     }
+    fn mod_up_dot_pair_seeded_key(
+        &mut self,
+        coeff: &ComputePoly,
+        own: &ComputePoly,
+        digits: &[Vec<usize>],
+        to: &[usize],
+        key_b: &[HostPoly],
+        seeds: &[Seed],
+    ) -> Result<(ComputePoly, ComputePoly), MathError> {
+        delegate!(
+            self,
+            "mod_up_dot_pair_seeded_key",
+            |b, coeff, own| b.mod_up_dot_pair_seeded_key(coeff, own, digits, to, key_b, seeds),
+            pair
+        )
+    }
     fn select_limbs(&mut self, a: &ComputePoly, keep: &[usize]) -> Result<ComputePoly, MathError> {
         delegate!(self, "select_limbs", |b, a| b.select_limbs(a, keep), poly)
     }

@@ -15,6 +15,7 @@
 //! `expand_seed`, `dot_pair_seeded_key`, `ntt`, `intt`, `add`, `sub`, `neg`, `mul`, `mul_acc`,
 //! `add_scalar`, `dot` (1 to 3 terms), `mul_scalar`, `automorphism` (rotations and conjugation,
 //! both representations), `bconv` (every [`ConversionMode`]), `select_limbs`, `concat`,
+//! `extend_digit`, `mod_up_digits`, `mod_up_dot_pair_seeded_key`, `sub_mul_scalar`,
 //! `extend_limb`, and the markers `begin_op`/`end_op`. Each refusal case (different limb sets,
 //! rings or representations, wrong constant counts, bad Galois elements, missing limbs...) must
 //! be an error on the backend under test whenever it is one on the expected backend.
@@ -185,6 +186,7 @@ pub const PRIMARIES: &[&str] = &[
     "concat",
     "extend_digit",
     "mod_up_digits",
+    "mod_up_dot_pair_seeded_key",
     "sub_mul_scalar",
     "extend_limb",
 ];
@@ -776,6 +778,40 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
                     ))
                 }
             }
+            // mod_up_dot_pair_seeded_key: the same digits, then the inner product with a
+            // seeded key over every limb.
+            let keys: Vec<HostPoly> = digits
+                .iter()
+                .map(|_| HostPoly::Data(self.host(&everything, Representation::Evaluation)))
+                .collect();
+            let seeds: Vec<Seed> = digits.iter().map(|_| self.seed()).collect();
+            let op = "mod_up_dot_pair_seeded_key";
+            let re = self.e.mod_up_dot_pair_seeded_key(
+                &coeff.0,
+                &own.0,
+                &digits,
+                &everything,
+                &keys,
+                &seeds,
+            );
+            let rt = self.t.mod_up_dot_pair_seeded_key(
+                &coeff.1,
+                &own.1,
+                &digits,
+                &everything,
+                &keys,
+                &seeds,
+            );
+            match (re, rt) {
+                (Ok((e0, e1)), Ok((t0, t1))) => {
+                    self.same(op, &format!("{case}, b"), &e0, &t0)?;
+                    self.same(op, &format!("{case}, a"), &e1, &t1)?;
+                    self.count(op);
+                }
+                (Err(err), _) | (_, Err(err)) => {
+                    return Err(self.failure(op, &case, format!("refused valid operands: {err}")))
+                }
+            }
         }
         // extend_limb: one limb into the others, and into every limb (itself included).
         let one = self.random(&limbs[..1], Representation::Coefficient)?;
@@ -1142,21 +1178,29 @@ mod tests {
         let s = check(make("none"), &cfg).unwrap();
         assert_eq!(s.rings.len(), 3);
         // Every primary the wrapper can fault: not `store` (how the suite reads values) nor
-        // the five whose default implementations are built on the others.
+        // the six whose default implementations are built on the others.
         let built_on_others = [
             "store",
             "load_host",
             "dot_pair_seeded_key",
             "extend_digit",
             "mod_up_digits",
+            "mod_up_dot_pair_seeded_key",
             "sub_mul_scalar",
         ];
         for &fault in PRIMARIES.iter().filter(|p| !built_on_others.contains(p)) {
             let f = check(make(fault), &cfg).unwrap_err();
-            // The fault shows in that primary, or in one built on it (dot_pair_seeded_key runs
-            // expand_seed and dot by default).
+            // The fault shows in that primary, or in one built on it that the suite checks
+            // first: dot_pair_seeded_key runs dot by default, and
+            // mod_up_dot_pair_seeded_key (checked with the conversions) runs expand_seed and
+            // dot through it.
+            let built_on = match f.primary {
+                "dot_pair_seeded_key" => &["dot"][..],
+                "mod_up_dot_pair_seeded_key" => &["dot", "expand_seed"][..],
+                _ => &[][..],
+            };
             assert!(
-                f.primary == fault || (f.primary == "dot_pair_seeded_key" && fault == "dot"),
+                f.primary == fault || built_on.contains(&fault),
                 "{fault}: {f}"
             );
             assert!(f.detail.contains("first difference"), "{fault}: {f}");

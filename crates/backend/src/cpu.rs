@@ -19,6 +19,34 @@ impl CpuBackend {
     }
 }
 
+impl CpuBackend {
+    /// A seeded key's `b` digits as they are, each holding (at least) `limbs`: the dot reads
+    /// the limbs it needs in place (no copy of a key's leading and special limbs below the
+    /// top level).
+    fn key_digits<'a>(
+        &self,
+        key_b: &'a [HostPoly],
+        limbs: &[usize],
+    ) -> Result<Vec<&'a RnsPoly>, MathError> {
+        key_b
+            .iter()
+            .map(|b| match b {
+                HostPoly::Limbs { limbs: l, .. } if l != limbs => Err(MathError::Unsupported(
+                    "a seeded key's limbs must be those of the digits it multiplies".into(),
+                )),
+                HostPoly::Data(p) | HostPoly::Limbs { whole: p, .. } => {
+                    if Arc::ptr_eq(p.context(), &self.ring) {
+                        Ok(p)
+                    } else {
+                        Err(MathError::RingMismatch { op: "load" })
+                    }
+                }
+                HostPoly::Shape(_) => Err(crate::shape_unsupported("load")),
+            })
+            .collect()
+    }
+}
+
 impl Backend for CpuBackend {
     type Poly = RnsPoly;
 
@@ -62,24 +90,7 @@ impl Backend for CpuBackend {
                 "a seeded key's limbs must be those of the digits it multiplies".into(),
             ));
         }
-        // The key digits as they are: the dot reads the limbs it needs in place (no copy of
-        // a key's leading and special limbs below the top level).
-        let bs = key_b
-            .iter()
-            .map(|b| match b {
-                HostPoly::Limbs { limbs: l, .. } if l != limbs => Err(MathError::Unsupported(
-                    "a seeded key's limbs must be those of the digits it multiplies".into(),
-                )),
-                HostPoly::Data(p) | HostPoly::Limbs { whole: p, .. } => {
-                    if Arc::ptr_eq(p.context(), &self.ring) {
-                        Ok(p)
-                    } else {
-                        Err(MathError::RingMismatch { op: "load" })
-                    }
-                }
-                HostPoly::Shape(_) => Err(crate::shape_unsupported("load")),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let bs = self.key_digits(key_b, limbs)?;
         RnsPoly::dot_pair_seeded(ups, &bs, seeds)
     }
     fn ntt(&mut self, p: &mut RnsPoly) -> Result<(), MathError> {
@@ -180,6 +191,24 @@ impl Backend for CpuBackend {
             .map(|d| coeff.select_limbs(d))
             .collect::<Result<Vec<_>, _>>()?;
         RnsPoly::extend_digits(&subs.iter().collect::<Vec<_>>(), own, to)
+    }
+    /// In one pass ([`RnsPoly::mod_up_dot_pair_seeded`]): each prime's converted limbs are
+    /// transformed and multiplied into both sums while they are in cache.
+    fn mod_up_dot_pair_seeded_key(
+        &mut self,
+        coeff: &RnsPoly,
+        own: &RnsPoly,
+        digits: &[Vec<usize>],
+        to: &[usize],
+        key_b: &[HostPoly],
+        seeds: &[Seed],
+    ) -> Result<(RnsPoly, RnsPoly), MathError> {
+        let bs = self.key_digits(key_b, to)?;
+        let subs = digits
+            .iter()
+            .map(|d| coeff.select_limbs(d))
+            .collect::<Result<Vec<_>, _>>()?;
+        RnsPoly::mod_up_dot_pair_seeded(&subs.iter().collect::<Vec<_>>(), own, to, &bs, seeds)
     }
     fn extend_limb(&mut self, a: &RnsPoly, to: &[usize]) -> Result<RnsPoly, MathError> {
         a.extend_limb(to)

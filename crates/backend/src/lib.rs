@@ -285,6 +285,27 @@ pub trait Backend {
         }
         Ok(ups)
     }
+    /// ModUp followed by the seeded inner product: [`Backend::mod_up_digits`] of `coeff`
+    /// and `own` over `to`, then [`Backend::dot_pair_seeded_key`] of the extended digits with
+    /// `key_b` and `seeds` over `to`. Returns `(sum_i up_i * b_i, sum_i up_i * a_i)`.
+    ///
+    /// The primaries are exactly those of the default body, in its order, and a tracing
+    /// backend records them as such. A computing backend may interleave them (the CPU
+    /// backend transforms each prime's converted limbs and multiplies them into both sums
+    /// while they are in cache, so the extended digits are never whole in memory) but must
+    /// return the same values.
+    fn mod_up_dot_pair_seeded_key(
+        &mut self,
+        coeff: &Self::Poly,
+        own: &Self::Poly,
+        digits: &[Vec<usize>],
+        to: &[usize],
+        key_b: &[HostPoly],
+        seeds: &[Seed],
+    ) -> Result<(Self::Poly, Self::Poly), MathError> {
+        let ups = self.mod_up_digits(coeff, own, digits, to)?;
+        self.dot_pair_seeded_key(&ups.iter().collect::<Vec<_>>(), key_b, seeds, to)
+    }
     /// A one-limb polynomial (coefficient representation) reduced into the moduli `to`.
     fn extend_limb(&mut self, a: &Self::Poly, to: &[usize]) -> Result<Self::Poly, MathError>;
 

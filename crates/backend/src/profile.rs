@@ -183,6 +183,22 @@ impl<B: Backend> Backend for Profiled<B> {
     ) -> R<Vec<B::Poly>> {
         self.timed_as("bconv+ntt", |b| b.mod_up_digits(coeff, own, digits, to))
     }
+    /// Forwarded whole, so a backend that interleaves ModUp with the inner product is timed
+    /// as it runs: under one name for the `bconv`, `ntt`, `load`, `expand_seed` and `dot`
+    /// calls it stands for.
+    fn mod_up_dot_pair_seeded_key(
+        &mut self,
+        coeff: &Self::Poly,
+        own: &Self::Poly,
+        digits: &[Vec<usize>],
+        to: &[usize],
+        key_b: &[HostPoly],
+        seeds: &[Seed],
+    ) -> R<(B::Poly, B::Poly)> {
+        self.timed_as("bconv+ntt+dot", |b| {
+            b.mod_up_dot_pair_seeded_key(coeff, own, digits, to, key_b, seeds)
+        })
+    }
     /// Forwarded whole, so a backend that assembles it in place is timed as it runs: under
     /// one name for the `bconv`, `ntt` and `concat` calls it stands for.
     fn extend_digit(&mut self, digit: &Self::Poly, own: &Self::Poly, to: &[usize]) -> R<B::Poly> {

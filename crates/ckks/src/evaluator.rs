@@ -9,7 +9,7 @@ use crate::decomposition::KeySwitchPlan;
 use crate::error::{CkksError, Result};
 use crate::keys::{Ciphertext, EvaluationKeys, SwitchingKey};
 use std::sync::Arc;
-use tessera_backend::{Backend, Kind};
+use tessera_backend::{Backend, HostPoly, Kind};
 use tessera_math::automorphism::{conjugation_element, galois_element};
 use tessera_math::{ConversionMode, Modulus, RnsPoly};
 
@@ -44,6 +44,14 @@ pub struct Evaluator<B: Backend> {
     ctx: Arc<CkksContext>,
     backend: B,
     dataflow: KeySwitchDataflow,
+}
+
+/// What ModUp starts from ([`Evaluator::mod_up`]): the input in coefficient form, the plan's
+/// digits that reach its level (limb sets), and the limbs of `Q_l P` they are extended to.
+struct ModUpOperands<P> {
+    coeff: P,
+    digits: Vec<Vec<usize>>,
+    qp: Vec<usize>,
 }
 
 impl<B: Backend> Evaluator<B> {
@@ -619,8 +627,19 @@ impl<B: Backend> Evaluator<B> {
         if self.dataflow == KeySwitchDataflow::Streamed {
             return self.key_switch_streamed(d, level, key);
         }
-        let up = self.mod_up(d, level, key.plan())?;
-        self.inner_product(&up, level, key)
+        let up = self.mod_up_operands(d, level, key.plan())?;
+        let count = up.digits.len();
+        Self::digits_match(key.plan(), level, count)?;
+        let key_b = Self::key_digits_over(key, &up.qp, count)?;
+        // ModUp then the inner product ([`Backend::mod_up_dot_pair_seeded_key`]).
+        Ok(self.backend.mod_up_dot_pair_seeded_key(
+            &up.coeff,
+            d,
+            &up.digits,
+            &up.qp,
+            &key_b,
+            &key.seeds[..count],
+        )?)
     }
 
     /// [`KeySwitchDataflow::Streamed`]: one extended digit at a time, accumulated.
@@ -740,6 +759,20 @@ impl<B: Backend> Evaluator<B> {
         level: usize,
         plan: &KeySwitchPlan,
     ) -> Result<Vec<B::Poly>> {
+        let up = self.mod_up_operands(d, level, plan)?;
+        // Per digit `select_limbs` and `extend_digit` ([`Backend::mod_up_digits`]).
+        Ok(self
+            .backend
+            .mod_up_digits(&up.coeff, d, &up.digits, &up.qp)?)
+    }
+
+    /// What ModUp of `d` (evaluation form, level `l`) with `plan` starts from.
+    fn mod_up_operands(
+        &mut self,
+        d: &B::Poly,
+        level: usize,
+        plan: &KeySwitchPlan,
+    ) -> Result<ModUpOperands<B::Poly>> {
         let qp = plan.qp_limbs(level);
         let mut dc = d.clone();
         self.backend.intt(&mut dc)?;
@@ -748,8 +781,16 @@ impl<B: Backend> Evaluator<B> {
             .into_iter()
             .map(|r| r.collect())
             .collect();
-        // Per digit `select_limbs` and `extend_digit` ([`Backend::mod_up_digits`]).
-        Ok(self.backend.mod_up_digits(&dc, d, &digits, &qp)?)
+        Ok(ModUpOperands {
+            coeff: dc,
+            digits,
+            qp,
+        })
+    }
+
+    /// The `b` halves of `key`'s first `count` digits over the limbs `qp`.
+    fn key_digits_over(key: &SwitchingKey, qp: &[usize], count: usize) -> Result<Vec<HostPoly>> {
+        (0..count).map(|i| key.b_over(i, qp)).collect()
     }
 
     /// Inner product of extended digits with the key's `(b_i, a_i)` (each `a_i` expanded from
@@ -777,9 +818,7 @@ impl<B: Backend> Evaluator<B> {
         let plan = key.plan();
         Self::digits_match(plan, level, ups.len())?;
         let qp = plan.qp_limbs(level);
-        let key_b = (0..ups.len())
-            .map(|i| key.b_over(i, &qp))
-            .collect::<Result<Vec<_>>>()?;
+        let key_b = Self::key_digits_over(key, &qp, ups.len())?;
         let up_refs: Vec<&B::Poly> = ups.iter().collect();
         let (u0, u1) =
             self.backend

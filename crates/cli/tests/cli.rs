@@ -122,15 +122,9 @@ fn bench_profile_and_plan_report_what_they_say() {
         .iter()
         .map(|v| v["primary"].as_str().unwrap())
         .collect();
-    // The CPU backend fuses the seeded key's expansion into the inner product, and ModUp's
-    // BConv into its NTT (`Backend::extend_digit`, profiled as `bconv+ntt`).
-    for p in [
-        "ntt",
-        "intt",
-        "bconv+ntt",
-        "expand_seed+dot",
-        "automorphism",
-    ] {
+    // The CPU backend fuses ModUp (BConv and NTT) with the seeded key's expansion and the
+    // inner product (`Backend::mod_up_dot_pair_seeded_key`, profiled as `bconv+ntt+dot`).
+    for p in ["ntt", "intt", "bconv+ntt+dot", "automorphism"] {
         assert!(prims.contains(&p), "{p} missing from {prims:?}");
     }
     // plan: one line per level, dynamic never costlier than fixed.

@@ -691,20 +691,12 @@ impl RnsPoly {
                 found: seeds.len(),
             });
         }
-        /// Words of each expanded operand generated per step (8 KiB).
-        const CHUNK: usize = 1024;
-        /// Where an `a` limb's words come from.
-        enum ALimb {
-            Cached(std::sync::Arc<[u64]>),
-            Stream(Xof),
-        }
         // A bad TESSERA_KEY_CACHE_GB is an error here, not a silent fallback below.
         key_cache::budget()?;
         let first = a[0];
         let (ctx, limbs, n) = (&first.ctx, &first.limbs, first.ctx.n);
         let mut out0 = Self::for_overwrite(ctx, limbs, Representation::Evaluation)?;
         let mut out1 = Self::for_overwrite(ctx, limbs, Representation::Evaluation)?;
-        let kernel = pointwise::best_kernel();
         install(|| {
             out0.data
                 .par_chunks_mut(n)
@@ -712,42 +704,13 @@ impl RnsPoly {
                 .zip(limbs.par_iter())
                 .enumerate()
                 .for_each(|(k, ((o0, o1), &i))| {
-                    let m = &ctx.moduli[i];
-                    // Each `a` limb from the key cache, or streamed from its XOF.
-                    let mut sources: Vec<ALimb> = seeds
+                    let xs: Vec<&[u64]> = a.iter().map(|x| &x.data[k * n..(k + 1) * n]).collect();
+                    let ys: Vec<&[u64]> = b
                         .iter()
-                        .map(|s| match key_cache::limb(s, m.value(), n) {
-                            Ok(Some(l)) => ALimb::Cached(l),
-                            _ => ALimb::Stream(limb_stream(s, m.value())),
-                        })
+                        .zip(&b_pos)
+                        .map(|(y, pos)| &y.data[pos[k] * n..(pos[k] + 1) * n])
                         .collect();
-                    let mut u = vec![0u64; seeds.len() * CHUNK];
-                    for start in (0..n).step_by(CHUNK) {
-                        let len = CHUNK.min(n - start);
-                        let range = k * n + start..k * n + start + len;
-                        for (src, ut) in sources.iter_mut().zip(u.chunks_mut(CHUNK)) {
-                            if let ALimb::Stream(xof) = src {
-                                xof.fill_below(m.value(), &mut ut[..len]);
-                            }
-                        }
-                        let xs: Vec<&[u64]> = a.iter().map(|x| &x.data[range.clone()]).collect();
-                        let ys: Vec<&[u64]> = b
-                            .iter()
-                            .zip(&b_pos)
-                            .map(|(y, pos)| &y.data[pos[k] * n + start..pos[k] * n + start + len])
-                            .collect();
-                        let us: Vec<&[u64]> = sources
-                            .iter()
-                            .zip(u.chunks(CHUNK))
-                            .map(|(src, c)| match src {
-                                ALimb::Cached(l) => &l[start..start + len],
-                                ALimb::Stream(_) => &c[..len],
-                            })
-                            .collect();
-                        let (c0, c1) = (&mut o0[start..start + len], &mut o1[start..start + len]);
-                        pointwise::dot2_row(kernel, m, &xs, &ys, &us, c0, c1)
-                            .expect("checked operands");
-                    }
+                    dot2_seeded_limb(&ctx.moduli[i], &xs, &ys, seeds, o0, o1);
                 });
         });
         Ok((out0, out1))
@@ -1011,58 +974,8 @@ impl RnsPoly {
     /// the later transforms find the tables in cache (96 NTTs at `ark`'s level 23, 2 threads:
     /// 10.3 against 9.4 ms with AVX2, 7.0 against 6.1 ms with AVX-512 on Zen 5, session 49).
     pub fn extend_digits(digits: &[&RnsPoly], own: &RnsPoly, to: &[usize]) -> Result<Vec<RnsPoly>> {
-        const OP: &str = "extend digit";
-        own.require(OP, Some(Representation::Evaluation))?;
+        let plans = Self::digit_plans(digits, own, to)?;
         let ctx = &own.ctx;
-        let missing = |i: usize| MathError::LimbMismatch {
-            op: OP,
-            left: to
-                .iter()
-                .map(|&j| ctx.moduli.get(j).map_or(0, |m| m.value()))
-                .collect(),
-            right: vec![ctx.moduli.get(i).map_or(0, |m| m.value())],
-        };
-        /// One digit's plan: where its limbs are in `own`, the limbs of `to` it converts to,
-        /// and the converter.
-        struct Plan {
-            own_pos: Vec<usize>,
-            others: Vec<usize>,
-            conv: Arc<BaseConverter>,
-        }
-        let plans = digits
-            .iter()
-            .map(|digit| -> Result<Plan> {
-                if !Arc::ptr_eq(&digit.ctx, ctx) {
-                    return Err(MathError::RingMismatch { op: OP });
-                }
-                digit.require(OP, Some(Representation::Coefficient))?;
-                // Where each of the digit's limbs is in `own`; each must also be in `to`.
-                let own_pos = digit
-                    .limbs
-                    .iter()
-                    .map(|&i| {
-                        if !to.contains(&i) {
-                            return Err(missing(i));
-                        }
-                        own.limbs
-                            .iter()
-                            .position(|&x| x == i)
-                            .ok_or_else(|| missing(i))
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let others: Vec<usize> = to
-                    .iter()
-                    .copied()
-                    .filter(|j| !digit.limbs.contains(j))
-                    .collect();
-                let conv = ctx.converter(&digit.limbs, &others)?;
-                Ok(Plan {
-                    own_pos,
-                    others,
-                    conv,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
         let mut outs = digits
             .iter()
             .map(|_| Self::for_overwrite(ctx, to, Representation::Evaluation))
@@ -1108,6 +1021,155 @@ impl RnsPoly {
             Ok(())
         })?;
         Ok(outs)
+    }
+
+    /// Checks ModUp's operands and plans each digit's conversion: `own` (evaluation form)
+    /// holds every digit's limbs, each digit (coefficient form, same ring) converts to the
+    /// limbs of `to` it lacks, and its own limbs must be in `to`.
+    fn digit_plans(digits: &[&RnsPoly], own: &RnsPoly, to: &[usize]) -> Result<Vec<DigitPlan>> {
+        const OP: &str = "extend digit";
+        own.require(OP, Some(Representation::Evaluation))?;
+        let ctx = &own.ctx;
+        let missing = |i: usize| MathError::LimbMismatch {
+            op: OP,
+            left: to
+                .iter()
+                .map(|&j| ctx.moduli.get(j).map_or(0, |m| m.value()))
+                .collect(),
+            right: vec![ctx.moduli.get(i).map_or(0, |m| m.value())],
+        };
+        digits
+            .iter()
+            .map(|digit| -> Result<DigitPlan> {
+                if !Arc::ptr_eq(&digit.ctx, ctx) {
+                    return Err(MathError::RingMismatch { op: OP });
+                }
+                digit.require(OP, Some(Representation::Coefficient))?;
+                // Where each of the digit's limbs is in `own`; each must also be in `to`.
+                let own_pos = digit
+                    .limbs
+                    .iter()
+                    .map(|&i| {
+                        if !to.contains(&i) {
+                            return Err(missing(i));
+                        }
+                        own.limbs
+                            .iter()
+                            .position(|&x| x == i)
+                            .ok_or_else(|| missing(i))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let others: Vec<usize> = to
+                    .iter()
+                    .copied()
+                    .filter(|j| !digit.limbs.contains(j))
+                    .collect();
+                let conv = ctx.converter(&digit.limbs, &others)?;
+                Ok(DigitPlan {
+                    own_pos,
+                    others,
+                    conv,
+                })
+            })
+            .collect()
+    }
+
+    /// ModUp and the seeded inner product in one pass: the same values, bit for bit, as
+    /// [`RnsPoly::extend_digits`] followed by [`RnsPoly::dot_pair_seeded`] with `b` and
+    /// `seeds` over `to`, without the extended digits ever being whole in memory.
+    ///
+    /// Why: at `ark`'s level 23 the extended digits are 4 x 30 limbs (60 MB). Written by
+    /// ModUp and read back by the inner product, they make a third of the inner product's
+    /// memory traffic and leave the cache long before it runs. Here each prime's converted
+    /// limbs are transformed by the forward NTT and multiplied into both sums right away,
+    /// while they are still in cache; the digits' own limbs are read from `own` in place.
+    pub fn mod_up_dot_pair_seeded(
+        digits: &[&RnsPoly],
+        own: &RnsPoly,
+        to: &[usize],
+        b: &[&RnsPoly],
+        seeds: &[Seed],
+    ) -> Result<(RnsPoly, RnsPoly)> {
+        if digits.is_empty() || b.len() != digits.len() || seeds.len() != digits.len() {
+            return Err(MathError::LengthMismatch {
+                what: "digits, key digits and seeds of a key switch",
+                expected: digits.len().max(1),
+                found: if b.len() != digits.len() {
+                    b.len()
+                } else {
+                    seeds.len()
+                },
+            });
+        }
+        let plans = Self::digit_plans(digits, own, to)?;
+        let ctx = &own.ctx;
+        let b_pos = b
+            .iter()
+            .map(|y| {
+                if !Arc::ptr_eq(&y.ctx, ctx) {
+                    return Err(MathError::RingMismatch { op: "dot product" });
+                }
+                y.positions_of(to, "dot product")
+            })
+            .collect::<Result<Vec<_>>>()?;
+        key_cache::budget()?;
+        let n = ctx.n;
+        let mut out0 = Self::for_overwrite(ctx, to, Representation::Evaluation)?;
+        let mut out1 = Self::for_overwrite(ctx, to, Representation::Evaluation)?;
+        let mut converted: Vec<AlignedVec> = plans
+            .iter()
+            .map(|p| AlignedVec::for_overwrite(p.others.len() * n))
+            .collect();
+        /// A digit's limb of one prime: `own`'s (the digit's own limbs) or a converted one,
+        /// transformed where it is used.
+        enum Row<'a> {
+            Own(&'a [u64]),
+            Converted(&'a mut [u64]),
+        }
+        install(|| -> Result<()> {
+            for ((digit, plan), buf) in digits.iter().zip(&plans).zip(&mut converted) {
+                let rows = buf.chunks_mut(n).collect();
+                plan.conv
+                    .convert_rows(&digit.data, rows, n, ConversionMode::Approximate)?;
+            }
+            // Each prime's rows, one per digit in digit order.
+            let mut by_prime: Vec<Vec<Row>> = to.iter().map(|_| Vec::new()).collect();
+            for ((digit, plan), buf) in digits.iter().zip(&plans).zip(&mut converted) {
+                let mut rows = buf.chunks_mut(n);
+                for (&j, prime) in to.iter().zip(&mut by_prime) {
+                    prime.push(match digit.limbs.iter().position(|&x| x == j) {
+                        Some(k) => Row::Own(own.limb(plan.own_pos[k])),
+                        None => Row::Converted(rows.next().expect("a row per other limb")),
+                    });
+                }
+            }
+            out0.data
+                .par_chunks_mut(n)
+                .zip(out1.data.par_chunks_mut(n))
+                .zip(by_prime.into_par_iter())
+                .enumerate()
+                .for_each(|(k, ((o0, o1), rows))| {
+                    let j = to[k];
+                    let xs: Vec<&[u64]> = rows
+                        .into_iter()
+                        .map(|r| match r {
+                            Row::Own(x) => x,
+                            Row::Converted(x) => {
+                                ctx.plans[j].forward(x).expect("limb length is N");
+                                x
+                            }
+                        })
+                        .collect();
+                    let ys: Vec<&[u64]> = b
+                        .iter()
+                        .zip(&b_pos)
+                        .map(|(y, pos)| &y.data[pos[k] * n..(pos[k] + 1) * n])
+                        .collect();
+                    dot2_seeded_limb(&ctx.moduli[j], &xs, &ys, seeds, o0, o1);
+                });
+            Ok(())
+        })?;
+        Ok((out0, out1))
     }
 
     /// Reduces the single limb of `self` (coefficient representation, centered lift) into each
@@ -1211,6 +1273,67 @@ impl RnsPoly {
                 basis.reconstruct_centered(&res)
             })
             .collect()
+    }
+}
+
+/// One ModUp digit's plan ([`RnsPoly::digit_plans`]): where its limbs are in `own`, the
+/// limbs of `to` it converts to, and the converter.
+struct DigitPlan {
+    own_pos: Vec<usize>,
+    others: Vec<usize>,
+    conv: Arc<BaseConverter>,
+}
+
+/// One limb of the seeded key switch's two inner products ([`RnsPoly::dot_pair_seeded`]):
+/// `o0 = sum_i xs_i * ys_i` and `o1 = sum_i xs_i * u_i` modulo `m`, `u_i` the limb of the
+/// uniform polynomial drawn from `seeds[i]` (from [`key_cache`] where it is held, else
+/// streamed from its XOF a few kilobytes at a time and consumed from the L1 cache). Every
+/// slice holds the limb's `N` words.
+fn dot2_seeded_limb(
+    m: &Modulus,
+    xs: &[&[u64]],
+    ys: &[&[u64]],
+    seeds: &[Seed],
+    o0: &mut [u64],
+    o1: &mut [u64],
+) {
+    /// Words of each expanded operand generated per step (8 KiB).
+    const CHUNK: usize = 1024;
+    /// Where a `u` limb's words come from.
+    enum ULimb {
+        Cached(std::sync::Arc<[u64]>),
+        Stream(Xof),
+    }
+    let n = o0.len();
+    let kernel = pointwise::best_kernel();
+    let mut sources: Vec<ULimb> = seeds
+        .iter()
+        .map(|s| match key_cache::limb(s, m.value(), n) {
+            Ok(Some(l)) => ULimb::Cached(l),
+            _ => ULimb::Stream(limb_stream(s, m.value())),
+        })
+        .collect();
+    let mut u = vec![0u64; seeds.len() * CHUNK];
+    for start in (0..n).step_by(CHUNK) {
+        let range = start..(start + CHUNK).min(n);
+        let len = range.len();
+        for (src, ut) in sources.iter_mut().zip(u.chunks_mut(CHUNK)) {
+            if let ULimb::Stream(xof) = src {
+                xof.fill_below(m.value(), &mut ut[..len]);
+            }
+        }
+        let x: Vec<&[u64]> = xs.iter().map(|r| &r[range.clone()]).collect();
+        let y: Vec<&[u64]> = ys.iter().map(|r| &r[range.clone()]).collect();
+        let us: Vec<&[u64]> = sources
+            .iter()
+            .zip(u.chunks(CHUNK))
+            .map(|(src, c)| match src {
+                ULimb::Cached(l) => &l[range.clone()],
+                ULimb::Stream(_) => &c[..len],
+            })
+            .collect();
+        let (c0, c1) = (&mut o0[range.clone()], &mut o1[range]);
+        pointwise::dot2_row(kernel, m, &x, &y, &us, c0, c1).expect("checked operands");
     }
 }
 
@@ -1428,6 +1551,52 @@ mod tests {
         }
         assert!(RnsPoly::extend_digits(&[], &own, &to).unwrap().is_empty());
         assert!(RnsPoly::extend_digits(&[&subs[0], &own], &own, &to).is_err());
+    }
+
+    /// ModUp fused with the seeded inner product equals the extended digits followed by
+    /// [`RnsPoly::dot_pair_seeded`], bit for bit, with key digits holding more limbs than
+    /// `to` (a key used below its top level), and refuses mismatched operands.
+    #[test]
+    fn mod_up_dot_pair_seeded_equals_extend_then_dot() {
+        let n = 1 << 7;
+        let ctx = ring(n, 9);
+        let to = [0usize, 1, 2, 3, 4, 6, 7];
+        let mut own = random_poly(&ctx, &[0, 1, 2, 3, 4], 21);
+        own.ntt().unwrap();
+        let subs: Vec<RnsPoly> = [vec![0usize, 1], vec![2, 3], vec![4]]
+            .iter()
+            .map(|d| {
+                let mut s = own.select_limbs(d).unwrap();
+                s.intt().unwrap();
+                s
+            })
+            .collect();
+        let refs: Vec<&RnsPoly> = subs.iter().collect();
+        let all: Vec<usize> = (0..9).collect();
+        let keys: Vec<RnsPoly> = (0..3)
+            .map(|i| {
+                let mut k = random_poly(&ctx, &all, 40 + i);
+                k.ntt().unwrap();
+                k
+            })
+            .collect();
+        let krefs: Vec<&RnsPoly> = keys.iter().collect();
+        let seeds: Vec<Seed> = (0..3).map(|i| Seed([i as u8 + 9; 32])).collect();
+        let ups = RnsPoly::extend_digits(&refs, &own, &to).unwrap();
+        let up_refs: Vec<&RnsPoly> = ups.iter().collect();
+        let want = RnsPoly::dot_pair_seeded(&up_refs, &krefs, &seeds).unwrap();
+        let got = RnsPoly::mod_up_dot_pair_seeded(&refs, &own, &to, &krefs, &seeds).unwrap();
+        assert_eq!(got, want);
+        // Too few key digits or seeds, a key without the limbs of `to`, a digit in the wrong
+        // representation.
+        assert!(RnsPoly::mod_up_dot_pair_seeded(&refs, &own, &to, &krefs[..2], &seeds).is_err());
+        assert!(RnsPoly::mod_up_dot_pair_seeded(&refs, &own, &to, &krefs, &seeds[..1]).is_err());
+        assert!(RnsPoly::mod_up_dot_pair_seeded(&[], &own, &to, &[], &[]).is_err());
+        let short = keys[0].select_limbs(&[0, 1, 2]).unwrap();
+        let bad = [&short, krefs[1], krefs[2]];
+        assert!(RnsPoly::mod_up_dot_pair_seeded(&refs, &own, &to, &bad, &seeds).is_err());
+        let bad = [&own, refs[1], refs[2]];
+        assert!(RnsPoly::mod_up_dot_pair_seeded(&bad, &own, &to, &krefs, &seeds).is_err());
     }
 
     /// The fused ModDown tail equals the difference then the constant product, bit for bit
