@@ -304,6 +304,21 @@ impl Backend for Compute {
             pair
         )
     }
+    fn automorphism_dot_pair_seeded_key(
+        &mut self,
+        ups: &[&ComputePoly],
+        g: u64,
+        key_b: &[HostPoly],
+        seeds: &[Seed],
+        limbs: &[usize],
+    ) -> Result<(ComputePoly, ComputePoly), MathError> {
+        delegate!(
+            self,
+            "automorphism_dot_pair_seeded_key",
+            |b; ups| b.automorphism_dot_pair_seeded_key(&ups, g, key_b, seeds, limbs),
+            pair
+        )
+    }
     fn ntt(&mut self, p: &mut ComputePoly) -> Result<(), MathError> {
         delegate!(self, "ntt", |b, p| b.ntt(p), value)
     }

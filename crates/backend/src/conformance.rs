@@ -12,7 +12,7 @@
 //! What it covers, per ring ([`RingSpec`]: degree, prime sizes) and per limb set (contiguous,
 //! scattered, single limb, the special primes, all limbs):
 //! `load`/`store` (every [`Kind`], both representations), `load_host` (data; a shape is refused),
-//! `expand_seed`, `dot_pair_seeded_key`, `ntt`, `intt`, `add`, `sub`, `neg`, `mul`, `mul_acc`,
+//! `expand_seed`, `dot_pair_seeded_key`, `automorphism_dot_pair_seeded_key`, `ntt`, `intt`, `add`, `sub`, `neg`, `mul`, `mul_acc`,
 //! `add_scalar`, `dot` (1 to 3 terms), `mul_scalar`, `automorphism` (rotations and conjugation,
 //! both representations), `bconv` (every [`ConversionMode`]), `select_limbs`, `concat`,
 //! `extend_digit`, `mod_up_digits`, `mod_up_dot_pair_seeded_key`, `sub_mul_scalar`,
@@ -170,6 +170,7 @@ pub const PRIMARIES: &[&str] = &[
     "store",
     "expand_seed",
     "dot_pair_seeded_key",
+    "automorphism_dot_pair_seeded_key",
     "ntt",
     "intt",
     "add",
@@ -827,7 +828,7 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
         Ok(())
     }
 
-    /// `expand_seed` and `dot_pair_seeded_key`.
+    /// `expand_seed`, `dot_pair_seeded_key` and `automorphism_dot_pair_seeded_key`.
     fn seeded(&mut self, limbs: &[usize]) -> Result<(), Failure> {
         let seed = self.seed();
         let r = both!(self, "expand_seed", "uniform", |b| b.expand_seed(
@@ -870,6 +871,29 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
                             rt.err().map_or("a value".into(), |e| e.to_string())
                         ),
                     ))
+                }
+            }
+            // automorphism_dot_pair_seeded_key: the same digits rotated by one slot first.
+            let op = "automorphism_dot_pair_seeded_key";
+            let g = galois_element(1, self.ring.n()).expect("a valid rotation");
+            let re = {
+                let u: Vec<&E::Poly> = ups.iter().map(|p| &p.0).collect();
+                self.e
+                    .automorphism_dot_pair_seeded_key(&u, g, &keys, &seeds, limbs)
+            };
+            let rt = {
+                let u: Vec<&T::Poly> = ups.iter().map(|p| &p.1).collect();
+                self.t
+                    .automorphism_dot_pair_seeded_key(&u, g, &keys, &seeds, limbs)
+            };
+            match (re, rt) {
+                (Ok((e0, e1)), Ok((t0, t1))) => {
+                    self.same(op, &format!("{case}, b"), &e0, &t0)?;
+                    self.same(op, &format!("{case}, a"), &e1, &t1)?;
+                    self.count(op);
+                }
+                (Err(err), _) | (_, Err(err)) => {
+                    return Err(self.failure(op, &case, format!("refused valid operands: {err}")))
                 }
             }
         }
@@ -1178,11 +1202,12 @@ mod tests {
         let s = check(make("none"), &cfg).unwrap();
         assert_eq!(s.rings.len(), 3);
         // Every primary the wrapper can fault: not `store` (how the suite reads values) nor
-        // the six whose default implementations are built on the others.
+        // the seven whose default implementations are built on the others.
         let built_on_others = [
             "store",
             "load_host",
             "dot_pair_seeded_key",
+            "automorphism_dot_pair_seeded_key",
             "extend_digit",
             "mod_up_digits",
             "mod_up_dot_pair_seeded_key",
@@ -1195,7 +1220,7 @@ mod tests {
             // mod_up_dot_pair_seeded_key (checked with the conversions) runs expand_seed and
             // dot through it.
             let built_on = match f.primary {
-                "dot_pair_seeded_key" => &["dot"][..],
+                "dot_pair_seeded_key" | "automorphism_dot_pair_seeded_key" => &["dot"][..],
                 "mod_up_dot_pair_seeded_key" => &["dot", "expand_seed"][..],
                 _ => &[][..],
             };

@@ -93,6 +93,24 @@ impl Backend for CpuBackend {
         let bs = self.key_digits(key_b, limbs)?;
         RnsPoly::dot_pair_seeded(ups, &bs, seeds)
     }
+    /// In one pass ([`RnsPoly::automorphism_dot_pair_seeded`]): each digit's limb is
+    /// permuted and multiplied into both sums while it is in cache.
+    fn automorphism_dot_pair_seeded_key(
+        &mut self,
+        ups: &[&RnsPoly],
+        g: u64,
+        key_b: &[HostPoly],
+        seeds: &[Seed],
+        limbs: &[usize],
+    ) -> Result<(RnsPoly, RnsPoly), MathError> {
+        if ups.first().is_some_and(|u| u.limb_indices() != limbs) {
+            return Err(MathError::Unsupported(
+                "a seeded key's limbs must be those of the digits it multiplies".into(),
+            ));
+        }
+        let bs = self.key_digits(key_b, limbs)?;
+        RnsPoly::automorphism_dot_pair_seeded(ups, g, &bs, seeds)
+    }
     fn ntt(&mut self, p: &mut RnsPoly) -> Result<(), MathError> {
         p.ntt()
     }

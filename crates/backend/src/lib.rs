@@ -185,6 +185,29 @@ pub trait Backend {
         Ok((u0, u1))
     }
 
+    /// A hoisted rotation's inner product: [`Backend::automorphism`] `g` of each of `ups`
+    /// (extended digits in evaluation form), then [`Backend::dot_pair_seeded_key`] of the
+    /// rotated digits with `key_b` and `seeds` over `limbs`.
+    ///
+    /// The primaries are exactly those of the default body, in its order, and a tracing
+    /// backend records them as such. A computing backend may interleave them (the CPU backend
+    /// permutes each digit's limb and multiplies it into both sums while it is in cache, so
+    /// the rotated digits are never whole in memory) but must return the same values.
+    fn automorphism_dot_pair_seeded_key(
+        &mut self,
+        ups: &[&Self::Poly],
+        g: u64,
+        key_b: &[HostPoly],
+        seeds: &[Seed],
+        limbs: &[usize],
+    ) -> Result<(Self::Poly, Self::Poly), MathError> {
+        let rotated = ups
+            .iter()
+            .map(|u| self.automorphism(u, g))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.dot_pair_seeded_key(&rotated.iter().collect::<Vec<_>>(), key_b, seeds, limbs)
+    }
+
     /// Forward NTT of every limb.
     fn ntt(&mut self, p: &mut Self::Poly) -> Result<(), MathError>;
     /// Inverse NTT of every limb.

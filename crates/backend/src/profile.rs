@@ -124,6 +124,20 @@ impl<B: Backend> Backend for Profiled<B> {
             b.dot_pair_seeded_key(ups, key_b, seeds, limbs)
         })
     }
+    /// Forwarded whole, so a fusing backend is timed as it runs: under one name for the
+    /// `automorphism`, `load`, `expand_seed` and `dot` calls it stands for.
+    fn automorphism_dot_pair_seeded_key(
+        &mut self,
+        ups: &[&Self::Poly],
+        g: u64,
+        key_b: &[HostPoly],
+        seeds: &[Seed],
+        limbs: &[usize],
+    ) -> R<(B::Poly, B::Poly)> {
+        self.timed_as("automorphism+dot", |b| {
+            b.automorphism_dot_pair_seeded_key(ups, g, key_b, seeds, limbs)
+        })
+    }
     fn ntt(&mut self, p: &mut Self::Poly) -> R<()> {
         self.timed(Op::Ntt, |b| b.ntt(p))
     }

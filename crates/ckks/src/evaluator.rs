@@ -700,11 +700,17 @@ impl<B: Backend> Evaluator<B> {
         key: &SwitchingKey,
     ) -> Result<(B::Poly, B::Poly)> {
         if self.dataflow != KeySwitchDataflow::Streamed {
-            let rotated = ups
-                .iter()
-                .map(|u| self.backend.automorphism(u, g))
-                .collect::<std::result::Result<Vec<_>, _>>()?;
-            return self.inner_product(&rotated, level, key);
+            // The automorphism of each digit, then the inner product
+            // ([`Backend::automorphism_dot_pair_seeded_key`]).
+            let (qp, key_b) = Self::inner_product_operands(level, key, ups.len())?;
+            let up_refs: Vec<&B::Poly> = ups.iter().collect();
+            return Ok(self.backend.automorphism_dot_pair_seeded_key(
+                &up_refs,
+                g,
+                &key_b,
+                &key.seeds[..ups.len()],
+                &qp,
+            )?);
         }
         let plan = key.plan();
         Self::digits_match(plan, level, ups.len())?;
@@ -814,16 +820,28 @@ impl<B: Backend> Evaluator<B> {
         level: usize,
         key: &SwitchingKey,
     ) -> Result<(B::Poly, B::Poly)> {
-        Self::key_reaches(key, level)?;
-        let plan = key.plan();
-        Self::digits_match(plan, level, ups.len())?;
-        let qp = plan.qp_limbs(level);
-        let key_b = Self::key_digits_over(key, &qp, ups.len())?;
+        let (qp, key_b) = Self::inner_product_operands(level, key, ups.len())?;
         let up_refs: Vec<&B::Poly> = ups.iter().collect();
         let (u0, u1) =
             self.backend
                 .dot_pair_seeded_key(&up_refs, &key_b, &key.seeds[..ups.len()], &qp)?;
         Ok((u0, u1))
+    }
+
+    /// What the inner product of `count` extended digits at `level` with `key` reads: the
+    /// limbs of `Q_l P` and the key's `b` halves over them, after checking that the key
+    /// reaches the level with that many digits.
+    fn inner_product_operands(
+        level: usize,
+        key: &SwitchingKey,
+        count: usize,
+    ) -> Result<(Vec<usize>, Vec<HostPoly>)> {
+        Self::key_reaches(key, level)?;
+        let plan = key.plan();
+        Self::digits_match(plan, level, count)?;
+        let qp = plan.qp_limbs(level);
+        let key_b = Self::key_digits_over(key, &qp, count)?;
+        Ok((qp, key_b))
     }
 
     /// ModDown of both accumulated parts: the key's special limbs converted back with the
