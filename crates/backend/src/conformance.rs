@@ -387,6 +387,34 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
         *self.summary.per_primary.entry(primary).or_default() += 1;
     }
 
+    /// Both sides computed a pair of polynomials from valid operands, and the pairs are
+    /// equal (`b` and `a`: the two sums of a seeded inner product).
+    fn same_pair(
+        &mut self,
+        primary: &'static str,
+        case: &str,
+        re: Result<(E::Poly, E::Poly), MathError>,
+        rt: Result<(T::Poly, T::Poly), MathError>,
+    ) -> Result<(), Failure> {
+        match (re, rt) {
+            (Ok((e0, e1)), Ok((t0, t1))) => {
+                self.same(primary, &format!("{case}, b"), &e0, &t0)?;
+                self.same(primary, &format!("{case}, a"), &e1, &t1)?;
+                self.count(primary);
+                Ok(())
+            }
+            (re, rt) => Err(self.failure(
+                primary,
+                case,
+                format!(
+                    "valid operands: expected {}, got {}",
+                    re.err().map_or("a value".into(), |e| e.to_string()),
+                    rt.err().map_or("a value".into(), |e| e.to_string())
+                ),
+            )),
+        }
+    }
+
     /// Both sides agree: equal values (stored to the host), or both errors. Returns the pair
     /// when both succeeded.
     fn agree(
@@ -803,16 +831,7 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
                 &keys,
                 &seeds,
             );
-            match (re, rt) {
-                (Ok((e0, e1)), Ok((t0, t1))) => {
-                    self.same(op, &format!("{case}, b"), &e0, &t0)?;
-                    self.same(op, &format!("{case}, a"), &e1, &t1)?;
-                    self.count(op);
-                }
-                (Err(err), _) | (_, Err(err)) => {
-                    return Err(self.failure(op, &case, format!("refused valid operands: {err}")))
-                }
-            }
+            self.same_pair(op, &case, re, rt)?;
         }
         // extend_limb: one limb into the others, and into every limb (itself included).
         let one = self.random(&limbs[..1], Representation::Coefficient)?;
@@ -855,24 +874,7 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
                 let u: Vec<&T::Poly> = ups.iter().map(|p| &p.1).collect();
                 self.t.dot_pair_seeded_key(&u, &keys, &seeds, limbs)
             };
-            match (re, rt) {
-                (Ok((e0, e1)), Ok((t0, t1))) => {
-                    self.same("dot_pair_seeded_key", &format!("{case}, b"), &e0, &t0)?;
-                    self.same("dot_pair_seeded_key", &format!("{case}, a"), &e1, &t1)?;
-                    self.count("dot_pair_seeded_key");
-                }
-                (re, rt) => {
-                    return Err(self.failure(
-                        "dot_pair_seeded_key",
-                        &case,
-                        format!(
-                            "valid operands: expected {}, got {}",
-                            re.err().map_or("a value".into(), |e| e.to_string()),
-                            rt.err().map_or("a value".into(), |e| e.to_string())
-                        ),
-                    ))
-                }
-            }
+            self.same_pair("dot_pair_seeded_key", &case, re, rt)?;
             // automorphism_dot_pair_seeded_key: the same digits rotated by one slot first.
             let op = "automorphism_dot_pair_seeded_key";
             let g = galois_element(1, self.ring.n()).expect("a valid rotation");
@@ -886,16 +888,7 @@ impl<E: Backend, T: Backend> Suite<'_, E, T> {
                 self.t
                     .automorphism_dot_pair_seeded_key(&u, g, &keys, &seeds, limbs)
             };
-            match (re, rt) {
-                (Ok((e0, e1)), Ok((t0, t1))) => {
-                    self.same(op, &format!("{case}, b"), &e0, &t0)?;
-                    self.same(op, &format!("{case}, a"), &e1, &t1)?;
-                    self.count(op);
-                }
-                (Err(err), _) | (_, Err(err)) => {
-                    return Err(self.failure(op, &case, format!("refused valid operands: {err}")))
-                }
-            }
+            self.same_pair(op, &case, re, rt)?;
         }
         self.e.begin_op("conformance", limbs.len());
         self.t.begin_op("conformance", limbs.len());

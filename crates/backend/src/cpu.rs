@@ -47,6 +47,23 @@ impl CpuBackend {
     }
 }
 
+impl CpuBackend {
+    /// [`CpuBackend::key_digits`] after checking that the digits `ups` are over `limbs`.
+    fn seeded_key<'a>(
+        &self,
+        ups: &[&RnsPoly],
+        key_b: &'a [HostPoly],
+        limbs: &[usize],
+    ) -> Result<Vec<&'a RnsPoly>, MathError> {
+        if ups.first().is_some_and(|u| u.limb_indices() != limbs) {
+            return Err(MathError::Unsupported(
+                "a seeded key's limbs must be those of the digits it multiplies".into(),
+            ));
+        }
+        self.key_digits(key_b, limbs)
+    }
+}
+
 impl Backend for CpuBackend {
     type Poly = RnsPoly;
 
@@ -85,12 +102,7 @@ impl Backend for CpuBackend {
         seeds: &[Seed],
         limbs: &[usize],
     ) -> Result<(RnsPoly, RnsPoly), MathError> {
-        if ups.first().is_some_and(|u| u.limb_indices() != limbs) {
-            return Err(MathError::Unsupported(
-                "a seeded key's limbs must be those of the digits it multiplies".into(),
-            ));
-        }
-        let bs = self.key_digits(key_b, limbs)?;
+        let bs = self.seeded_key(ups, key_b, limbs)?;
         RnsPoly::dot_pair_seeded(ups, &bs, seeds)
     }
     /// In one pass ([`RnsPoly::automorphism_dot_pair_seeded`]): each digit's limb is
@@ -103,12 +115,7 @@ impl Backend for CpuBackend {
         seeds: &[Seed],
         limbs: &[usize],
     ) -> Result<(RnsPoly, RnsPoly), MathError> {
-        if ups.first().is_some_and(|u| u.limb_indices() != limbs) {
-            return Err(MathError::Unsupported(
-                "a seeded key's limbs must be those of the digits it multiplies".into(),
-            ));
-        }
-        let bs = self.key_digits(key_b, limbs)?;
+        let bs = self.seeded_key(ups, key_b, limbs)?;
         RnsPoly::automorphism_dot_pair_seeded(ups, g, &bs, seeds)
     }
     fn ntt(&mut self, p: &mut RnsPoly) -> Result<(), MathError> {

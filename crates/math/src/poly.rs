@@ -664,30 +664,7 @@ impl RnsPoly {
         b: &[&RnsPoly],
         seeds: &[Seed],
     ) -> Result<(RnsPoly, RnsPoly)> {
-        let b_pos = Self::check_seeded(a, b, seeds)?;
-        // A bad TESSERA_KEY_CACHE_GB is an error here, not a silent fallback below.
-        key_cache::budget()?;
-        let first = a[0];
-        let (ctx, limbs, n) = (&first.ctx, &first.limbs, first.ctx.n);
-        let mut out0 = Self::for_overwrite(ctx, limbs, Representation::Evaluation)?;
-        let mut out1 = Self::for_overwrite(ctx, limbs, Representation::Evaluation)?;
-        install(|| {
-            out0.data
-                .par_chunks_mut(n)
-                .zip(out1.data.par_chunks_mut(n))
-                .zip(limbs.par_iter())
-                .enumerate()
-                .for_each(|(k, ((o0, o1), &i))| {
-                    let xs: Vec<&[u64]> = a.iter().map(|x| &x.data[k * n..(k + 1) * n]).collect();
-                    let ys: Vec<&[u64]> = b
-                        .iter()
-                        .zip(&b_pos)
-                        .map(|(y, pos)| &y.data[pos[k] * n..(pos[k] + 1) * n])
-                        .collect();
-                    dot2_seeded_limb(&ctx.moduli[i], &xs, &ys, seeds, o0, o1);
-                });
-        });
-        Ok((out0, out1))
+        Self::dot_pair_seeded_by(a, None, b, seeds)
     }
 
     /// Checks the operands of a seeded inner product ([`RnsPoly::dot_pair_seeded`]) and
@@ -736,11 +713,23 @@ impl RnsPoly {
         b: &[&RnsPoly],
         seeds: &[Seed],
     ) -> Result<(RnsPoly, RnsPoly)> {
+        let perm = a.first().map(|x| x.ctx.permutation(g)).transpose()?;
+        Self::dot_pair_seeded_by(a, perm.as_ref().map(|p| &p[..]), b, seeds)
+    }
+
+    /// [`RnsPoly::dot_pair_seeded`] of `a`, each limb of each `a_i` first permuted by `perm`
+    /// (an automorphism in evaluation form) into a scratch row when there is one.
+    fn dot_pair_seeded_by(
+        a: &[&RnsPoly],
+        perm: Option<&[u32]>,
+        b: &[&RnsPoly],
+        seeds: &[Seed],
+    ) -> Result<(RnsPoly, RnsPoly)> {
         let b_pos = Self::check_seeded(a, b, seeds)?;
+        // A bad TESSERA_KEY_CACHE_GB is an error here, not a silent fallback below.
         key_cache::budget()?;
         let first = a[0];
         let (ctx, limbs, n) = (&first.ctx, &first.limbs, first.ctx.n);
-        let perm = ctx.permutation(g)?;
         let mut out0 = Self::for_overwrite(ctx, limbs, Representation::Evaluation)?;
         let mut out1 = Self::for_overwrite(ctx, limbs, Representation::Evaluation)?;
         install(|| {
@@ -750,15 +739,20 @@ impl RnsPoly {
                 .zip(limbs.par_iter())
                 .enumerate()
                 .for_each(|(k, ((o0, o1), &i))| {
-                    let rotated: Vec<AlignedVec> = a
-                        .iter()
-                        .map(|x| {
-                            let mut r = AlignedVec::for_overwrite(n);
-                            apply_permutation(&x.data[k * n..(k + 1) * n], &perm, &mut r);
-                            r
-                        })
-                        .collect();
-                    let xs: Vec<&[u64]> = rotated.iter().map(|r| &r[..]).collect();
+                    let rotated: Vec<AlignedVec> = perm.map_or_else(Vec::new, |perm| {
+                        a.iter()
+                            .map(|x| {
+                                let mut r = AlignedVec::for_overwrite(n);
+                                apply_permutation(x.limb(k), perm, &mut r);
+                                r
+                            })
+                            .collect()
+                    });
+                    let xs: Vec<&[u64]> = if perm.is_some() {
+                        rotated.iter().map(|r| &r[..]).collect()
+                    } else {
+                        a.iter().map(|x| x.limb(k)).collect()
+                    };
                     let ys: Vec<&[u64]> = b
                         .iter()
                         .zip(&b_pos)
@@ -1582,6 +1576,29 @@ mod tests {
 
     /// All digits at once (each prime's NTTs run one after another) equal each digit alone,
     /// bit for bit, digits of unequal sizes included; one bad digit refuses the call.
+    /// The digits `digits` of `own` (evaluation form), each in coefficient form.
+    fn coeff_digits(own: &RnsPoly, digits: &[&[usize]]) -> Vec<RnsPoly> {
+        digits
+            .iter()
+            .map(|d| {
+                let mut s = own.select_limbs(d).unwrap();
+                s.intt().unwrap();
+                s
+            })
+            .collect()
+    }
+
+    /// `count` random polynomials over `limbs` in evaluation form (seeds from `seed`).
+    fn eval_polys(ctx: &Arc<RingContext>, limbs: &[usize], count: u64, seed: u64) -> Vec<RnsPoly> {
+        (0..count)
+            .map(|i| {
+                let mut p = random_poly(ctx, limbs, seed + i);
+                p.ntt().unwrap();
+                p
+            })
+            .collect()
+    }
+
     #[test]
     fn extend_digits_equals_each_extend_digit() {
         let n = 1 << 7;
@@ -1589,14 +1606,7 @@ mod tests {
         let to = [0usize, 1, 2, 3, 4, 5, 6, 7];
         let mut own = random_poly(&ctx, &[0, 1, 2, 3, 4, 5], 12);
         own.ntt().unwrap();
-        let subs: Vec<RnsPoly> = [vec![0usize, 1], vec![2, 3, 4], vec![5]]
-            .iter()
-            .map(|d| {
-                let mut s = own.select_limbs(d).unwrap();
-                s.intt().unwrap();
-                s
-            })
-            .collect();
+        let subs = coeff_digits(&own, &[&[0, 1], &[2, 3, 4], &[5]]);
         let refs: Vec<&RnsPoly> = subs.iter().collect();
         let got = RnsPoly::extend_digits(&refs, &own, &to).unwrap();
         assert_eq!(got.len(), subs.len());
@@ -1617,23 +1627,10 @@ mod tests {
         let to = [0usize, 1, 2, 3, 4, 6, 7];
         let mut own = random_poly(&ctx, &[0, 1, 2, 3, 4], 21);
         own.ntt().unwrap();
-        let subs: Vec<RnsPoly> = [vec![0usize, 1], vec![2, 3], vec![4]]
-            .iter()
-            .map(|d| {
-                let mut s = own.select_limbs(d).unwrap();
-                s.intt().unwrap();
-                s
-            })
-            .collect();
+        let subs = coeff_digits(&own, &[&[0, 1], &[2, 3], &[4]]);
         let refs: Vec<&RnsPoly> = subs.iter().collect();
         let all: Vec<usize> = (0..9).collect();
-        let keys: Vec<RnsPoly> = (0..3)
-            .map(|i| {
-                let mut k = random_poly(&ctx, &all, 40 + i);
-                k.ntt().unwrap();
-                k
-            })
-            .collect();
+        let keys = eval_polys(&ctx, &all, 3, 40);
         let krefs: Vec<&RnsPoly> = keys.iter().collect();
         let seeds: Vec<Seed> = (0..3).map(|i| Seed([i as u8 + 9; 32])).collect();
         let ups = RnsPoly::extend_digits(&refs, &own, &to).unwrap();
@@ -1661,21 +1658,9 @@ mod tests {
         let n = 1 << 7;
         let ctx = ring(n, 6);
         let limbs = [0usize, 2, 3, 5];
-        let ups: Vec<RnsPoly> = (0..3)
-            .map(|i| {
-                let mut u = random_poly(&ctx, &limbs, 60 + i);
-                u.ntt().unwrap();
-                u
-            })
-            .collect();
+        let ups = eval_polys(&ctx, &limbs, 3, 60);
         let all: Vec<usize> = (0..6).collect();
-        let keys: Vec<RnsPoly> = (0..3)
-            .map(|i| {
-                let mut k = random_poly(&ctx, &all, 70 + i);
-                k.ntt().unwrap();
-                k
-            })
-            .collect();
+        let keys = eval_polys(&ctx, &all, 3, 70);
         let (refs, krefs): (Vec<&RnsPoly>, Vec<&RnsPoly>) =
             (ups.iter().collect(), keys.iter().collect());
         let seeds: Vec<Seed> = (0..3).map(|i| Seed([i as u8 + 40; 32])).collect();
