@@ -192,6 +192,40 @@ impl<B: Backend> Backend for Counting<B> {
     fn extend_digit(&mut self, digit: &Self::Poly, own: &Self::Poly, to: &[usize]) -> R<B::Poly> {
         self.inner.extend_digit(digit, own, to)
     }
+    // The fused hooks are forwarded whole: their defaults would run the wrapped backend's
+    // separate primaries and skip its fused paths (programs run through this wrapper).
+    fn mod_up_digits(
+        &mut self,
+        coeff: &Self::Poly,
+        own: &Self::Poly,
+        digits: &[Vec<usize>],
+        to: &[usize],
+    ) -> R<Vec<B::Poly>> {
+        self.inner.mod_up_digits(coeff, own, digits, to)
+    }
+    fn mod_up_dot_pair_seeded_key(
+        &mut self,
+        coeff: &Self::Poly,
+        own: &Self::Poly,
+        digits: &[Vec<usize>],
+        to: &[usize],
+        key_b: &[HostPoly],
+        seeds: &[Seed],
+    ) -> R<(B::Poly, B::Poly)> {
+        self.inner
+            .mod_up_dot_pair_seeded_key(coeff, own, digits, to, key_b, seeds)
+    }
+    fn automorphism_dot_pair_seeded_key(
+        &mut self,
+        ups: &[&Self::Poly],
+        g: u64,
+        key_b: &[HostPoly],
+        seeds: &[Seed],
+        limbs: &[usize],
+    ) -> R<(B::Poly, B::Poly)> {
+        self.inner
+            .automorphism_dot_pair_seeded_key(ups, g, key_b, seeds, limbs)
+    }
     fn extend_limb(&mut self, a: &Self::Poly, to: &[usize]) -> R<B::Poly> {
         self.inner.extend_limb(a, to)
     }
@@ -217,8 +251,47 @@ impl<B: Backend> Backend for Counting<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_backend::{CpuBackend, TraceBackend};
+    use tessera_backend::{CpuBackend, Profiled, TraceBackend};
     use tessera_math::primes::generate_ntt_primes;
+
+    /// The fused hooks reach the wrapped backend whole (its profile names them as one
+    /// call each), not as the separate primaries of their defaults: programs run through
+    /// this wrapper and would lose the fused paths.
+    #[test]
+    fn fused_hooks_are_forwarded_whole() {
+        let ring = RingContext::new(64, &generate_ntt_primes(40, 64, 4, &[]).unwrap()).unwrap();
+        let mut c = Counting::new(Profiled::new(CpuBackend::new(ring.clone())));
+        let all = [0usize, 1, 2, 3];
+        let coeffs: Vec<i64> = (0..64).map(|i| i * 7 - 200).collect();
+        let host = RnsPoly::from_signed(&ring, &all, &coeffs).unwrap();
+        let coeff = c.load(&host, Kind::Ciphertext).unwrap();
+        let mut own = coeff.clone();
+        c.ntt(&mut own).unwrap();
+        let digits = vec![vec![0usize, 1], vec![2, 3]];
+        let keys: Vec<HostPoly> = (0..2).map(|_| HostPoly::Data(own.clone())).collect();
+        let seeds = [Seed([1; 32]), Seed([2; 32])];
+        let ups = c.mod_up_digits(&coeff, &own, &digits, &all).unwrap();
+        let fused = c
+            .mod_up_dot_pair_seeded_key(&coeff, &own, &digits, &all, &keys, &seeds)
+            .unwrap();
+        let up_refs: Vec<&RnsPoly> = ups.iter().collect();
+        assert_eq!(
+            fused,
+            c.dot_pair_seeded_key(&up_refs, &keys, &seeds, &all)
+                .unwrap()
+        );
+        c.automorphism_dot_pair_seeded_key(&up_refs, 5, &keys, &seeds, &all)
+            .unwrap();
+        let times = c.inner().times();
+        for name in ["bconv+ntt", "bconv+ntt+dot", "automorphism+dot"] {
+            assert!(
+                times.contains_key(name),
+                "{name} missing from {:?}",
+                times.keys()
+            );
+        }
+        assert!(!times.contains_key("automorphism"), "{:?}", times.keys());
+    }
 
     #[test]
     fn outermost_markers_count_and_match_the_trace() {
