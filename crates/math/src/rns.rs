@@ -439,8 +439,9 @@ impl BaseConverter {
             .zip(&self.q_mod_p)
             .map(|(p, &q)| (0..=l_in as u64).map(|u| p.mul(u, q)).collect())
             .collect();
-        // The vector correction holds the table in one or two registers (at most 8 entries).
-        let vector = if exact && l_in < 8 {
+        // The vector correction holds the table in registers (at most 16 entries: ModDown
+        // fused with rescaling converts from `P q_l`, eight limbs with seven special primes).
+        let vector = if exact && l_in < MAX_VECTOR_TABLE {
             kernel
         } else {
             Kernel::Scalar
@@ -546,6 +547,10 @@ impl BaseConverter {
 /// Coefficients per block of the blocked BConv (8 KiB per limb).
 const BCONV_BLOCK: usize = 1024;
 
+/// Most entries (`l_in + 1`) of the exact correction's table that the vector kernels hold in
+/// registers (two AVX-512 registers, four AVX2 ones); a larger table takes the scalar loop.
+const MAX_VECTOR_TABLE: usize = 16;
+
 /// How much longer an AVX2 BConv row of six inputs of 61 bits to a 50-bit modulus takes as
 /// integer columns (`pointwise::avx2::mac_const`) than as twelve double-precision terms
 /// (`pointwise::avx2_fma::mac_terms`, the terms converted beforehand as they are once for all
@@ -623,7 +628,7 @@ fn measure_wide_split() -> f64 {
 }
 
 /// `out[k] = out[k] - table[v[k]] mod p` (both below p). A vector `kernel` needs a table of at
-/// most 8 entries and a CPU that supports it.
+/// most [`MAX_VECTOR_TABLE`] entries and a CPU that supports it.
 fn subtract_multiples(table: &[u64], p: u64, v: &[u64], out: &mut [u64], vector: Kernel) {
     let mut done = 0;
     // SAFETY: the caller checked the CPU and the table size.
@@ -675,8 +680,9 @@ mod exact_avx512 {
         full
     }
 
-    /// The vector part of `subtract_multiples`: the table (at most 8 entries) sits in one
-    /// register and each lookup is a lane permutation.
+    /// The vector part of `subtract_multiples`: the table (at most 16 entries) sits in two
+    /// registers and each lookup is one two-source lane permutation (entry `i` is lane
+    /// `i mod 8` of the first register for `i < 8`, of the second above).
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn subtract_multiples(
         table: &[u64],
@@ -684,16 +690,17 @@ mod exact_avx512 {
         v: &[u64],
         out: &mut [u64],
     ) -> usize {
-        let mut padded = [0u64; 8];
+        let mut padded = [0u64; super::MAX_VECTOR_TABLE];
         padded[..table.len()].copy_from_slice(table);
-        let t = _mm512_loadu_si512(padded.as_ptr() as *const __m512i);
+        let t_lo = _mm512_loadu_si512(padded.as_ptr() as *const __m512i);
+        let t_hi = _mm512_loadu_si512(padded.as_ptr().add(8) as *const __m512i);
         let pv = _mm512_set1_epi64(p as i64);
         let full = out.len() - out.len() % 8;
         let mut k = 0;
         while k < full {
             let idx = _mm512_loadu_si512(v.as_ptr().add(k) as *const __m512i);
             let o = _mm512_loadu_si512(out.as_ptr().add(k) as *const __m512i);
-            let d = _mm512_sub_epi64(o, _mm512_permutexvar_epi64(idx, t));
+            let d = _mm512_sub_epi64(o, _mm512_permutex2var_epi64(t_lo, idx, t_hi));
             let r = _mm512_min_epu64(d, _mm512_add_epi64(d, pv));
             _mm512_storeu_si512(out.as_mut_ptr().add(k) as *mut __m512i, r);
             k += 8;
@@ -744,7 +751,7 @@ mod exact_avx2 {
             let r = _mm256_round_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(
                 _mm256_add_pd(a, half),
             );
-            // 0 <= r < 8 here (fewer than 8 input limbs), so 32-bit integers hold it.
+            // 0 <= r <= l < 16 here (`super::MAX_VECTOR_TABLE`), so 32-bit integers hold it.
             let r = _mm_min_epi32(_mm256_cvttpd_epi32(r), lv);
             _mm256_storeu_si256(
                 v.as_mut_ptr().add(k) as *mut __m256i,
@@ -755,8 +762,9 @@ mod exact_avx2 {
         full
     }
 
-    /// The vector part of `subtract_multiples`: the table (at most 8 entries) sits in two
-    /// registers and each lookup is a pair of 32-bit lane permutations and a blend.
+    /// The vector part of `subtract_multiples`: the table (at most 16 entries) sits in four
+    /// registers of four entries; each lookup is a 32-bit lane permutation of each register
+    /// in use and blends on the entry's register. A table of up to 8 entries reads two.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn subtract_multiples(
         table: &[u64],
@@ -764,27 +772,44 @@ mod exact_avx2 {
         v: &[u64],
         out: &mut [u64],
     ) -> usize {
-        let mut padded = [0u64; 8];
+        if table.len() <= 8 {
+            subtract_multiples_from::<false>(table, p, v, out)
+        } else {
+            subtract_multiples_from::<true>(table, p, v, out)
+        }
+    }
+
+    /// [`subtract_multiples`] with registers 2 and 3 of the table read when `WIDE`.
+    #[inline(always)]
+    unsafe fn subtract_multiples_from<const WIDE: bool>(
+        table: &[u64],
+        p: u64,
+        v: &[u64],
+        out: &mut [u64],
+    ) -> usize {
+        let mut padded = [0u64; super::MAX_VECTOR_TABLE];
         padded[..table.len()].copy_from_slice(table);
-        let t_lo = _mm256_loadu_si256(padded.as_ptr() as *const __m256i);
-        let t_hi = _mm256_loadu_si256(padded.as_ptr().add(4) as *const __m256i);
-        let (pv, one, three) = (
-            _mm256_set1_epi64x(p as i64),
-            _mm256_set1_epi64x(1),
-            _mm256_set1_epi64x(3),
-        );
+        let regs: [__m256i; 4] = core::array::from_fn(|r| {
+            _mm256_loadu_si256(padded.as_ptr().add(4 * r) as *const __m256i)
+        });
+        let s = |x: i64| _mm256_set1_epi64x(x);
+        let (pv, one, three, seven, eleven) = (s(p as i64), s(1), s(3), s(7), s(11));
         let full = out.len() - out.len() % 4;
         let mut k = 0;
         while k < full {
             let idx = _mm256_loadu_si256(v.as_ptr().add(k) as *const __m256i);
-            // 32-bit lane indices (2i, 2i + 1) of entry i; the permutation reads them mod 8.
+            // 32-bit lane indices (2i, 2i + 1) of entry i; the permutation reads them mod 8,
+            // so it picks entry i mod 4 of a register.
             let d = _mm256_slli_epi64::<1>(idx);
             let pair = _mm256_or_si256(d, _mm256_slli_epi64::<32>(_mm256_add_epi64(d, one)));
-            let t = _mm256_blendv_epi8(
-                _mm256_permutevar8x32_epi32(t_lo, pair),
-                _mm256_permutevar8x32_epi32(t_hi, pair),
-                _mm256_cmpgt_epi64(idx, three),
-            );
+            let pick = |r: __m256i| _mm256_permutevar8x32_epi32(r, pair);
+            let mut t =
+                _mm256_blendv_epi8(pick(regs[0]), pick(regs[1]), _mm256_cmpgt_epi64(idx, three));
+            if WIDE {
+                let upper =
+                    _mm256_blendv_epi8(pick(regs[2]), pick(regs[3]), _mm256_cmpgt_epi64(idx, eleven));
+                t = _mm256_blendv_epi8(t, upper, _mm256_cmpgt_epi64(idx, seven));
+            }
             let o = _mm256_loadu_si256(out.as_ptr().add(k) as *const __m256i);
             // o, t < p < 2^62: the difference is negative exactly when it needs + p.
             let d = _mm256_castsi256_pd(_mm256_sub_epi64(o, t));
@@ -850,11 +875,12 @@ mod tests {
 
         /// Every vector kernel's conversion, exact correction included, equals the scalar one
         /// (2051 coefficients: two full blocks and a tail, every lane of the vector loops;
-        /// source bases with tables above and below 8 entries; output moduli below 2^50, where
+        /// source bases whose tables fill two, four or more than four AVX2 registers (up to 8,
+        /// up to 16, and more entries: the scalar correction); output moduli below 2^50, where
         /// the AVX2 kernel's rows run on the FMA units when every input modulus is too, and
         /// above).
         #[test]
-        fn vector_bconv_equals_scalar(l_in in 1usize..10, bits in prop::sample::select(vec![28u32, 50, 61, 62]), out_bits in prop::sample::select(vec![36u32, 50, 60]), seed in any::<u64>(),
+        fn vector_bconv_equals_scalar(l_in in 1usize..18, bits in prop::sample::select(vec![28u32, 50, 61, 62]), out_bits in prop::sample::select(vec![36u32, 50, 60]), seed in any::<u64>(),
                                     n in prop::sample::select(vec![2051usize, 2060])) {
             // 2051 ends in a 3-word block (scalar tail only), 2060 in a 12-word one: a pair of
             // vectors summed side by side, then one alone.
