@@ -690,6 +690,7 @@ mod tests {
     fn secure_presets_pass_the_check() {
         for name in [
             "ark",
+            "ark-p50",
             "reed",
             "reed-dnum3",
             "cifher",

@@ -35,6 +35,10 @@ use std::sync::Mutex;
 /// The built-in parameter sets: (name, file text). Their order is [`crate::params::preset_names`]'s.
 pub const PRESET_FILES: &[(&str, &str)] = &[
     ("ark", include_str!("../../../configs/params/ark.toml")),
+    (
+        "ark-p50",
+        include_str!("../../../configs/params/ark-p50.toml"),
+    ),
     ("reed", include_str!("../../../configs/params/reed.toml")),
     (
         "reed-dnum3",

@@ -48,6 +48,15 @@ fn legacy_literal(name: &str) -> Option<ParametersLiteral> {
             log_default_scale: 50,
             ..base("ark", 16, "ark.md Table III (N, L, dnum, alpha); prime sizes ours")
         },
+        // Added as a file (session 51, issue 22): ark's chain with seven 50-bit special
+        // primes, so every limb but q_0 runs AVX2's FMA kernels; log2(PQ) ~ 1560.
+        "ark-p50" => ParametersLiteral {
+            log_q: [vec![60], rep(50, 23)].concat(),
+            log_p: rep(50, 7),
+            dnum: 4,
+            log_default_scale: 50,
+            ..base("ark-p50", 16, "ark.md Table III (N, L, dnum); seven 50-bit special primes for AVX2's FMA kernels (ours)")
+        },
         // reed.md section 6: N = 2^16, L = 30, K = 1, w = 54; KeySwitch with dnum = L+1.
         "reed" => ParametersLiteral {
             log_q: rep(54, 31),
@@ -363,7 +372,7 @@ fn legacy_bootstrap(name: &str) -> Result<(&'static str, BootstrapParameters)> {
 /// Rust table gave.
 #[test]
 fn every_preset_file_is_the_preset_it_replaced() {
-    assert_eq!(preset_names().len(), 20);
+    assert_eq!(preset_names().len(), 21);
     for name in preset_names() {
         let want = legacy_literal(name).unwrap_or_else(|| panic!("{name} has no reference"));
         let got = preset_literal(name).unwrap_or_else(|| panic!("{name} does not load"));
@@ -438,7 +447,7 @@ fn bootstrap_names_and_word_widths() {
 /// The N = 2^16 presets' primes, once (prime generation at N = 2^16 takes a moment).
 #[test]
 fn large_preset_files_generate_the_same_primes() {
-    for name in ["ark-boot", "cifher-boot", "h3"] {
+    for name in ["ark-boot", "cifher-boot", "h3", "ark-p50"] {
         let a = Parameters::preset(name).unwrap();
         let b = Parameters::new(legacy_literal(name).unwrap()).unwrap();
         assert_eq!(
