@@ -111,3 +111,28 @@ def test_host_verdict_names_an_empty_directory(tmp_path):
     r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "host-verdict.py"), str(tmp_path)],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "no raw outputs (*.txt) in" in r.stderr
+
+
+def ckks(params, speedup, bits=36.4, op="hrot"):
+    return {"op": op, "params": params, "tessera_median_s": 0.1 / speedup, "openfhe_median_s": 0.1,
+            "speedup": speedup, "tessera_precision_bits": bits, "kernel": "avx2", "cpu": "Test CPU"}
+
+
+def test_the_faster_preset_is_chosen_per_kernel_and_only_it_counts(tmp_path):
+    f = write(tmp_path, "two.txt", [ckks("ark", 2.9), ckks("ark-p50", 3.3)])
+    lines, misses = peers.table(peers.rows([f]))
+    text = "\n".join(lines)
+    assert misses == 0
+    assert "| HRot vs OpenFHE (ark-p50) | avx2 | 30.3 ms, 36.4 bits | OpenFHE 100.0 ms | 3.30x | 3x | met (+10.0 %) |" in text
+    assert "| HRot vs OpenFHE (ark) | avx2 | 34.5 ms, 36.4 bits | OpenFHE 100.0 ms | 2.90x | 3x | not counted (ark-p50 chosen on this kernel): MISSED (-3.3 %) |" in text
+    # Both below the target: the chosen one's miss counts, once.
+    lines, misses = peers.table(peers.rows([write(tmp_path, "low.txt", [ckks("ark", 2.7), ckks("ark-p50", 2.9)])]))
+    assert misses == 1
+    assert peers.summaries(peers.rows([f]))[("hrot", "avx2")]["params"] == "ark-p50"
+
+
+def test_a_less_precise_preset_is_not_chosen(tmp_path):
+    f = write(tmp_path, "imprecise.txt", [ckks("ark", 2.9), ckks("ark-p50", 3.3, bits=30.0)])
+    lines, misses = peers.table(peers.rows([f]))
+    assert misses == 1
+    assert "not counted (ark chosen on this kernel): met" in "\n".join(lines)
