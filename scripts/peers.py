@@ -51,6 +51,9 @@ def rows(paths):
 # The preset every HMult and HRot summary without a `params` field was measured at, and the
 # reference the other presets' precision is held to.
 REFERENCE_PRESET = "ark"
+# Precision counts as equal within this many bits: what the same preset's mean precision moves
+# between runs (random messages each run; +-0.01 bits in session 51's raw outputs).
+PRECISION_TOLERANCE_BITS = 0.05
 
 
 def presets(all_rows):
@@ -71,11 +74,13 @@ def presets(all_rows):
 
 def chosen(by_preset, ratio_of):
     """The preset the benchmarks choose on one kernel: the fastest against the peer among those
-    whose precision is at least the reference preset's (where both report it), as issue 22 asks
-    the benchmarks to choose the faster word size per CPU."""
+    whose precision is at least the reference preset's (where both report it, equal within
+    `PRECISION_TOLERANCE_BITS`), as issue 22 asks the benchmarks to choose the faster word size
+    per CPU."""
     ref = by_preset.get(REFERENCE_PRESET, {}).get("tessera_precision_bits")
     eligible = [name for name, r in by_preset.items()
-                if ref is None or r.get("tessera_precision_bits", ref) >= ref]
+                if ref is None
+                or r.get("tessera_precision_bits", ref) >= ref - PRECISION_TOLERANCE_BITS]
     return max(eligible or by_preset, key=lambda name: ratio_of(by_preset[name]))
 
 

@@ -131,6 +131,11 @@ def test_the_faster_preset_is_chosen_per_kernel_and_only_it_counts(tmp_path):
     assert peers.summaries(peers.rows([f]))[("hrot", "avx2")]["params"] == "ark-p50"
 
 
+def test_precision_within_the_run_to_run_spread_counts_as_equal(tmp_path):
+    f = write(tmp_path, "spread.txt", [ckks("ark", 3.1, bits=36.433), ckks("ark-p50", 3.4, bits=36.427)])
+    assert peers.summaries(peers.rows([f]))[("hrot", "avx2")]["params"] == "ark-p50"
+
+
 def test_a_less_precise_preset_is_not_chosen(tmp_path):
     f = write(tmp_path, "imprecise.txt", [ckks("ark", 2.9), ckks("ark-p50", 3.3, bits=30.0)])
     lines, misses = peers.table(peers.rows([f]))
