@@ -551,6 +551,15 @@ const BCONV_BLOCK: usize = 1024;
 /// registers (two AVX-512 registers, four AVX2 ones); a larger table takes the scalar loop.
 const MAX_VECTOR_TABLE: usize = 16;
 
+/// The exact correction's table zero-padded to [`MAX_VECTOR_TABLE`] entries, for loading into
+/// whole registers (the caller checked its length).
+#[cfg(target_arch = "x86_64")]
+fn padded_table(table: &[u64]) -> [u64; MAX_VECTOR_TABLE] {
+    let mut padded = [0u64; MAX_VECTOR_TABLE];
+    padded[..table.len()].copy_from_slice(table);
+    padded
+}
+
 /// How much longer an AVX2 BConv row of six inputs of 61 bits to a 50-bit modulus takes as
 /// integer columns (`pointwise::avx2::mac_const`) than as twelve double-precision terms
 /// (`pointwise::avx2_fma::mac_terms`, the terms converted beforehand as they are once for all
@@ -690,8 +699,7 @@ mod exact_avx512 {
         v: &[u64],
         out: &mut [u64],
     ) -> usize {
-        let mut padded = [0u64; super::MAX_VECTOR_TABLE];
-        padded[..table.len()].copy_from_slice(table);
+        let padded = super::padded_table(table);
         let t_lo = _mm512_loadu_si512(padded.as_ptr() as *const __m512i);
         let t_hi = _mm512_loadu_si512(padded.as_ptr().add(8) as *const __m512i);
         let pv = _mm512_set1_epi64(p as i64);
@@ -787,8 +795,7 @@ mod exact_avx2 {
         v: &[u64],
         out: &mut [u64],
     ) -> usize {
-        let mut padded = [0u64; super::MAX_VECTOR_TABLE];
-        padded[..table.len()].copy_from_slice(table);
+        let padded = super::padded_table(table);
         let regs: [__m256i; 4] = core::array::from_fn(|r| {
             _mm256_loadu_si256(padded.as_ptr().add(4 * r) as *const __m256i)
         });
@@ -806,8 +813,11 @@ mod exact_avx2 {
             let mut t =
                 _mm256_blendv_epi8(pick(regs[0]), pick(regs[1]), _mm256_cmpgt_epi64(idx, three));
             if WIDE {
-                let upper =
-                    _mm256_blendv_epi8(pick(regs[2]), pick(regs[3]), _mm256_cmpgt_epi64(idx, eleven));
+                let upper = _mm256_blendv_epi8(
+                    pick(regs[2]),
+                    pick(regs[3]),
+                    _mm256_cmpgt_epi64(idx, eleven),
+                );
                 t = _mm256_blendv_epi8(t, upper, _mm256_cmpgt_epi64(idx, seven));
             }
             let o = _mm256_loadu_si256(out.as_ptr().add(k) as *const __m256i);
