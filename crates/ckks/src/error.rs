@@ -54,6 +54,14 @@ pub enum CkksError {
     #[error("unknown parameter preset '{0}'; known presets: {1}")]
     UnknownPreset(String, String),
 
+    /// A built-in parameter set that bootstrapping was asked for has no circuit: no
+    /// `[bootstrap]` table and no `NAME-boot` preset.
+    #[error(
+        "parameter set '{0}' has no bootstrapping circuit (no [bootstrap] table and no \
+         '{0}-boot' preset); bootstrapping presets: {1}"
+    )]
+    NoBootstrapCircuit(String, String),
+
     /// Operands at different levels.
     #[error(
         "{op}: operands are at different levels ({left} and {right}); drop the higher one first"

@@ -221,7 +221,7 @@ pub fn load_bootstrap(name_or_path: &str) -> Result<(Option<&'static str>, Param
     };
     if file.bootstrap.is_none() {
         return Err(match name {
-            Some(_) => CkksError::UnknownPreset(
+            Some(_) => CkksError::NoBootstrapCircuit(
                 name_or_path.to_string(),
                 bootstrap_preset_names().join(", "),
             ),

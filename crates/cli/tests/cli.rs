@@ -226,7 +226,10 @@ fn bench_bootstrap_prints_the_documented_json() {
     assert!(v["precision_bits"].as_f64().unwrap() > 20.0, "{v}");
     let (code, _, err) = tessera(&["bench", "bootstrap", "--params", "test-small"]);
     assert_eq!(code, 2);
-    assert!(err.contains("unknown parameter preset"), "{err}");
+    assert!(
+        err.contains("'test-small' has no bootstrapping circuit") && err.contains("test-boot"),
+        "{err}"
+    );
 }
 
 #[test]
