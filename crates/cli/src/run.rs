@@ -62,6 +62,12 @@ pub struct RunArgs {
     /// --of-limb); `single` (the default) shares only the ModUp.
     #[arg(long, value_parser = ["single", "double"])]
     pub hoisting: Option<String>,
+    /// Every key switch one digit at a time (ModUp, then multiply-accumulate), the order of
+    /// machines without room for all extended digits (reed.md Algorithm 3); the same values
+    /// as the default batched order, so a run checks that `tessera simulate --workload
+    /// PROGRAM --streamed-keyswitch` records a correct computation.
+    #[arg(long)]
+    pub streamed_keyswitch: bool,
     /// One JSON object instead of tables (no progress bar).
     #[arg(long)]
     pub json: bool,
@@ -101,6 +107,11 @@ pub fn run(a: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             min_ks: a.min_ks,
             of_limb: a.of_limb,
             double_hoisting: a.hoisting.as_deref() == Some("double"),
+            dataflow: if a.streamed_keyswitch {
+                tessera_ckks::KeySwitchDataflow::Streamed
+            } else {
+                tessera_ckks::KeySwitchDataflow::Batched
+            },
         };
         tessera_programs::registry::run_with_circuit(
             &a.program,

@@ -153,3 +153,56 @@ fn bad_program_input_is_a_clear_error() {
     assert_eq!(code, 2);
     assert!(err.contains("--size"), "{err}");
 }
+
+/// `--streamed-keyswitch` with a program: `run` computes with it and passes, saying so;
+/// `simulate` records it and reports the same window with a smaller peak on-chip working set
+/// than the batched order (one extended digit alive at a time instead of all of them).
+#[test]
+fn programs_take_the_streamed_key_switch() {
+    let (code, out, err) = tessera(&[
+        "run",
+        "helr",
+        "--params",
+        "test-program",
+        "--size",
+        "16",
+        "--iterations",
+        "2",
+        "--streamed-keyswitch",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["passed"], true);
+    assert!(
+        v["notes"].to_string().contains("streamed key switching"),
+        "{v}"
+    );
+    let sim = |extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--workload",
+            "helr",
+            "--params",
+            "test-program",
+            "--size",
+            "16",
+            "--arch",
+            "ark",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let (code, out, err) = tessera(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(out.trim()).expect("one JSON line")
+    };
+    let (batched, streamed) = (sim(&[]), sim(&["--streamed-keyswitch"]));
+    assert_eq!(batched["window_units"], streamed["window_units"]);
+    let peak = |v: &serde_json::Value| v["peak_onchip_bytes"].as_f64().unwrap();
+    assert!(
+        peak(&streamed) < peak(&batched),
+        "streamed {} against batched {}",
+        peak(&streamed),
+        peak(&batched)
+    );
+}

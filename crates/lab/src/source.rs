@@ -84,9 +84,7 @@ pub fn record(
     spec.min_ks = r.min_ks;
     spec.hoisting = r.hoisting;
     spec.double_hoisting = r.double_hoisting;
-    if r.streamed_keyswitch {
-        spec.dataflow = tessera_ckks::KeySwitchDataflow::Streamed;
-    }
+    spec.dataflow = dataflow(r.streamed_keyswitch);
     if WORKLOADS.contains(&r.workload.as_str()) {
         progress(&format!(
             "recording the '{}' workload at '{params}'",
@@ -101,11 +99,10 @@ fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
     for (flag, set) in [
         ("--level", r.level.is_some()),
         ("--no-hoisting", !r.hoisting),
-        ("--streamed-keyswitch", r.streamed_keyswitch),
     ] {
         if set {
             return Err(SimError::Unsupported(format!(
-                "{flag} with the program '{}' (programs run their parameter set's own circuit, with --min-ks / --of-limb added)",
+                "{flag} with the program '{}' (programs run their parameter set's own circuit, with --min-ks / --of-limb / --streamed-keyswitch added)",
                 r.workload
             ))
             .into());
@@ -130,6 +127,7 @@ fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
         min_ks: r.min_ks,
         of_limb: r.of_limb,
         double_hoisting: r.double_hoisting,
+        dataflow: dataflow(r.streamed_keyswitch),
     };
     let rec = tessera_programs::registry::record_with_circuit(&r.workload, &opts, true, circuit)
         .map_err(|e| SimError::Unsupported(e.to_string()))?;
@@ -143,4 +141,14 @@ fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
         },
         window,
     ))
+}
+
+/// The key-switch dataflow `--streamed-keyswitch` (a request's or a target row's
+/// `streamed_keyswitch`) asks for.
+pub(crate) fn dataflow(streamed: bool) -> tessera_ckks::KeySwitchDataflow {
+    if streamed {
+        tessera_ckks::KeySwitchDataflow::Streamed
+    } else {
+        tessera_ckks::KeySwitchDataflow::Batched
+    }
 }

@@ -209,7 +209,7 @@ pub fn run_cpu(
     progress("encrypt", 0, 1);
     let w = setup.encrypt_top(&p.w)?;
     let encrypt_s = clock.lap();
-    let mut ev = Evaluator::new(
+    let mut ev = crate::setup::evaluator(
         &setup.ctx,
         Counting::new(Compute::from_default(setup.ctx.ring().clone())?),
     )?;
@@ -289,7 +289,8 @@ pub fn record(which: Which, cfg: &HelrConfig, rows: Option<usize>) -> Result<Rec
     let p = problem(which, cfg, rows)?;
     let mut setup = prepare(which, cfg)?;
     let w = setup.encrypt_top(&p.w)?;
-    let mut ev = Evaluator::new(&setup.ctx, TraceBackend::trace(setup.ctx.ring().clone()))?;
+    let mut ev =
+        crate::setup::evaluator(&setup.ctx, TraceBackend::trace(setup.ctx.ring().clone()))?;
     let w = ev.load(&w)?;
     let (outs, boots) = infer(&mut setup, &mut ev, &p.rows, &w, which.sigmoid())?;
     for o in &outs {

@@ -265,6 +265,13 @@ pub fn run_with_circuit(
                 .push(format!("ARK's {what} added to the circuit"));
         }
     }
+    if circuit.dataflow == tessera_ckks::KeySwitchDataflow::Streamed {
+        report.notes.push(
+            "streamed key switching (--streamed-keyswitch): one extended digit at a time, the \
+             same values as the batched order"
+                .into(),
+        );
+    }
     if circuit.double_hoisting {
         report.notes.push(
             "double hoisting in the bootstrapping DFTs (--hoisting double): one ModDown per part \
@@ -283,9 +290,10 @@ fn circuit_checked<T>(
     f: impl FnOnce() -> Result<T>,
 ) -> Result<T> {
     let (out, made) = crate::setup::with_circuit(circuit, f);
-    if circuit != crate::setup::CircuitOptions::default() && !made {
+    if circuit.changes_bootstrapping() && !made {
         return Err(ProgramError::Unsupported(format!(
-            "--min-ks / --of-limb with the program '{program}': it makes no bootstrapping circuit"
+            "--min-ks / --of-limb / --hoisting double with the program '{program}': it makes no \
+             bootstrapping circuit"
         )));
     }
     out

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use tessera_backend::Backend;
 use tessera_ckks::bootstrap::{BootstrapKeys, BootstrapParameters, Bootstrapper};
 use tessera_ckks::{
-    Ciphertext, CkksContext, Evaluator, KeyGenerator, KeySwitchPlan, Parameters, ParametersLiteral,
-    SecretKey,
+    Ciphertext, CkksContext, Evaluator, KeyGenerator, KeySwitchDataflow, KeySwitchPlan, Parameters,
+    ParametersLiteral, SecretKey,
 };
 use tessera_math::sampling::Seed;
 use tessera_math::RnsPoly;
@@ -105,9 +105,11 @@ pub fn recording_shapes<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// ARK's bootstrapping techniques a program's circuit may add to its parameter set's own
-/// (ark.md IV-A and IV-B): what `tessera simulate --workload PROGRAM --min-ks --of-limb` and a
-/// target row's `min_ks` / `of_limb` ask for, as they do of the `bootstrap` workload.
+/// How a program's circuit is evaluated, beyond its parameter set's own choices: ARK's
+/// bootstrapping techniques it may add (ark.md IV-A and IV-B), what `tessera simulate
+/// --workload PROGRAM --min-ks --of-limb` and a target row's `min_ks` / `of_limb` ask for, as
+/// they do of the `bootstrap` workload; and the order every key switch visits its digits
+/// (`--streamed-keyswitch`), as the HE-operation and `bootstrap` workloads take it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CircuitOptions {
     /// Minimum key-switching (multi-hop rotations) in the DFTs.
@@ -118,6 +120,20 @@ pub struct CircuitOptions {
     /// ARK's techniques but a faster evaluation of the same circuit (one ModDown per part
     /// per matrix).
     pub double_hoisting: bool,
+    /// The key-switch dataflow of every evaluator the program makes ([`evaluator`]), in its
+    /// own operations and its bootstrappings. Streamed is the order of machines without room
+    /// for all extended digits (reed.md Algorithm 3; Lattigo's gadget product, which
+    /// cifher.md V-B adopts); both orders compute the same values bit for bit, so only a
+    /// recording's instruction stream, and what a simulated machine keeps on chip, change.
+    pub dataflow: KeySwitchDataflow,
+}
+
+impl CircuitOptions {
+    /// Whether these options change a bootstrapping circuit (the dataflow applies to every
+    /// key switch, so it also means something to a program that never bootstraps).
+    pub fn changes_bootstrapping(&self) -> bool {
+        self.min_ks || self.of_limb || self.double_hoisting
+    }
 }
 
 thread_local! {
@@ -130,6 +146,7 @@ thread_local! {
                     min_ks: false,
                     of_limb: false,
                     double_hoisting: false,
+                    dataflow: KeySwitchDataflow::Batched,
                 },
                 false,
             ))
@@ -151,6 +168,15 @@ pub fn with_circuit<T>(opts: CircuitOptions, f: impl FnOnce() -> T) -> (T, bool)
     let _restore = Restore(CIRCUIT.with(|c| c.replace((opts, false))));
     let out = f();
     (out, CIRCUIT.with(|c| c.get().1))
+}
+
+/// An evaluator over `backend` with the key-switch dataflow of [`with_circuit`]'s options
+/// (batched outside it): every evaluator a program computes or records with is made here, so
+/// `--streamed-keyswitch` reaches all of its key switches.
+pub fn evaluator<B: Backend>(ctx: &Arc<CkksContext>, backend: B) -> Result<Evaluator<B>> {
+    let mut ev = Evaluator::new(ctx, backend)?;
+    ev.set_key_switch_dataflow(CIRCUIT.with(|c| c.get().0.dataflow));
+    Ok(ev)
 }
 
 /// The circuit options of `boot` as a label suffix (`+min-ks`, `+of-limb`, `+no-hoisting`),

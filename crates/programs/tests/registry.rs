@@ -72,3 +72,51 @@ fn shape_recording_is_the_recording_of_data() {
         assert_eq!(shapes.counts, data.counts, "{p}");
     }
 }
+
+/// `--streamed-keyswitch` reaches every key switch of a program, computed and recorded: HELR
+/// (its own rotations and its bootstrapping) and LoLa (rotations, no bootstrapping) computed
+/// with the streamed dataflow give every checked value (HELR's weight error, LoLa's
+/// agreement; not a throughput) bit for bit as the batched order does,
+/// and their recordings hold the same HE operations as other instruction streams.
+#[test]
+fn streamed_key_switching_reaches_every_key_switch_and_changes_no_value() {
+    use tessera_ckks::KeySwitchDataflow::{Batched, Streamed};
+    use tessera_programs::registry::{record_with_circuit, run_with_circuit};
+    use tessera_programs::setup::CircuitOptions;
+    let with = |dataflow| CircuitOptions {
+        dataflow,
+        ..Default::default()
+    };
+    for p in ["helr", "lola"] {
+        let o = small(p).unwrap();
+        let [batched, streamed] = [Batched, Streamed].map(|d| {
+            run_with_circuit(p, &o, with(d), &mut |_, _, _| {})
+                .unwrap_or_else(|e| panic!("{p}: {e}"))
+        });
+        assert!(streamed.passed(), "{p}: {:?}", streamed.checks);
+        assert_eq!(batched.checks.len(), streamed.checks.len());
+        for (b, s) in batched.checks.iter().zip(&streamed.checks) {
+            assert_eq!(b.name, s.name);
+            // Throughput is a time, not a value of the computation.
+            if !b.name.contains("per minute") {
+                assert_eq!(b.value.to_bits(), s.value.to_bits(), "{p}: {}", b.name);
+            }
+        }
+        assert!(
+            streamed
+                .notes
+                .iter()
+                .any(|n| n.contains("streamed key switching")),
+            "{p}: {:?}",
+            streamed.notes
+        );
+        let [rb, rs] = [Batched, Streamed].map(|d| {
+            record_with_circuit(p, &o, true, with(d)).unwrap_or_else(|e| panic!("{p}: {e}"))
+        });
+        assert_eq!(rb.counts, rs.counts, "{p}");
+        assert!(
+            rb.instrs != rs.instrs,
+            "{p}: the dataflow did not reach the recording"
+        );
+    }
+}

@@ -12,7 +12,7 @@ use tessera_programs::{registry, RunOptions, PROGRAMS};
 // One argument per keyword of `tessera.programs.run`.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (program, params=None, size=None, iterations=None, data=None, progress=None, first=None, min_ks=false, of_limb=false, double_hoisting=false))]
+#[pyo3(signature = (program, params=None, size=None, iterations=None, data=None, progress=None, first=None, min_ks=false, of_limb=false, double_hoisting=false, streamed_keyswitch=false))]
 fn _run_program_json(
     py: Python<'_>,
     program: &str,
@@ -25,6 +25,7 @@ fn _run_program_json(
     min_ks: bool,
     of_limb: bool,
     double_hoisting: bool,
+    streamed_keyswitch: bool,
 ) -> PyResult<String> {
     let opts = RunOptions {
         params,
@@ -46,6 +47,11 @@ fn _run_program_json(
             min_ks,
             of_limb,
             double_hoisting,
+            dataflow: if streamed_keyswitch {
+                tessera_ckks::KeySwitchDataflow::Streamed
+            } else {
+                tessera_ckks::KeySwitchDataflow::Batched
+            },
         };
         registry::run_with_circuit(program, &opts, circuit, &mut tick)
     });

@@ -58,7 +58,7 @@ pub fn run_cpu(cfg: &DnnConfig, progress: &mut dyn FnMut(&str, usize, usize)) ->
     progress("keygen", 0, 1);
     let p = prepare(cfg, &dims, &layout, cfg.iterations, Purpose::Infer)?;
     let keygen_s = clock.lap();
-    let mut ev = Evaluator::new(
+    let mut ev = crate::setup::evaluator(
         &p.setup.ctx,
         Counting::new(Compute::from_default(p.setup.ctx.ring().clone())?),
     )?;
@@ -139,7 +139,7 @@ pub fn record(cfg: &DnnConfig, steady: bool) -> Result<Recorded> {
     };
     let (dims, layout) = shape(cfg)?;
     let p = prepare(cfg, &dims, &layout, cfg.iterations, Purpose::Infer)?;
-    let mut ev = Evaluator::new(
+    let mut ev = crate::setup::evaluator(
         &p.setup.ctx,
         TraceBackend::trace(p.setup.ctx.ring().clone()),
     )?;

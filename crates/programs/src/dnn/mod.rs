@@ -183,7 +183,7 @@ pub fn run_cpu(cfg: &DnnConfig, progress: &mut dyn FnMut(&str, usize, usize)) ->
     progress("keygen", 0, 1);
     let p = prepare(cfg, &dims, &layout, cfg.iterations, Purpose::Train)?;
     let keygen_s = clock.lap();
-    let mut ev = Evaluator::new(
+    let mut ev = crate::setup::evaluator(
         &p.setup.ctx,
         Counting::new(Compute::from_default(p.setup.ctx.ring().clone())?),
     )?;
@@ -272,7 +272,7 @@ pub fn record(cfg: &DnnConfig, steady: bool) -> Result<Recorded> {
     };
     let (dims, layout) = shape(cfg)?;
     let p = prepare(cfg, &dims, &layout, cfg.iterations, Purpose::Train)?;
-    let mut ev = Evaluator::new(
+    let mut ev = crate::setup::evaluator(
         &p.setup.ctx,
         TraceBackend::trace(p.setup.ctx.ring().clone()),
     )?;

@@ -172,7 +172,7 @@ pub(crate) fn train_encrypted(
     let blocks = ds.blocks(cfg.batch).min(cfg.iterations);
     let inputs = he::encrypt(&mut setup, ds, cfg.batch, blocks, &task.model)?;
     let encrypt_s = clock.lap();
-    let mut ev = Evaluator::new(
+    let mut ev = crate::setup::evaluator(
         &setup.ctx,
         Counting::new(Compute::from_default(setup.ctx.ring().clone())?),
     )?;
@@ -286,7 +286,8 @@ pub fn record_task(task: &Task, cfg: &HelrConfig, steady: bool) -> Result<Record
     let iterations = if steady { per_boot } else { cfg.iterations };
     let blocks = ds.blocks(cfg.batch).min(iterations);
     let inputs = he::encrypt(&mut setup, ds, cfg.batch, blocks, &task.model)?;
-    let mut ev = Evaluator::new(&setup.ctx, TraceBackend::trace(setup.ctx.ring().clone()))?;
+    let mut ev =
+        crate::setup::evaluator(&setup.ctx, TraceBackend::trace(setup.ctx.ring().clone()))?;
     let plan = he::Plan {
         m: cfg.batch,
         iterations,

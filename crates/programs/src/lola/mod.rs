@@ -14,8 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tessera_backend::{Compute, TraceBackend};
 use tessera_ckks::{
-    Ciphertext, CkksContext, EvaluationKeys, Evaluator, KeyGenerator, Parameters,
-    ParametersLiteral, SecretKey,
+    Ciphertext, CkksContext, EvaluationKeys, KeyGenerator, Parameters, ParametersLiteral, SecretKey,
 };
 use tessera_math::sampling::Seed;
 use tessera_math::RnsPoly;
@@ -174,7 +173,7 @@ pub fn run_cpu(
     progress("keygen", 0, 1);
     let mut p = prepare(cfg)?;
     let keygen_s = clock.lap();
-    let mut ev = Evaluator::new(
+    let mut ev = crate::setup::evaluator(
         &p.ctx,
         Counting::new(Compute::from_default(p.ctx.ring().clone())?),
     )?;
@@ -242,7 +241,7 @@ pub fn run_cpu(
 pub fn record(cfg: &LolaConfig) -> Result<Recorded> {
     let mut p = prepare(cfg)?;
     let n = p.batches();
-    let mut ev = Evaluator::new(&p.ctx, TraceBackend::trace(p.ctx.ring().clone()))?;
+    let mut ev = crate::setup::evaluator(&p.ctx, TraceBackend::trace(p.ctx.ring().clone()))?;
     for i in 0..n {
         let inputs = p.encrypt(i)?;
         let o = p.net.infer(&mut ev, &inputs, &p.keys)?;

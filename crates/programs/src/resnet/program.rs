@@ -164,7 +164,7 @@ pub fn run_cpu(
     progress("keygen", 0, 1);
     let mut p = prepare(cfg)?;
     let keygen_s = clock.lap();
-    let ev = Evaluator::new(
+    let ev = crate::setup::evaluator(
         &p.setup.ctx,
         Counting::new(Compute::from_default(p.setup.ctx.ring().clone())?),
     )?;
@@ -277,7 +277,7 @@ pub fn record(cfg: &ResnetConfig) -> Result<Recorded> {
         });
     }
     let mut p = prepare(cfg)?;
-    let ev = Evaluator::new(
+    let ev = crate::setup::evaluator(
         &p.setup.ctx,
         TraceBackend::trace(p.setup.ctx.ring().clone()),
     )?;

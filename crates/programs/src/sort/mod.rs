@@ -112,7 +112,7 @@ pub fn run_cpu(
     let x = input(cfg.size, SEED);
     let ct = setup.encrypt_top(&x)?;
     let encrypt_s = clock.lap();
-    let mut ev = Evaluator::new(
+    let mut ev = crate::setup::evaluator(
         &setup.ctx,
         Counting::new(Compute::from_default(setup.ctx.ring().clone())?),
     )?;
@@ -177,7 +177,7 @@ pub fn record(cfg: &SortConfig, steady: bool) -> Result<Recorded> {
     let all = network::steps(n.trailing_zeros() as usize);
     let x = input(n, SEED);
     let trace = |setup: &Setup| -> Result<Evaluator<TraceBackend>> {
-        Ok(Evaluator::new(
+        Ok(crate::setup::evaluator(
             &setup.ctx,
             TraceBackend::trace(setup.ctx.ring().clone()),
         )?)

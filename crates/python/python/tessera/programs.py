@@ -83,6 +83,7 @@ def run(
     min_ks: bool = False,
     of_limb: bool = False,
     double_hoisting: bool = False,
+    streamed_keyswitch: bool = False,
 ) -> ProgramResult:
     """Runs ``program`` (``helr``, ``lola``, ``logreg``) encrypted on the CPU and checks it.
 
@@ -96,6 +97,8 @@ def run(
     their ``q_0`` limb), as ``tessera run --min-ks --of-limb``; refused by a program that does
     not bootstrap. ``double_hoisting``: the bootstrapping DFTs keep their baby and giant steps
     over ``Q P`` with one ModDown per part per matrix (``tessera run --hoisting double``).
+    ``streamed_keyswitch``: every key switch one digit at a time (reed.md Algorithm 3), the
+    same values as the default order (``tessera run --streamed-keyswitch``).
 
     >>> r = run("helr", size=16, params="test-program", iterations=2)
     >>> r.passed, r.check("max |w - w_replica|").passed
@@ -124,6 +127,7 @@ def run(
             min_ks,
             of_limb,
             double_hoisting,
+            streamed_keyswitch,
         )
     finally:
         if bar is not None:
