@@ -177,10 +177,7 @@ pub fn record(cfg: &SortConfig, steady: bool) -> Result<Recorded> {
     let all = network::steps(n.trailing_zeros() as usize);
     let x = input(n, SEED);
     let trace = |setup: &Setup| -> Result<Evaluator<TraceBackend>> {
-        Ok(crate::setup::evaluator(
-            &setup.ctx,
-            TraceBackend::trace(setup.ctx.ring().clone()),
-        )?)
+        crate::setup::evaluator(&setup.ctx, TraceBackend::trace(setup.ctx.ring().clone()))
     };
     let (window, first, start_level) = if steady {
         let mut levels = vec![setup.boot.output_level()];
