@@ -25,6 +25,25 @@ def test_helr_runs_and_checks_itself():
     assert rep.time_s > 0 and "helr" in rep.workload
 
 
+def test_streamed_key_switching_computes_the_same_program():
+    # One digit at a time (reed.md Algorithm 3) against all digits first: the same weights.
+    runs = [
+        tessera.programs.run(
+            "helr", size=16, params="test-program", iterations=2, data=DATA, streamed_keyswitch=s
+        )
+        for s in (False, True)
+    ]
+    w = [r.check("max |w - w_replica|").value for r in runs]
+    assert runs[1].passed and w[0] == w[1]
+    assert any("streamed key switching" in n for n in runs[1].notes)
+    # Recorded that way, the same window keeps less on chip.
+    b, s = (
+        tessera.simulate("ark", "helr", "test-program", size=16, streamed_keyswitch=k)
+        for k in (False, True)
+    )
+    assert s["peak_onchip_bytes"] < b["peak_onchip_bytes"]
+
+
 def test_program_errors_are_exceptions():
     with pytest.raises(tessera.TesseraError, match="program"):
         tessera.programs.run("nope")
