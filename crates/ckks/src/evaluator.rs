@@ -39,6 +39,23 @@ pub enum KeySwitchDataflow {
     Streamed,
 }
 
+impl KeySwitchDataflow {
+    /// The dataflow a `--streamed-keyswitch` flag (or a `streamed_keyswitch` field) asks for.
+    ///
+    /// ```
+    /// use tessera_ckks::KeySwitchDataflow;
+    /// assert_eq!(KeySwitchDataflow::streamed_if(true), KeySwitchDataflow::Streamed);
+    /// assert_eq!(KeySwitchDataflow::streamed_if(false), KeySwitchDataflow::default());
+    /// ```
+    pub fn streamed_if(streamed: bool) -> Self {
+        if streamed {
+            Self::Streamed
+        } else {
+            Self::Batched
+        }
+    }
+}
+
 /// Evaluates CKKS operations on a backend.
 pub struct Evaluator<B: Backend> {
     ctx: Arc<CkksContext>,

@@ -107,11 +107,7 @@ pub fn run(a: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             min_ks: a.min_ks,
             of_limb: a.of_limb,
             double_hoisting: a.hoisting.as_deref() == Some("double"),
-            dataflow: if a.streamed_keyswitch {
-                tessera_ckks::KeySwitchDataflow::Streamed
-            } else {
-                tessera_ckks::KeySwitchDataflow::Batched
-            },
+            dataflow: tessera_ckks::KeySwitchDataflow::streamed_if(a.streamed_keyswitch),
         };
         tessera_programs::registry::run_with_circuit(
             &a.program,

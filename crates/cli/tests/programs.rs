@@ -4,9 +4,10 @@
 mod common;
 use common::tessera;
 
-#[test]
-fn run_helr_json_passes_and_counts() {
-    let (code, out, err) = tessera(&[
+/// `tessera run helr` at CI size (`test-program`, a mini-batch of 16) for `iterations`, with
+/// `extra` flags: its JSON report, after checking that it exits 0.
+fn run_helr(iterations: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
         "run",
         "helr",
         "--params",
@@ -14,11 +15,18 @@ fn run_helr_json_passes_and_counts() {
         "--size",
         "16",
         "--iterations",
-        "3",
+        iterations,
         "--json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = tessera(&args);
     assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    serde_json::from_str(out.trim()).expect("one JSON line")
+}
+
+#[test]
+fn run_helr_json_passes_and_counts() {
+    let v = run_helr("3", &[]);
     assert_eq!(v["passed"], true);
     assert_eq!(v["program"], "helr");
     assert_eq!(v["boots"], 1);
@@ -28,9 +36,10 @@ fn run_helr_json_passes_and_counts() {
     assert!(err < 1e-3, "{err}");
 }
 
-#[test]
-fn simulate_helr_reports_time_per_iteration() {
-    let (code, out, err) = tessera(&[
+/// `tessera simulate --workload helr` at CI size on ARK with `extra` flags: its JSON report,
+/// after checking that it exits 0.
+fn simulate_helr(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
         "simulate",
         "--workload",
         "helr",
@@ -41,9 +50,16 @@ fn simulate_helr_reports_time_per_iteration() {
         "--arch",
         "ark",
         "--json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = tessera(&args);
     assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    serde_json::from_str(out.trim()).expect("one JSON line")
+}
+
+#[test]
+fn simulate_helr_reports_time_per_iteration() {
+    let v = simulate_helr(&[]);
     assert_eq!(v["window_units"], 2);
     let t = v["time_s"].as_f64().unwrap();
     let per = v["time_per_iteration_s"].as_f64().unwrap();
@@ -157,46 +173,16 @@ fn bad_program_input_is_a_clear_error() {
 /// `--streamed-keyswitch` with a program: `run` computes with it and passes, saying so;
 /// `simulate` records it and reports the same window with a smaller peak on-chip working set
 /// than the batched order (one extended digit alive at a time instead of all of them).
+/// A BFV program refuses it, and every other CKKS circuit option, before it runs.
 #[test]
 fn programs_take_the_streamed_key_switch() {
-    let (code, out, err) = tessera(&[
-        "run",
-        "helr",
-        "--params",
-        "test-program",
-        "--size",
-        "16",
-        "--iterations",
-        "2",
-        "--streamed-keyswitch",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    let v = run_helr("2", &["--streamed-keyswitch"]);
     assert_eq!(v["passed"], true);
     assert!(
         v["notes"].to_string().contains("streamed key switching"),
         "{v}"
     );
-    let sim = |extra: &[&str]| {
-        let mut args = vec![
-            "simulate",
-            "--workload",
-            "helr",
-            "--params",
-            "test-program",
-            "--size",
-            "16",
-            "--arch",
-            "ark",
-            "--json",
-        ];
-        args.extend_from_slice(extra);
-        let (code, out, err) = tessera(&args);
-        assert_eq!(code, 0, "{err}");
-        serde_json::from_str::<serde_json::Value>(out.trim()).expect("one JSON line")
-    };
-    let (batched, streamed) = (sim(&[]), sim(&["--streamed-keyswitch"]));
+    let (batched, streamed) = (simulate_helr(&[]), simulate_helr(&["--streamed-keyswitch"]));
     assert_eq!(batched["window_units"], streamed["window_units"]);
     let peak = |v: &serde_json::Value| v["peak_onchip_bytes"].as_f64().unwrap();
     assert!(
@@ -205,4 +191,9 @@ fn programs_take_the_streamed_key_switch() {
         peak(&streamed),
         peak(&batched)
     );
+    for flag in ["--streamed-keyswitch", "--min-ks"] {
+        let (code, _, err) = tessera(&["run", "cryptonets", "--size", "2", flag]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("BFV program") && err.contains(flag), "{err}");
+    }
 }

@@ -22,7 +22,7 @@ use tessera_sim::cofhee::{refill_s, PeMachine};
 use tessera_sim::{Report, SimError};
 
 /// The BFV programs this module simulates.
-pub const BFV_PROGRAMS: &[&str] = &["cryptonets", "lr-inference"];
+pub use tessera_programs::registry::BFV_PROGRAMS;
 
 /// The `tessera-bfv` presets a program's op mix may also be recorded at.
 pub const CIPHERTEXT_PRESETS: &[&str] = &["bfv-n12", "bfv-n13"];

@@ -151,7 +151,7 @@ impl<'a> Lab<'a> {
             let circuit = tessera_programs::setup::CircuitOptions {
                 min_ks: m.min_ks,
                 of_limb: m.of_limb,
-                dataflow: crate::source::dataflow(m.streamed_keyswitch),
+                dataflow: tessera_ckks::KeySwitchDataflow::streamed_if(m.streamed_keyswitch),
                 ..Default::default()
             };
             match tessera_programs::registry::record_with_circuit(&name, &opts, true, circuit) {
@@ -177,7 +177,7 @@ impl<'a> Lab<'a> {
             spec.level = m.level;
             spec.min_ks = m.min_ks;
             spec.of_limb = m.of_limb;
-            spec.dataflow = crate::source::dataflow(m.streamed_keyswitch);
+            spec.dataflow = tessera_ckks::KeySwitchDataflow::streamed_if(m.streamed_keyswitch);
             let w = workloads::load(&spec)?;
             (
                 Meta {

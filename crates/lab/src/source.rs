@@ -84,7 +84,7 @@ pub fn record(
     spec.min_ks = r.min_ks;
     spec.hoisting = r.hoisting;
     spec.double_hoisting = r.double_hoisting;
-    spec.dataflow = dataflow(r.streamed_keyswitch);
+    spec.dataflow = tessera_ckks::KeySwitchDataflow::streamed_if(r.streamed_keyswitch);
     if WORKLOADS.contains(&r.workload.as_str()) {
         progress(&format!(
             "recording the '{}' workload at '{params}'",
@@ -127,7 +127,7 @@ fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
         min_ks: r.min_ks,
         of_limb: r.of_limb,
         double_hoisting: r.double_hoisting,
-        dataflow: dataflow(r.streamed_keyswitch),
+        dataflow: tessera_ckks::KeySwitchDataflow::streamed_if(r.streamed_keyswitch),
     };
     let rec = tessera_programs::registry::record_with_circuit(&r.workload, &opts, true, circuit)
         .map_err(|e| SimError::Unsupported(e.to_string()))?;
@@ -141,14 +141,4 @@ fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
         },
         window,
     ))
-}
-
-/// The key-switch dataflow `--streamed-keyswitch` (a request's or a target row's
-/// `streamed_keyswitch`) asks for.
-pub(crate) fn dataflow(streamed: bool) -> tessera_ckks::KeySwitchDataflow {
-    if streamed {
-        tessera_ckks::KeySwitchDataflow::Streamed
-    } else {
-        tessera_ckks::KeySwitchDataflow::Batched
-    }
 }

@@ -22,6 +22,10 @@ pub const PROGRAMS: &[&str] = &[
     "resnet20",
 ];
 
+/// The programs of [`PROGRAMS`] written in BFV (CoFHEE's applications, docs/bfv.md): they
+/// run on `tessera_bfv`, not on the CKKS evaluator, so CKKS circuit options do not apply.
+pub const BFV_PROGRAMS: &[&str] = &["cryptonets", "lr-inference"];
+
 /// What to run, for any program; `None` takes the program's default.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -289,6 +293,12 @@ fn circuit_checked<T>(
     circuit: crate::setup::CircuitOptions,
     f: impl FnOnce() -> Result<T>,
 ) -> Result<T> {
+    if BFV_PROGRAMS.contains(&program) && circuit != crate::setup::CircuitOptions::default() {
+        return Err(ProgramError::Unsupported(format!(
+            "--min-ks / --of-limb / --hoisting double / --streamed-keyswitch with the program \
+             '{program}': it is a BFV program (docs/bfv.md); these options apply to CKKS programs"
+        )));
+    }
     let (out, made) = crate::setup::with_circuit(circuit, f);
     if circuit.changes_bootstrapping() && !made {
         return Err(ProgramError::Unsupported(format!(

@@ -47,11 +47,7 @@ fn _run_program_json(
             min_ks,
             of_limb,
             double_hoisting,
-            dataflow: if streamed_keyswitch {
-                tessera_ckks::KeySwitchDataflow::Streamed
-            } else {
-                tessera_ckks::KeySwitchDataflow::Batched
-            },
+            dataflow: tessera_ckks::KeySwitchDataflow::streamed_if(streamed_keyswitch),
         };
         registry::run_with_circuit(program, &opts, circuit, &mut tick)
     });
