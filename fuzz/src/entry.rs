@@ -5,6 +5,7 @@
 
 use std::sync::OnceLock;
 use tessera_backend::trace::Instr;
+use tessera_ckks::params_file::{preset_file_names, preset_text, ParamsFile};
 use tessera_ckks::serialize::{
     ciphertext_from_bytes, ciphertext_to_bytes, public_key_from_bytes, public_key_to_bytes,
     secret_key_from_bytes, secret_key_to_bytes, switching_key_from_bytes, switching_key_to_bytes,
@@ -15,7 +16,17 @@ use tessera_programs::workloads::{record, WorkloadSpec};
 use tessera_sim::arch::Arch;
 
 /// The fuzz targets, by name.
-pub const TARGETS: [&str; 3] = ["trace_parser", "machine_description", "ckks_deserialize"];
+pub const TARGETS: [&str; 4] = [
+    "trace_parser",
+    "machine_description",
+    "ckks_deserialize",
+    "params_file",
+];
+
+/// The largest ring a parameter-file input is built into a context (and bootstrapping
+/// circuit) at: larger rings are parsed and checked, primes and security included, but not
+/// built, so one input stays well under the 10 s a hang is.
+const MAX_BUILT_LOG_N: u32 = 11;
 
 /// The instruction streams machines are exercised with: HMult at `test-small` (N = 2^10) on
 /// vector machines, CtMult at `test-cofhee` (n = 2^6, 128-bit words) on single-PE ones.
@@ -142,12 +153,45 @@ pub fn ckks(data: &[u8]) -> bool {
     }
 }
 
+/// A parameter file (`--params FILE`): parsed and checked ([`ParamsFile::parse`]). A file
+/// that parses must write back ([`ParamsFile::to_toml`]) to a file that parses to the same
+/// set: `tessera params show` prints what a user saves and loads again. Its parameters
+/// (primes generated, security checked) at N <= 2^11 then make a context and, with a
+/// `[bootstrap]` table, the bootstrapping circuit. Whether the set was accepted (parsed and
+/// its parameters checked).
+pub fn params(data: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return false;
+    };
+    let Ok(file) = ParamsFile::parse(text, "fuzz") else {
+        return false;
+    };
+    let written = file.to_toml();
+    let again = ParamsFile::parse(&written, "fuzz, written back").unwrap_or_else(|e| {
+        panic!("a parsed set writes back to a file that fails: {e}\n{written}")
+    });
+    assert_eq!(again, file, "the set written back differs:\n{written}");
+    let Ok(p) = file.parameters() else {
+        return false;
+    };
+    if p.n() <= 1 << MAX_BUILT_LOG_N {
+        let Ok(ctx) = CkksContext::new(p) else {
+            return false;
+        };
+        if let Some(bp) = file.bootstrap {
+            return tessera_ckks::bootstrap::Bootstrapper::new(&ctx, bp).is_ok();
+        }
+    }
+    true
+}
+
 /// Runs `target`'s entry on `data`; whether the input was accepted.
 pub fn run(target: &str, data: &[u8]) -> bool {
     match target {
         "trace_parser" => trace(data),
         "machine_description" => machine(data),
         "ckks_deserialize" => ckks(data),
+        "params_file" => params(data),
         other => panic!("no fuzz target '{other}' (have {TARGETS:?})"),
     }
 }
@@ -205,6 +249,21 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
                 v.push(whole);
             }
             v
+        }
+        "params_file" => {
+            // The built-in sets, and the example files of docs/parameters.md that are not
+            // built in (a model-only boosted set, a dnum = 6 bootstrapping set).
+            let examples = [
+                include_str!("../../configs/params/boosted-boot-model.toml"),
+                include_str!("../../configs/params/reed-boosted-boot-model.toml"),
+                include_str!("../../configs/params/example-dnum6-boot.toml"),
+            ];
+            preset_file_names()
+                .into_iter()
+                .map(|n| preset_text(n).expect("a built-in file"))
+                .chain(examples)
+                .map(|t| t.as_bytes().to_vec())
+                .collect()
         }
         other => panic!("no fuzz target '{other}' (have {TARGETS:?})"),
     }

@@ -126,3 +126,8 @@ fn machine_loader_survives_mutated_descriptions() {
 fn ckks_deserialisers_survive_mutated_objects() {
     replay("ckks_deserialize", 3000);
 }
+
+#[test]
+fn params_loader_survives_mutated_files() {
+    replay("params_file", 3000);
+}
