@@ -170,7 +170,7 @@ impl<'a> Lab<'a> {
                         counts_as_miss: true,
                     }))
                 }
-                Err(e) => return Err(SimError::Unsupported(e.to_string()).into()),
+                Err(e) => return Err(e.into()),
             }
         } else {
             let mut spec = WorkloadSpec::new(&name, &params);

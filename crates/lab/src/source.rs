@@ -129,8 +129,8 @@ fn program(r: &Request, progress: &dyn Fn(&str)) -> Result<(Workload, Window)> {
         double_hoisting: r.double_hoisting,
         dataflow: tessera_ckks::KeySwitchDataflow::streamed_if(r.streamed_keyswitch),
     };
-    let rec = tessera_programs::registry::record_with_circuit(&r.workload, &opts, true, circuit)
-        .map_err(|e| SimError::Unsupported(e.to_string()))?;
+    // The program's own typed error ("not supported: ...", "invalid size ..."), once.
+    let rec = tessera_programs::registry::record_with_circuit(&r.workload, &opts, true, circuit)?;
     let window = Window::of(&rec);
     Ok((
         Workload {
