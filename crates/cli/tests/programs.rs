@@ -197,3 +197,30 @@ fn programs_take_the_streamed_key_switch() {
         assert!(err.contains("BFV program") && err.contains(flag), "{err}");
     }
 }
+
+/// Bootstrapping options given to a program that bootstraps nowhere at this size
+/// (`linreg-inference` sets up a circuit and never uses it) change nothing: `simulate`
+/// refuses them, and `run`, whose results stand, says so instead of "added to the circuit".
+#[test]
+fn bootstrapping_options_that_change_nothing_are_said() {
+    let base = ["--workload", "linreg-inference", "--params", "test-program"];
+    let (code, _, err) = tessera(&[&["simulate"][..], &base[..], &["--min-ks"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("holds no bootstrapping"), "{err}");
+    let (code, out, err) = tessera(&[
+        "run",
+        "linreg-inference",
+        "--params",
+        "test-program",
+        "--min-ks",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["boots"], 0);
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("changed nothing") && !notes.contains("added to the circuit"),
+        "{notes}"
+    );
+}

@@ -243,7 +243,23 @@ pub fn record_with_circuit(
     steady: bool,
     circuit: crate::setup::CircuitOptions,
 ) -> Result<Recorded> {
-    circuit_checked(program, circuit, || record(program, o, steady))
+    let rec = circuit_checked(program, circuit, || record(program, o, steady))?;
+    if changes_nothing(program, circuit, rec.boots) {
+        return Err(ProgramError::Unsupported(format!(
+            "--min-ks / --of-limb / --hoisting double with the program '{program}': its \
+             recording holds no bootstrapping, so they would change nothing"
+        )));
+    }
+    Ok(rec)
+}
+
+/// Whether bootstrapping options were asked of a run or recording that made `boots` = 0
+/// bootstrappings (a program, such as `linreg-inference`, that sets up a circuit it does not
+/// use at this size): they changed nothing. resnet20's `of_limb` also stores its products'
+/// plaintexts in OF-Limb form, which counts even without a bootstrapping.
+fn changes_nothing(program: &str, circuit: crate::setup::CircuitOptions, boots: usize) -> bool {
+    let own_plaintexts = program == "resnet20" && circuit.of_limb;
+    boots == 0 && circuit.changes_bootstrapping() && !own_plaintexts
 }
 
 /// [`run`] with ARK's techniques `circuit` added to the program's circuit, as
@@ -256,6 +272,13 @@ pub fn run_with_circuit(
     progress: &mut dyn FnMut(&str, usize, usize),
 ) -> Result<RunReport> {
     let mut report = circuit_checked(program, circuit, || run(program, o, progress))?;
+    let unused = changes_nothing(program, circuit, report.boots);
+    if unused {
+        report.notes.push(
+            "no bootstrapping ran, so --min-ks / --of-limb / --hoisting double changed nothing"
+                .into(),
+        );
+    }
     for (on, what) in [
         (
             circuit.min_ks,
@@ -263,7 +286,7 @@ pub fn run_with_circuit(
         ),
         (circuit.of_limb, "OF-Limb plaintexts (--of-limb)"),
     ] {
-        if on {
+        if on && !unused {
             report
                 .notes
                 .push(format!("ARK's {what} added to the circuit"));
@@ -276,7 +299,7 @@ pub fn run_with_circuit(
                 .into(),
         );
     }
-    if circuit.double_hoisting {
+    if circuit.double_hoisting && !unused {
         report.notes.push(
             "double hoisting in the bootstrapping DFTs (--hoisting double): one ModDown per part \
              per matrix"
